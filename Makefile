@@ -1,0 +1,23 @@
+# Two commands set everything up on a fresh machine:
+#   make demo   installs turneval and runs `turneval report` on a bundled conversation
+#   make test   installs turneval with its test extras and runs the test suite
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+EXAMPLE ?= examples/human_like.wav
+REPORT_DIR ?= reports/human_like
+
+.PHONY: install demo test bench
+
+# torch first, pinned: a looser pin would pull the CUDA build with several GB of packages.
+install:
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -c constraints.txt -e ".[space,test]"
+
+demo: install
+	HF_HUB_OFFLINE=1 turneval report $(EXAMPLE) --system-channel 1 --out $(REPORT_DIR)
+
+test: install
+	HF_HUB_OFFLINE=1 $(PYTHON) -m pytest -q -p no:cacheprovider tests
+
+bench: install
+	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py

@@ -1,0 +1,1 @@
+"""The two models, transformers style: TurnTakingJudge and FutureActivityPredictor."""

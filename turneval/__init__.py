@@ -1,0 +1,13 @@
+"""turneval: how well do spoken dialogue systems take turns?
+
+Subpackages (SPEC §1): ``turneval.dataset_scripts`` (readers, voice activity, events,
+labels, dataset builders), ``turneval.modeling`` (the two AutoModels), ``turneval.metrics``
+(metric functions and evaluate modules), ``turneval.training`` (Accelerate recipes).
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .dataset_scripts.dialogue import Dialogue, DialogueError, Word  # noqa: E402
+
+__all__ = ["Dialogue", "DialogueError", "Word", "__version__"]

@@ -1,0 +1,50 @@
+"""The `turneval` command line.
+
+Each subcommand lives in its own module under turneval/commands/ with two functions:
+``add_parser(subparsers)`` and ``run(args) -> int``. Listing a module here is all it takes
+to add a subcommand.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMAND_MODULES: list[str] = [
+]
+
+
+class UserError(Exception):
+    """An error the user can fix (bad input file, wrong option); printed without a traceback."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from turneval import __version__
+
+    parser = argparse.ArgumentParser(prog="turneval", description="Turn-taking evaluation for spoken dialogue systems.")
+    parser.add_argument("--version", action="version", version=f"turneval {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(name)
+        sub = module.add_parser(subparsers)
+        sub.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "_run"):
+        parser.print_help()
+        return 2
+    from turneval.dataset_scripts.dialogue import DialogueError
+
+    try:
+        return int(args._run(args) or 0)
+    except (UserError, DialogueError, FileNotFoundError) as err:
+        print(f"turneval {args.command}: error: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

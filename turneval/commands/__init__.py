@@ -1,0 +1,1 @@
+"""One module per `turneval` subcommand (see turneval/cli.py)."""
