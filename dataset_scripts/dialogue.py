@@ -93,7 +93,11 @@ class Dialogue:
         if self.words is not None:
             if len(self.words) != 2:
                 raise DialogueError(f"dialogue {self.id!r}: need words for exactly 2 speakers")
-            self.words = [sorted((w if isinstance(w, Word) else Word(*w)) for w in ws) for ws in self.words]
+            # Words have no natural order beyond time; a stable key sort keeps the file order of ties.
+            self.words = [
+                sorted((w if isinstance(w, Word) else Word(*w) for w in ws), key=lambda w: (w.start, w.end))
+                for ws in self.words
+            ]
         if self.audio is not None:
             audio = np.asarray(self.audio, dtype=np.float32)
             if audio.ndim != 2 or audio.shape[0] != 2:
