@@ -30,7 +30,7 @@ Example:
     >>> from turneval.metrics.naturalness import evaluate_pairs
     >>> report = evaluate_pairs(natural=[1.0, 2.0, 3.0], perturbed=[2.0, 2.5, 2.9])
     >>> report.pairwise.accuracy, round(report.c_index.c_index, 4)
-    (0.6666666666666666, 0.5714)
+    (0.6666666666666666, 0.625)
 """
 from __future__ import annotations
 
