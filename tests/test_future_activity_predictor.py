@@ -1,0 +1,98 @@
+"""FutureActivityPredictor: shapes, causality, streaming, loss, save/load."""
+import pytest
+import torch
+
+from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
+from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
+
+TINY = dict(hidden_size=32, num_attention_heads=2, intermediate_size=64, num_mel_bins=32, num_channel_layers=1, num_cross_layers=1)
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    return FutureActivityPredictorModel(FutureActivityPredictorConfig(**TINY)).eval()
+
+
+def test_output_shapes(model):
+    out = model(torch.randn(2, 2, 16000 * 2))
+    assert out.logits.shape == (2, 100, 256)
+    assert out.va_logits.shape == (2, 100, 2)
+    assert torch.allclose(out.probs.sum(-1), torch.ones(2, 100), atol=1e-5)
+    assert out.frame_times[0].item() == pytest.approx(0.02)
+
+
+@pytest.mark.parametrize("channel", [0, 1])
+def test_no_leakage_from_the_future(model, channel):
+    torch.manual_seed(1)
+    audio = torch.randn(1, 2, 16000 * 4)
+    t = 120  # frame 120 ends at sample 121 * 320
+    changed = audio.clone()
+    changed[:, channel, (t + 1) * 320 :] = torch.randn_like(changed[:, channel, (t + 1) * 320 :]) * 3
+    before, after = model(audio).probs[0], model(changed).probs[0]
+    assert torch.equal(before[: t + 1], after[: t + 1])
+    assert not torch.allclose(before[t + 1 :], after[t + 1 :])  # the change is seen afterwards
+
+
+def test_streaming_matches_single_pass(model):
+    torch.manual_seed(2)
+    audio = torch.randn(2, 16000 * 6)
+    full = model(audio.unsqueeze(0)).probs[0]
+    streamed = model.predict_long(audio, window_s=3.0, context_s=2.0)
+    assert streamed.shape == full.shape
+    # frames beyond the attention span differ only by the (ALiBi-damped) far context
+    assert torch.allclose(streamed, full, atol=1e-3)
+
+
+def test_weighted_loss_and_ignore_index(model):
+    logits = torch.randn(1, 10, 256)
+    labels = torch.randint(0, 256, (1, 10))
+    labels[0, 5:] = -100
+    plain = model.loss(logits, labels)
+    reference = torch.nn.functional.cross_entropy(logits[0, :5], labels[0, :5])
+    assert plain.item() == pytest.approx(reference.item(), rel=1e-6)
+    weights = torch.ones(1, 10)
+    weights[0, 0] = 5.0
+    ce = torch.nn.functional.cross_entropy(logits[0, :5], labels[0, :5], reduction="none")
+    expected = (ce * weights[0, :5]).sum() / weights[0, :5].sum()
+    assert model.loss(logits, labels, weights).item() == pytest.approx(expected.item(), rel=1e-6)
+
+
+def test_training_step_reduces_loss():
+    torch.manual_seed(3)
+    model = FutureActivityPredictorModel(FutureActivityPredictorConfig(**TINY, input_type="vad", dropout=0.0))
+    va = torch.randint(0, 2, (2, 150, 2))
+    labels = torch.randint(0, 256, (2, 150))
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(15):
+        loss = model(voice_activity=va, labels=labels, va_labels=va).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+
+
+def test_vad_only_variant_is_causal():
+    torch.manual_seed(4)
+    model = FutureActivityPredictorModel(FutureActivityPredictorConfig(**TINY, input_type="vad")).eval()
+    va = torch.randint(0, 2, (1, 200, 2))
+    changed = va.clone()
+    changed[0, 101:] = 1 - changed[0, 101:]
+    assert torch.equal(model(voice_activity=va).probs[0, :101], model(voice_activity=changed).probs[0, :101])
+
+
+def test_wrong_input_is_explained(model):
+    with pytest.raises(ValueError, match="two channels"):
+        model(torch.randn(1, 3, 16000))
+    with pytest.raises(ValueError, match="voice_activity"):
+        FutureActivityPredictorModel(FutureActivityPredictorConfig(**TINY, input_type="vad"))(input_values=torch.zeros(1, 2, 320))
+
+
+def test_save_and_reload_safetensors(model, tmp_path):
+    model.save_pretrained(tmp_path)
+    assert (tmp_path / "model.safetensors").exists()
+    reloaded = FutureActivityPredictorModel.from_pretrained(tmp_path).eval()
+    audio = torch.randn(1, 2, 16000)
+    assert torch.allclose(model(audio).probs, reloaded(audio).probs, atol=1e-6)
