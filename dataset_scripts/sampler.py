@@ -47,7 +47,7 @@ class ConversationRef:
 
     conversation_id: str
     audio_path: str
-    labels: np.ndarray  # int label index per 40 ms chunk
+    labels: np.ndarray  # int label index per 40 ms chunk; negative = ignored
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], label_names: Sequence[str]) -> "ConversationRef":
@@ -71,8 +71,9 @@ def _label_indices(labels: Sequence[Any], label_names: Sequence[str]) -> np.ndar
         except KeyError as err:
             raise ValueError(f"unknown chunk label {err.args[0]!r}; expected one of {list(label_names)}") from None
     out = np.asarray(values, dtype=np.int64)
-    if out.size and (out.min() < 0 or out.max() >= len(label_names)):
-        raise ValueError(f"chunk label index out of range 0..{len(label_names) - 1}")
+    # negative indices (ignore_index, e.g. -100) mark chunks never used as targets
+    if out.size and out.max() >= len(label_names):
+        raise ValueError(f"chunk label index {out.max()} out of range 0..{len(label_names) - 1}")
     return out
 
 

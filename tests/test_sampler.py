@@ -126,3 +126,12 @@ def test_string_labels_accepted(tmp_path):
     rows[0]["labels"] = [LABELS[i] for i in rows[0]["labels"]]
     ds = BalancedChunkSampler(rows)
     assert ds.conversations[0].labels.dtype == np.int64
+
+
+def test_ignored_chunks_are_never_targets(tmp_path):
+    rows = _rows(tmp_path, n_conv=1)
+    rows[0]["labels"] = [-100 if i % 2 else lab for i, lab in enumerate(rows[0]["labels"])]
+    ds = BalancedChunkSampler(rows, oversample=True)
+    assert all(rows[0]["labels"][t + 1] >= 0 for _, t in ds.rank_indices())
+    with pytest.raises(ValueError, match="out of range"):
+        BalancedChunkSampler([{"conversation_id": "x", "audio_path": "x.wav", "labels": [0, 7]}])

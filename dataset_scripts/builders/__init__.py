@@ -1,0 +1,19 @@
+"""Dataset builders (``datasets.GeneratorBasedBuilder`` subclasses used directly) and helpers.
+
+- :class:`TurnTakingChunks`: a row per conversation with 40 ms labels (judge training).
+- :class:`TurnTakingPerturbations`: natural / perturbed pairs (TurnNat §IV-A).
+- :class:`TurnTakingProbes`: the audio-FM probe benchmark (Talking Turns §5).
+"""
+from .export import export_parquet, load_parquet
+from .manifest import read_dialogue_manifest, write_dialogue_manifest
+from .turn_taking_chunks import TurnTakingChunks, TurnTakingChunksConfig, conversation_row
+
+__all__ = [
+    "TurnTakingChunks",
+    "TurnTakingChunksConfig",
+    "conversation_row",
+    "export_parquet",
+    "load_parquet",
+    "read_dialogue_manifest",
+    "write_dialogue_manifest",
+]

@@ -1,0 +1,137 @@
+"""Dialogue manifests: the input of the dataset builders.
+
+A manifest is a JSON Lines file with one dialogue per line, in the form
+``Dialogue.to_dict()`` writes (``id``, ``duration``, ``segments``, ``words``,
+``audio_path``, ``system_speaker``, ``metadata``) plus an optional ``split`` (default
+``"train"``). Audio is referenced by path (relative paths are relative to the manifest),
+never stored inline, so a builder config stays small and hashable.
+
+Any reader's Dialogues become a manifest with :func:`write_dialogue_manifest`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+import soundfile as sf
+
+from ..dialogue import Dialogue, DialogueError
+from ..grids import SAMPLE_RATE
+
+MANIFEST_NAME = "manifest.jsonl"
+"""The file a builder looks for when it is given a ``data_dir``."""
+
+
+def write_dialogue_manifest(
+    dialogues: Iterable[Dialogue],
+    path: str | Path,
+    *,
+    split: str | dict[str, str] = "train",
+    audio_dir: str | Path | None = None,
+) -> Path:
+    """Write dialogues as a manifest; in-memory audio without a path is saved as WAV.
+
+    Args:
+        dialogues: the conversations (from any reader or the synthetic generator).
+        path: the manifest file (or a folder, which gets ``manifest.jsonl``).
+        split: one split name for all, or a mapping dialogue id -> split.
+        audio_dir: where in-memory audio is written (default: ``<manifest dir>/audio``).
+
+    Returns:
+        The manifest path.
+    """
+    from turneval.io_utils import atomic_path, atomic_write_text
+
+    path = Path(path)
+    if path.suffix != ".jsonl":
+        path = path / MANIFEST_NAME
+    audio_dir = Path(audio_dir) if audio_dir is not None else path.parent / "audio"
+    lines = []
+    for dialogue in dialogues:
+        row = dialogue.to_dict()
+        if not row.get("audio_path") and dialogue.audio is not None:
+            audio_dir.mkdir(parents=True, exist_ok=True)
+            target = audio_dir / f"{dialogue.id}.wav"
+            with atomic_path(target) as tmp:
+                sf.write(str(tmp), dialogue.audio.T, SAMPLE_RATE, subtype="FLOAT", format="WAV")
+            row["audio_path"] = str(target.resolve())
+        row["split"] = split if isinstance(split, str) else split.get(dialogue.id, "train")
+        lines.append(json.dumps(row))
+    atomic_write_text(path, "\n".join(lines) + ("\n" if lines else ""))
+    return path
+
+
+def resolve_manifest(manifest: str | Path | None = None, data_dir: str | Path | None = None) -> Path:
+    """The manifest file named by a builder config (``manifest`` or ``data_dir``)."""
+    if manifest is None and data_dir is None:
+        raise ValueError("give the builder a dialogue manifest: manifest='.../manifest.jsonl' or data_dir='...'")
+    path = Path(manifest) if manifest is not None else Path(data_dir) / MANIFEST_NAME
+    if path.is_dir():
+        path = path / MANIFEST_NAME
+    if not path.is_file():
+        raise FileNotFoundError(f"dialogue manifest {path} not found (write one with write_dialogue_manifest)")
+    return path
+
+
+def read_dialogue_manifest(path: str | Path, split: str | None = None) -> Iterator[tuple[str, Dialogue]]:
+    """Yield (split, Dialogue) for each line, audio not loaded; errors name file:line."""
+    path = Path(path)
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DialogueError(f"{where}: not valid JSON ({err.msg})") from None
+            if not isinstance(row, dict) or "id" not in row or "segments" not in row:
+                raise DialogueError(f"{where}: each line needs at least 'id' and 'segments'")
+            row_split = str(row.pop("split", "train"))
+            if split is not None and row_split != split:
+                continue
+            audio_path = row.get("audio_path")
+            if audio_path and not Path(audio_path).is_absolute():
+                row["audio_path"] = str((path.parent / audio_path).resolve())
+            try:
+                dialogue = Dialogue.from_dict(row)
+            except (DialogueError, TypeError, ValueError) as err:
+                raise DialogueError(f"{where}: {err}") from None
+            yield row_split, dialogue
+
+
+def manifest_splits(path: str | Path) -> list[str]:
+    """Split names present in a manifest, in first-seen order."""
+    seen: dict[str, None] = {}
+    for split, _ in read_dialogue_manifest(path):
+        seen.setdefault(split, None)
+    return list(seen)
+
+
+def load_stereo(path: str | Path, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """A stereo file as float32 [2, n] at ``sample_rate`` (mono is duplicated)."""
+    try:
+        data, sr = sf.read(str(path), dtype="float32", always_2d=True)
+    except (RuntimeError, sf.LibsndfileError) as err:
+        raise DialogueError(f"{path}: cannot read audio ({err})") from None
+    if data.shape[1] == 1:
+        data = np.repeat(data, 2, axis=1)
+    elif data.shape[1] != 2:
+        raise DialogueError(f"{path}: expected 1 or 2 channels (one speaker per channel), got {data.shape[1]}")
+    if sr != sample_rate:
+        import soxr
+
+        data = soxr.resample(data, sr, sample_rate)
+    return np.ascontiguousarray(data.T, dtype=np.float32)
+
+
+def with_audio(dialogue: Dialogue) -> Dialogue:
+    """The dialogue with its audio loaded from ``audio_path`` (unchanged if already loaded)."""
+    if dialogue.audio is not None:
+        return dialogue
+    if not dialogue.audio_path:
+        raise DialogueError(f"dialogue {dialogue.id!r} has neither audio nor audio_path")
+    data = dialogue.to_dict()
+    return Dialogue.from_dict(data, audio=load_stereo(dialogue.audio_path))

@@ -1,0 +1,89 @@
+"""turn_taking_chunks builder, dialogue manifests and the parquet round trip."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from turneval.dataset_scripts.builders import (
+    TurnTakingChunks,
+    export_parquet,
+    load_parquet,
+    read_dialogue_manifest,
+    write_dialogue_manifest,
+)
+from turneval.dataset_scripts.dialogue import Dialogue, DialogueError, Word
+from turneval.dataset_scripts.grids import SAMPLE_RATE
+from turneval.dataset_scripts.sampler import BalancedChunkSampler
+
+pytest.importorskip("turneval.dataset_scripts.labels")
+from turneval.dataset_scripts.labels import LABELS, chunk_labels  # noqa: E402
+
+
+def tiny_dialogue(name: str = "d0", seconds: float = 8.0) -> Dialogue:
+    """A->B shift, a B backchannel inside A's next turn, and noise-like audio on each channel."""
+    rng = np.random.default_rng(0)
+    n = int(seconds * SAMPLE_RATE)
+    audio = np.zeros((2, n), dtype=np.float32)
+    segs = [[(0.5, 2.5), (4.0, 7.0)], [(2.8, 3.6), (5.0, 5.3)]]
+    for k, spk in enumerate(segs):
+        for s, e in spk:
+            audio[k, int(s * SAMPLE_RATE) : int(e * SAMPLE_RATE)] = 0.1 * rng.standard_normal(int(e * SAMPLE_RATE) - int(s * SAMPLE_RATE))
+    words = [
+        [Word(0.5, 1.5, "so"), Word(1.5, 2.5, "anyway"), Word(4.0, 5.5, "then"), Word(5.5, 7.0, "more")],
+        [Word(2.8, 3.6, "really"), Word(5.0, 5.3, "yeah")],
+    ]
+    return Dialogue(id=name, segments=segs, words=words, audio=audio)
+
+
+@pytest.fixture
+def manifest(tmp_path):
+    dialogues = [tiny_dialogue("d0"), tiny_dialogue("d1", 7.5)]
+    return write_dialogue_manifest(dialogues, tmp_path / "src", split={"d0": "train", "d1": "test"})
+
+
+def test_manifest_round_trip(manifest):
+    rows = list(read_dialogue_manifest(manifest))
+    assert [(s, d.id) for s, d in rows] == [("train", "d0"), ("test", "d1")]
+    assert rows[0][1].audio_path.endswith("d0.wav") and rows[0][1].words[1][1].text == "yeah"
+
+
+def test_manifest_errors_name_file_and_line(tmp_path):
+    bad = tmp_path / "manifest.jsonl"
+    bad.write_text(json.dumps({"id": "x", "segments": [[], []]}) + "\n{not json\n")
+    with pytest.raises(DialogueError, match=r"manifest.jsonl:2"):
+        list(read_dialogue_manifest(bad))
+    with pytest.raises(FileNotFoundError, match="manifest"):
+        TurnTakingChunks(cache_dir=str(tmp_path / "c"), data_dir=str(tmp_path / "nowhere")).download_and_prepare()
+
+
+def test_chunks_builder_rows_match_labels(manifest, tmp_path):
+    builder = TurnTakingChunks(cache_dir=str(tmp_path / "cache"), manifest=str(manifest))
+    builder.download_and_prepare()
+    ds = builder.as_dataset()
+    assert set(ds) == {"train", "test"}
+    row = ds["train"][0]
+    expected = chunk_labels(next(d for _, d in read_dialogue_manifest(manifest)))
+    assert row["conversation_id"] == "d0" and row["n_chunks"] == len(expected) == 200
+    assert row["labels"] == expected.label_ids().tolist()
+    assert row["floor"] == expected.floor_ids().tolist()
+    assert "T" in [LABELS[i] for i in row["labels"]]
+    assert len(row["voice_activity_a"]) == 200 and row["voice_activity_a"][20] == 1 and row["voice_activity_a"][0] == 0
+    assert row["words"][0] == {"speaker": "A", "start": 0.5, "end": 1.5, "text": "so"}
+    assert ds["train"].features["labels"].feature.names == list(LABELS)
+
+
+def test_parquet_export_reads_back_and_feeds_the_sampler(manifest, tmp_path):
+    builder = TurnTakingChunks(cache_dir=str(tmp_path / "cache"), manifest=str(manifest))
+    builder.download_and_prepare()
+    ds = builder.as_dataset()
+    paths = export_parquet(ds, tmp_path / "parquet")
+    assert set(paths) == {"train", "test"}
+    back = load_parquet(tmp_path / "parquet", cache_dir=tmp_path / "pcache")
+    assert back["train"][0]["labels"] == ds["train"][0]["labels"]
+    assert back["train"].features["labels"].feature.names == list(LABELS)
+    sampler = BalancedChunkSampler(back["train"], context_s=2.0)
+    ex = next(iter(sampler))
+    assert ex["input_values"].shape == (2 * SAMPLE_RATE,)
+    assert ex["labels"] == back["train"][0]["labels"][ex["chunk_index"] + 1]
