@@ -1,0 +1,86 @@
+"""Loading a TurnTakingJudge checkpoint with errors that say what to fix.
+
+`TurnTakingJudge.from_pretrained` fails deep inside transformers or safetensors on a folder
+with a missing or damaged weight file; `load_judge` checks the folder first.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .configuration_turn_taking_judge import TurnTakingJudgeConfig
+from .modeling_turn_taking_judge import TurnTakingJudge
+
+DEMO_CHECKPOINT_NAME = "turn_taking_judge_demo"
+
+
+class JudgeCheckpointError(ValueError):
+    """A judge checkpoint folder is missing, incomplete or damaged."""
+
+
+def demo_checkpoint_path() -> Path | None:
+    """The demo judge shipped with turneval (``$TURNEVAL_JUDGE`` overrides), or None if absent."""
+    override = os.environ.get("TURNEVAL_JUDGE")
+    if override:
+        return Path(override)
+    candidate = Path(__file__).resolve().parents[1] / "checkpoints" / DEMO_CHECKPOINT_NAME
+    return candidate if candidate.is_dir() else None
+
+
+def check_checkpoint(folder: str | os.PathLike) -> Path:
+    """Raise JudgeCheckpointError unless ``folder`` holds a readable judge checkpoint."""
+    from safetensors import safe_open
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise JudgeCheckpointError(f"judge checkpoint {folder} does not exist or is not a folder")
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        raise JudgeCheckpointError(f"{config_path} is missing: not a saved TurnTakingJudge")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise JudgeCheckpointError(f"{config_path}:{err.lineno}: malformed JSON ({err.msg})") from None
+    if config.get("model_type") != TurnTakingJudgeConfig.model_type:
+        raise JudgeCheckpointError(f"{config_path}: model_type is {config.get('model_type')!r}, expected 'turn_taking_judge'")
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        weight_files = sorted({folder / name for name in json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()})
+    else:
+        weight_files = [folder / "model.safetensors"]
+    for file in weight_files:
+        if not file.is_file():
+            others = sorted(p.name for p in folder.glob("*.bin"))
+            hint = f" ({', '.join(others)} present, but only safetensors are loaded)" if others else ""
+            raise JudgeCheckpointError(f"{file} is missing{hint}: the checkpoint is incomplete")
+        try:
+            with safe_open(str(file), framework="pt") as handle:
+                for key in handle.keys():
+                    handle.get_slice(key)
+        except Exception as err:
+            raise JudgeCheckpointError(f"{file} is damaged or not a safetensors file ({err})") from None
+    return folder
+
+
+def load_judge(path: str | os.PathLike | None = None, **kwargs: Any) -> TurnTakingJudge:
+    """Load a judge checkpoint (default: the shipped demo) in eval mode, after checking it.
+
+    ``kwargs`` go to `from_pretrained` (e.g. ``context_mode="causal"`` to override the config).
+    """
+    if path is None:
+        path = demo_checkpoint_path()
+        if path is None:
+            raise JudgeCheckpointError(
+                "no judge checkpoint given and the demo checkpoint is not installed; pass a checkpoint folder"
+            )
+    folder = check_checkpoint(path)
+    try:
+        model = TurnTakingJudge.from_pretrained(str(folder), **kwargs)
+    except (OSError, RuntimeError) as err:
+        raise JudgeCheckpointError(f"{folder}: the weights do not load into a TurnTakingJudge ({err})") from None
+    return model.eval()
+
+
+__all__ = ["JudgeCheckpointError", "check_checkpoint", "demo_checkpoint_path", "load_judge"]
