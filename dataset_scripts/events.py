@@ -18,9 +18,8 @@ The definitions, in the order they are computed:
   without words, at most ``max_backchannel_s`` (1.0 s) long (the duration proxy). "Inside the
   other speaker's turn" means: the other speaker holds the floor when it starts (the last IPU
   that started before it and is not itself backchannel-like is the other speaker's) and the
-  listener does not take the floor after it (the other speaker speaks again, or is still
-  speaking, before the listener's next IPU that is not backchannel-like; or nobody speaks
-  again).
+  listener does not take the floor after it (the other speaker is still speaking when it
+  ends, or speaks again before the listener's next IPU that is not backchannel-like).
 - **Turn**: successive non-backchannel IPUs of one speaker, joined as long as the other
   speaker says nothing but backchannels between them (across pauses). Turns of the two
   speakers may overlap (an interruption starts a turn inside the other's).
@@ -458,7 +457,7 @@ def _backchannels(
             max(ipus[j].start, ipu.end) for j in substantive if ipus[j].speaker == other and ipus[j].end > ipu.end
         ]
         listener_next = [ipus[j].start for j in substantive if ipus[j].speaker == listener and ipus[j].start >= ipu.end]
-        if listener_next and (not other_resumes or min(other_resumes) > min(listener_next)):
+        if not other_resumes or (listener_next and min(other_resumes) > min(listener_next)):
             continue
         result.append(Backchannel(listener, ipu.start, ipu.end, i, methods[i], ipu.text))
     return result

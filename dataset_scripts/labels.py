@@ -83,7 +83,8 @@ class LabelError(ValueError):
 def recipe_chunk_count(duration_s: float, start_s: float = RECIPE_START_S, chunk_s: float = CHUNK_S) -> int:
     """Number of chunks the recipe writes: ``int((round2(duration) - round2(start)) / chunk_s)``.
 
-    The division truncates in float arithmetic (10.0 s gives 244 chunks, not 245).
+    The division truncates in float arithmetic: 2.4 s gives 54 chunks, not 55, because
+    ``(2.4 - 0.2) / 0.04`` is 54.99999999999999.
     """
     start = float(f"{start_s:.2f}")
     end = float(f"{duration_s:.2f}")
