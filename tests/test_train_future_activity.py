@@ -1,0 +1,102 @@
+"""training/train_future_activity.py: runs, resumes exactly, and runs on two CPU ranks."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from safetensors.numpy import load_file
+
+from turneval.dataset_scripts.dialogue import Dialogue
+from turneval.training import train_future_activity
+from turneval.training.future_activity_data import FutureActivityWindows, WindowConfig, boundary_unit_mask
+
+TINY = {"hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64, "num_mel_bins": 32, "num_channel_layers": 1, "num_cross_layers": 1, "dropout": 0.0}
+SCRIPT = Path(train_future_activity.__file__)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus")
+    rng = np.random.default_rng(0)
+    for k in range(2):
+        duration, sr = 12.0, 16000
+        segments, t, speaker = [[], []], 0.3, 0
+        while t < duration - 1.5:
+            length = rng.uniform(0.6, 2.0)
+            segments[speaker].append((t, min(t + length, duration)))
+            t += length + rng.uniform(0.1, 0.5)
+            speaker = 1 - speaker
+        audio = np.zeros((2, int(duration * sr)), np.float32)
+        for ch in range(2):
+            for s, e in segments[ch]:
+                audio[ch, int(s * sr) : int(e * sr)] = 0.1 * rng.standard_normal(int(e * sr) - int(s * sr))
+        sf.write(folder / f"d{k}.wav", audio.T, sr)
+        (folder / f"d{k}.json").write_text(json.dumps(Dialogue(id=f"d{k}", segments=segments).to_dict()))
+    (folder / "tiny.json").write_text(json.dumps(TINY))
+    return folder
+
+
+def _args(corpus: Path, out: Path, steps: int, *extra: str) -> list[str]:
+    return ["--train-dir", str(corpus), "--output-dir", str(out), "--config", str(corpus / "tiny.json"), "--input-type", "vad",
+            "--steps", str(steps), "--batch-size", "2", "--save-every", "2", "--window-s", "4", "--cpu", "--warmup-steps", "1", *extra]
+
+
+def test_boundary_unit_mask_marks_two_seconds_before_changes():
+    va = np.zeros((400, 2), dtype=np.int8)
+    va[300:, 0] = 1  # onset at frame 300
+    mask = boundary_unit_mask(va)
+    assert mask[200:301].all() and not mask[:200].any() and not mask[301:].any()
+
+
+def test_windows_are_deterministic_and_labelled(corpus):
+    dialogues = train_future_activity.load_corpus(corpus)
+    ds = FutureActivityWindows(dialogues, WindowConfig(window_s=4.0), draws=10, seed=3)
+    a, b = ds[7], ds[7]
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert a["input_values"].shape == (2, 4 * 16000)
+    assert a["labels"].shape == (200,) and (a["labels"] >= -100).all() and (a["labels"] < 256).all()
+
+
+def test_resume_is_exact(corpus, tmp_path):
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    train_future_activity.main(_args(corpus, straight, 4))
+    train_future_activity.main(_args(corpus, resumed, 4, "--stop-at", "2"))
+    assert not (resumed / "final").exists()
+    train_future_activity.main(_args(corpus, resumed, 4, "--resume"))
+    w1 = load_file(straight / "final" / "model.safetensors")
+    w2 = load_file(resumed / "final" / "model.safetensors")
+    assert w1.keys() == w2.keys()
+    for key in w1:
+        np.testing.assert_allclose(w1[key], w2[key], rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+@pytest.mark.skipif(shutil.which("accelerate") is None, reason="accelerate CLI not on PATH")
+def test_two_cpu_ranks(corpus, tmp_path):
+    out = tmp_path / "ddp"
+    cmd = ["accelerate", "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
+           "--dynamo_backend", "no", str(SCRIPT), *_args(corpus, out, 2)]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    log = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log] == [1, 2]
+    assert (out / "final" / "model.safetensors").exists()
+
+
+def test_trust_remote_code_loading_without_turneval(corpus, tmp_path):
+    out = tmp_path / "remote"
+    train_future_activity.main(_args(corpus, out, 1))
+    code = (
+        "import sys, torch; sys.modules['turneval'] = None\n"
+        "from transformers import AutoModel\n"
+        f"m = AutoModel.from_pretrained({str(out / 'final')!r}, trust_remote_code=True)\n"
+        "print(type(m).__name__, m(voice_activity=torch.zeros(1, 60, 2)).probs.shape[-1])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "FutureActivityPredictorModel 256" in result.stdout

@@ -1,0 +1,121 @@
+"""Training windows for the FutureActivityPredictor.
+
+Each example is a random crop of a conversation: stereo audio, the voice activity of its
+frames, the VAP class of the 2 s after every frame (computed from voice activity that runs past
+the crop where the conversation goes on), and per-frame loss weights that put ``alpha`` on the
+frames of turn-taking boundary units (TurnNat Eq. 5-6).
+
+Examples are a pure function of (seed, index): a run resumed at step k draws exactly the
+batches it would have drawn, with no data-loader state to save.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import soundfile as sf
+import torch
+
+from turneval.dataset_scripts.dialogue import Dialogue
+from turneval.dataset_scripts.grids import FRAME_HZ, SAMPLE_RATE, SAMPLES_PER_FRAME
+from turneval.dataset_scripts.vap_targets import DEFAULT_LAYOUT, IGNORE_INDEX, padded_vap_labels
+
+BOUNDARY_UNIT_S = 2.0
+"""A turn-taking boundary unit covers [boundary - 2 s, boundary] (TurnNat §III-D)."""
+
+
+def boundary_unit_mask(va: np.ndarray, frame_hz: int = FRAME_HZ, unit_s: float = BOUNDARY_UNIT_S) -> np.ndarray:
+    """Frames [T] inside a boundary unit: the ``unit_s`` before any speaker's onset or offset.
+
+    ``va`` is [T, 2] voice activity. Used for loss weighting only; the scoring units with the
+    reference's utterance merging live in ``turneval.metrics.naturalness_score``.
+    """
+    va = np.asarray(va).astype(np.int8)
+    mask = np.zeros(va.shape[0], dtype=bool)
+    width = int(round(unit_s * frame_hz))
+    for ch in range(va.shape[1]):
+        changes = np.flatnonzero(np.diff(va[:, ch]) != 0) + 1  # first frame after a change
+        for frame in changes:
+            mask[max(0, frame - width) : frame + 1] = True
+    return mask
+
+
+@dataclass
+class WindowConfig:
+    window_s: float = 20.0
+    alpha: float = 2.0  # weight on boundary-unit frames
+    channel_swap_p: float = 0.5
+    mask_p: float = 0.2  # chance of masking one stretch of one channel (audio or VAD input)
+    mask_max_s: float = 1.0
+
+
+class FutureActivityWindows(torch.utils.data.Dataset):
+    """Random training crops from a list of dialogues; ``len`` is the number of draws per epoch."""
+
+    def __init__(self, dialogues: list[Dialogue], config: WindowConfig, draws: int, seed: int = 0, input_type: str = "audio"):
+        if not dialogues:
+            raise ValueError("no dialogues to train on")
+        self.dialogues = dialogues
+        self.config = config
+        self.draws = draws
+        self.seed = seed
+        self.input_type = input_type
+        self.horizon = DEFAULT_LAYOUT.horizon
+        self._va = [d.frame_activity().T for d in dialogues]  # [T, 2] each
+        weights = np.array([max(1e-3, d.duration) for d in dialogues])
+        self._pick_p = weights / weights.sum()
+
+    def __len__(self) -> int:
+        return self.draws
+
+    def _audio(self, index: int, start_frame: int, frames: int) -> np.ndarray:
+        d = self.dialogues[index]
+        start, stop = start_frame * SAMPLES_PER_FRAME, (start_frame + frames) * SAMPLES_PER_FRAME
+        if d.audio is not None:
+            audio = d.audio[:, start:stop]
+        else:
+            audio, sr = sf.read(d.audio_path, start=start, stop=stop, dtype="float32", always_2d=True)
+            if sr != SAMPLE_RATE:
+                raise ValueError(f"{d.audio_path}: expected {SAMPLE_RATE} Hz audio for training, got {sr} Hz")
+            audio = audio.T
+        out = np.zeros((2, frames * SAMPLES_PER_FRAME), dtype=np.float32)
+        out[:, : audio.shape[1]] = audio
+        return out
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        rng = np.random.default_rng([self.seed, i])
+        index = int(rng.choice(len(self.dialogues), p=self._pick_p))
+        va_full = self._va[index]
+        frames = int(round(self.config.window_s * FRAME_HZ))
+        start = int(rng.integers(0, max(1, va_full.shape[0] - frames // 2)))
+        # Voice activity past the crop (when the conversation goes on) gives the last frames a label.
+        va_ext = np.zeros((frames + self.horizon, 2), dtype=np.int8)
+        part = va_full[start : start + frames + self.horizon]
+        va_ext[: part.shape[0]] = part
+        audio = self._audio(index, start, frames) if self.input_type == "audio" else None
+        if rng.random() < self.config.channel_swap_p:
+            va_ext = va_ext[:, ::-1].copy()
+            audio = audio[::-1].copy() if audio is not None else None
+        labels = padded_vap_labels(va_ext)[:frames].astype(np.int64)
+        # A label is only trustworthy when its whole 2 s future lies inside the conversation.
+        labels[max(0, va_full.shape[0] - start - self.horizon) :] = IGNORE_INDEX
+        va = va_ext[:frames]
+        weights = np.where(boundary_unit_mask(va_ext)[:frames], self.config.alpha, 1.0).astype(np.float32)
+        inputs_va = va.astype(np.float32).copy()
+        if rng.random() < self.config.mask_p:
+            ch = int(rng.integers(0, 2))
+            length = int(rng.integers(1, int(self.config.mask_max_s * FRAME_HZ) + 1))
+            at = int(rng.integers(0, max(1, frames - length)))
+            if audio is not None:
+                audio[ch, at * SAMPLES_PER_FRAME : (at + length) * SAMPLES_PER_FRAME] = 0.0
+            inputs_va[at : at + length, ch] = 0.0
+        example = {
+            "labels": torch.from_numpy(labels),
+            "va_labels": torch.from_numpy(va.astype(np.float32)),
+            "frame_weights": torch.from_numpy(weights),
+        }
+        if audio is not None:
+            example["input_values"] = torch.from_numpy(audio)
+        else:
+            example["voice_activity"] = torch.from_numpy(inputs_va)
+        return example
