@@ -14,10 +14,12 @@ The same class probabilities give VAP's zero-shot turn-taking probabilities: ``p
 (bins 0-1), ``p_future`` (bins 2-3) and ``p_tot`` (all bins), the share of predicted
 activity that belongs to each speaker.
 
-Everything here is plain numpy (the model and the training recipe call the same
-functions on ``tensor.numpy()`` or use :func:`class_bit_matrix` as a fixed weight), and it
-reproduces the reference ``VAPObjective`` of VoiceActivityProjection exactly, float32 where
-the reference computes in float32 (see golden/vap_objective).
+Everything here is plain numpy; the label and aggregation functions also take torch
+tensors, batched, and answer on the tensor's device (torch is imported only then), so the
+training recipe computes targets on the GPU with the same code the report uses. A
+self-contained model file can hold :func:`class_bit_matrix` as a fixed weight. The
+arithmetic reproduces the reference ``VAPObjective`` of VoiceActivityProjection exactly,
+float32 where the reference computes in float32 (see golden/vap_objective).
 """
 from __future__ import annotations
 
@@ -140,11 +142,16 @@ def decode_classes(idx, n_bins: int = DEFAULT_LAYOUT.n_bins) -> np.ndarray:
     return bits.reshape(*idx.shape, N_SPEAKERS, n_bins).astype(np.int8)
 
 
-def encode_bins(bins) -> np.ndarray:
+def encode_bins(bins):
     """Bin activities ``[..., 2, n_bins]`` (0/1) to class indices ``[...]`` (int64).
 
-    For binary input this is exactly VAP's nearest-code search.
+    For binary input this is exactly VAP's nearest-code search. Torch input gives torch output.
     """
+    if _is_torch(bins):
+        import torch
+
+        flat = (bins.flatten(-2) > 0).to(torch.int64)
+        return (flat << torch.arange(flat.shape[-1], device=flat.device)).sum(dim=-1)
     bins = np.asarray(bins)
     if bins.ndim < 2 or bins.shape[-2] != N_SPEAKERS:
         raise VAPTargetError(f"bins must have shape [..., 2, n_bins], got {bins.shape}")
@@ -163,54 +170,88 @@ def class_bit_matrix(layout: ProjectionLayout = DEFAULT_LAYOUT) -> np.ndarray:
 # ---------------------------------------------------------------------------------------
 def _check_va(va) -> np.ndarray:
     va = np.asarray(va)
-    if va.ndim != 2 or va.shape[1] != N_SPEAKERS:
-        raise VAPTargetError(f"voice activity must have shape [n_frames, 2], got {va.shape}")
+    if va.ndim < 2 or va.shape[-1] != N_SPEAKERS:
+        raise VAPTargetError(f"voice activity must have shape [n_frames, 2] (or [batch, n_frames, 2]), got {va.shape}")
     if va.size and not np.all(np.isfinite(va.astype(np.float64))):
         raise VAPTargetError("voice activity contains NaN or inf")
     return va
 
 
-def projection_windows(va, layout: ProjectionLayout = DEFAULT_LAYOUT) -> np.ndarray:
+def _too_short(n_frames: int, horizon: int) -> VAPTargetError:
+    return VAPTargetError(
+        f"VAP labels need more than {horizon} frames ({horizon / FRAME_HZ:g} s of future after the "
+        f"first frame); got {n_frames}. Pass voice activity that extends {horizon} frames past the "
+        "last frame you want labelled."
+    )
+
+
+def projection_windows(va, layout: ProjectionLayout = DEFAULT_LAYOUT):
     """Bin activities of the future window of every labelled frame.
 
     Args:
-        va: voice activity ``[T, 2]`` (0/1; fractional values are averaged like VAP does).
+        va: voice activity ``[T, 2]`` or ``[batch, T, 2]`` (0/1; fractional values are
+            averaged like VAP does). A torch tensor gives a torch result on its device.
         layout: the bin layout (default 10/20/30/40 frames).
 
     Returns:
-        int8 ``[T - horizon, 2, n_bins]``: entry ``[t, s, b]`` says whether speaker s is
-        active in bin b of the window ``va[t+1 : t+1+horizon]`` (the window starts at the
-        *next* frame).
+        ``[..., T - horizon, 2, n_bins]`` (int8 for numpy): entry ``[t, s, b]`` says whether
+        speaker s is active in bin b of the window ``va[t+1 : t+1+horizon]`` (the window
+        starts at the *next* frame).
 
     Raises:
         VAPTargetError: when ``T <= horizon`` (no frame has a full future window).
     """
+    if _is_torch(va):
+        return _projection_windows_torch(va, layout)
     va = _check_va(va)
-    n_frames = va.shape[0]
-    horizon = layout.horizon
-    n_labels = n_frames - horizon
+    n_frames = va.shape[-2]
+    n_labels = n_frames - layout.horizon
     if n_labels <= 0:
-        raise VAPTargetError(
-            f"VAP labels need more than {horizon} frames ({horizon / FRAME_HZ:g} s of future after the "
-            f"first frame); got {n_frames}. Pass voice activity that extends {horizon} frames past the "
-            "last frame you want labelled."
-        )
+        raise _too_short(n_frames, layout.horizon)
     # Cumulative sums give every bin sum in O(T): sum(va[a:b]) = cs[b] - cs[a].
-    cs = np.concatenate([np.zeros((1, N_SPEAKERS)), np.cumsum(va.astype(np.float64), axis=0)])
+    zeros = np.zeros(va.shape[:-2] + (1, N_SPEAKERS))
+    cs = np.concatenate([zeros, np.cumsum(va.astype(np.float64), axis=-2)], axis=-2)
     t = np.arange(n_labels)
-    bins = np.empty((n_labels, N_SPEAKERS, layout.n_bins), dtype=np.int8)
+    bins = np.empty(va.shape[:-2] + (n_labels, N_SPEAKERS, layout.n_bins), dtype=np.int8)
     edges = layout.bin_edges
     for b, size in enumerate(layout.bin_frames):
-        lo = t + 1 + edges[b]
-        hi = t + 1 + edges[b + 1]
-        ratio = (cs[hi] - cs[lo]) / size
-        # VAP compares in float32 (sum / bin_len >= threshold), inclusive at exactly one half.
-        bins[:, :, b] = (ratio.astype(np.float32) >= np.float32(layout.threshold_ratio)).astype(np.int8)
+        ratio = (cs[..., t + 1 + edges[b + 1], :] - cs[..., t + 1 + edges[b], :]) / size
+        # VAP compares sum / bin_len >= threshold, inclusive at exactly one half.
+        bins[..., b] = (ratio.astype(np.float32) >= np.float32(layout.threshold_ratio)).astype(np.int8)
     return bins
 
 
-def vap_labels(va, layout: ProjectionLayout = DEFAULT_LAYOUT) -> np.ndarray:
-    """VAP class index of every frame that has a full future window, ``[T - horizon]`` int64."""
+def _is_torch(x) -> bool:
+    # torch stays optional: only look for it when the caller already passes a tensor.
+    return type(x).__module__.startswith("torch")
+
+
+def _projection_windows_torch(va, layout: ProjectionLayout):
+    import torch
+
+    if va.ndim < 2 or va.shape[-1] != N_SPEAKERS:
+        raise VAPTargetError(f"voice activity must have shape [..., n_frames, 2], got {tuple(va.shape)}")
+    n_frames = va.shape[-2]
+    n_labels = n_frames - layout.horizon
+    if n_labels <= 0:
+        raise _too_short(n_frames, layout.horizon)
+    va = va.to(torch.float64)
+    zeros = torch.zeros(va.shape[:-2] + (1, N_SPEAKERS), dtype=va.dtype, device=va.device)
+    cs = torch.cat([zeros, va.cumsum(dim=-2)], dim=-2)
+    t = torch.arange(n_labels, device=va.device)
+    edges = layout.bin_edges.tolist()
+    out = []
+    for b, size in enumerate(layout.bin_frames):
+        ratio = (cs[..., t + 1 + edges[b + 1], :] - cs[..., t + 1 + edges[b], :]) / size
+        out.append(ratio >= layout.threshold_ratio)
+    return torch.stack(out, dim=-1).to(torch.int8)
+
+
+def vap_labels(va, layout: ProjectionLayout = DEFAULT_LAYOUT):
+    """VAP class index of every frame that has a full future window, ``[..., T - horizon]`` (int64).
+
+    Accepts numpy or torch input, with or without a batch dimension.
+    """
     return encode_bins(projection_windows(va, layout))
 
 
@@ -226,9 +267,10 @@ def padded_vap_labels(va, layout: ProjectionLayout = DEFAULT_LAYOUT, ignore_inde
     Unlike :func:`vap_labels` this never raises for short input: every frame is ignored.
     """
     va = _check_va(va)
-    out = np.full(va.shape[0], ignore_index, dtype=np.int64)
-    if va.shape[0] > layout.horizon:
-        out[: va.shape[0] - layout.horizon] = vap_labels(va, layout)
+    n_frames = va.shape[-2]
+    out = np.full(va.shape[:-1], ignore_index, dtype=np.int64)
+    if n_frames > layout.horizon:
+        out[..., : n_frames - layout.horizon] = vap_labels(va, layout)
     return out
 
 
@@ -251,6 +293,8 @@ def speaker_bin_probs(
 ) -> np.ndarray:
     """Share of predicted activity per speaker over an inclusive bin range, ``[..., 2]``.
 
+    Numpy or torch input (a torch tensor gives a tensor on its device).
+
     For each class the speaker's active bins in ``bins[0]..bins[-1]`` are counted (weighted
     by bin length with ``scale_with_bins``); the expectation under ``probs`` is normalised
     over the two speakers with ``p / (p_A + p_B + eps)``. Computed in float32 like VAP, so
@@ -263,7 +307,6 @@ def speaker_bin_probs(
         layout: the bin layout.
         eps: added to the denominator.
     """
-    probs = _check_probs(probs, layout)
     lo, hi = int(bins[0]), int(bins[-1])
     if not 0 <= lo <= hi < layout.n_bins:
         raise ValueError(f"bins must satisfy 0 <= first <= last < {layout.n_bins}, got {tuple(bins)}")
@@ -271,6 +314,14 @@ def speaker_bin_probs(
     if scale_with_bins:
         states = states * np.asarray(layout.bin_frames, dtype=np.float32)
     per_class = states[:, :, lo : hi + 1].sum(axis=-1)  # [n_classes, 2]
+    if _is_torch(probs):
+        import torch
+
+        if probs.shape[-1] != layout.n_classes:
+            raise VAPTargetError(f"probs must have shape [..., {layout.n_classes}], got {tuple(probs.shape)}")
+        p = probs.to(torch.float32) @ torch.from_numpy(per_class).to(probs.device)
+        return p / (p.sum(dim=-1, keepdim=True) + eps)
+    probs = _check_probs(probs, layout)
     p = probs @ per_class
     return (p / (p.sum(axis=-1, keepdims=True) + np.float32(eps))).astype(np.float32)
 
@@ -300,7 +351,12 @@ def p_tot(probs, both_speakers: bool = False, scale_with_bins: bool = False, lay
 
 def p_per_bin(probs, both_speakers: bool = False, layout: ProjectionLayout = DEFAULT_LAYOUT) -> np.ndarray:
     """Per-bin speaker share, ``[n_bins, ...]`` (speaker A) or ``[n_bins, ..., 2]``."""
-    return np.stack([_select(speaker_bin_probs(probs, (b, b), layout=layout), both_speakers) for b in range(layout.n_bins)])
+    per_bin = [_select(speaker_bin_probs(probs, (b, b), layout=layout), both_speakers) for b in range(layout.n_bins)]
+    if _is_torch(probs):
+        import torch
+
+        return torch.stack(per_bin)
+    return np.stack(per_bin)
 
 
 def aggregate_probs(probs, layout: ProjectionLayout = DEFAULT_LAYOUT) -> dict[str, np.ndarray]:

@@ -407,6 +407,21 @@ def frame_slice_for_unit(unit: BoundaryUnit, nll_len: int, frame_hz: float = FRA
     return lo, hi
 
 
+def boundary_frame_mask(units: Sequence[BoundaryUnit], n_frames: int, frame_hz: float = FRAME_HZ, context_s: float = 0.0) -> np.ndarray:
+    """Frames that lie in any unit, ``[n_frames]`` bool (e.g. to weight the training loss).
+
+    TurnNat up-weights the cross-entropy on turn-taking boundary-unit frames (Eq. 5-6);
+    this gives those frames with the same slicing as the scoring (``context_s`` = 0 keeps
+    the first seconds).
+    """
+    mask = np.zeros(int(n_frames), dtype=bool)
+    for unit in units:
+        lo, hi = frame_slice_for_unit(unit, n_frames, frame_hz, context_s)
+        if hi > lo:
+            mask[lo:hi] = True
+    return mask
+
+
 def _finite_mean(values: np.ndarray) -> tuple[int, float]:
     values = values[np.isfinite(values)]
     # float32 mean, as the reference: numpy's pairwise float32 sum.
@@ -489,6 +504,7 @@ def unit_rows_from_units(
 __all__ = [
     "BoundaryUnit",
     "SpeechSegment",
+    "boundary_frame_mask",
     "UnitRow",
     "Utterance",
     "active_ratio",

@@ -155,3 +155,11 @@ def test_score_rejects_ambiguous_input() -> None:
         ns.score_naturalness(EXCHANGE, frame_probs=np.ones((600, 256)), frame_nll=np.ones(500))
     with pytest.raises(ValueError, match=r"\[n_frames, 2\]"):
         ns.score_naturalness(np.ones(600), frame_nll=np.ones(500))
+
+
+def test_boundary_frame_mask_covers_unit_frames() -> None:
+    units = tu.extract_utterance_units(EXCHANGE, 12.0)
+    mask = tu.boundary_frame_mask(units, 600)
+    assert mask[0:25].all()  # A's onset unit [0, 0.5 s], kept without a context cut
+    assert mask[100:230].all() and not mask[230:300].any()
+    assert tu.boundary_frame_mask(units, 600, context_s=3.0)[:150].sum() == 0

@@ -152,3 +152,24 @@ def test_frame_nll_from_probs_and_logits() -> None:
     np.testing.assert_allclose(vt.frame_nll(uniform, np.zeros(5, dtype=int)), np.log(256), rtol=1e-6)
     with pytest.raises(vt.VAPTargetError):
         vt.frame_nll(uniform, np.full(5, 300))
+
+
+def test_batched_numpy_and_torch_labels_agree() -> None:
+    torch = pytest.importorskip("torch")
+    va = np.stack([random_runs(230, 10), random_runs(230, 11)])
+    batched = vt.vap_labels(va)
+    assert batched.shape == (2, 130)
+    np.testing.assert_array_equal(batched[1], vt.vap_labels(va[1]))
+    as_tensor = vt.vap_labels(torch.from_numpy(va).float())
+    assert isinstance(as_tensor, torch.Tensor) and as_tensor.dtype == torch.int64
+    np.testing.assert_array_equal(as_tensor.numpy(), batched)
+    assert vt.padded_vap_labels(va).shape == (2, 230)
+    with pytest.raises(vt.VAPTargetError, match="more than 100"):
+        vt.vap_labels(torch.zeros(1, 100, 2))
+
+
+def test_torch_aggregates_match_numpy() -> None:
+    torch = pytest.importorskip("torch")
+    probs = np.random.default_rng(3).dirichlet(np.ones(256), size=(2, 5)).astype(np.float32)
+    for fn in (vt.p_now, vt.p_future, vt.p_tot, vt.p_per_bin):
+        np.testing.assert_allclose(fn(torch.from_numpy(probs)).numpy(), fn(probs), rtol=1e-5)
