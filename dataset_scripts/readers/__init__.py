@@ -1,0 +1,144 @@
+"""Corpus readers: every format becomes a :class:`~turneval.dataset_scripts.dialogue.Dialogue`.
+
+One module per format; :func:`read_dialogue` picks the reader from the file name. Every
+reader fails on malformed input with ``file:line: problem`` (a DialogueError).
+
+==============  ===========================================  =========================
+format          files                                        reader
+==============  ===========================================  =========================
+switchboard     ``swNNNN[AB]-ms98-a-word.text`` (+ trans)    :func:`read_switchboard`
+fisher          ``fe_03_NNNNN.txt``                          :func:`read_fisher`
+rttm            ``*.rttm`` (+ stereo audio)                  :func:`read_rttm`
+word_json       two Whisper-style ``*.json`` or a combined   :func:`read_word_json`
+vad_csv         ``*.csv`` with ``speaker,start,end``         :func:`read_vad_csv`
+seamless        stereo wav + ``*.json`` sidecar, or a pair   :func:`read_seamless`
+turneval        ``Dialogue.save_annotations`` JSON           :func:`read_annotations`
+audio           stereo wav/flac/ogg only: speech by VAD      :func:`dialogue_from_audio`
+==============  ===========================================  =========================
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..dialogue import Dialogue, DialogueError
+from ._common import NON_SPEECH_TOKENS, load_json, located
+from .fisher import read_fisher
+from .rttm import read_rttm, read_rttm_all
+from .seamless import read_seamless, read_seamless_pair
+from .switchboard import FILE_RE as SWITCHBOARD_FILE_RE
+from .switchboard import parse_ms98_lines, read_switchboard, switchboard_from_lines
+from .vad_csv import read_vad_csv
+from .word_json import read_word_json
+
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
+
+
+def read_annotations(path: str | Path, *, load_audio: bool = True) -> Dialogue:
+    """A Dialogue saved with :meth:`Dialogue.save_annotations`; its audio is loaded if present."""
+    from ..audio import load_stereo
+
+    path = Path(path)
+    data = load_json(path)
+    for key in ("id", "segments"):
+        if not isinstance(data, dict) or key not in data:
+            raise located(path, getattr(data, "line", None), f"not a turneval annotation file (no {key!r})")
+    audio = None
+    audio_path = data.get("audio_path")
+    if load_audio and audio_path and Path(audio_path).is_file():
+        audio = load_stereo(audio_path)
+    try:
+        return Dialogue.from_dict(data, audio=audio)
+    except (TypeError, ValueError) as err:
+        raise located(path, None, str(err)) from err
+
+
+def _audio_reader(path: str | Path, **kwargs: Any) -> Dialogue:
+    from ..audio import dialogue_from_audio
+
+    return dialogue_from_audio(path, **kwargs)
+
+
+READERS: dict[str, Callable[..., Dialogue]] = {
+    "switchboard": read_switchboard,
+    "fisher": read_fisher,
+    "rttm": read_rttm,
+    "word_json": read_word_json,
+    "vad_csv": read_vad_csv,
+    "seamless": read_seamless,
+    "turneval": read_annotations,
+    "audio": _audio_reader,
+}
+"""Format name -> reader. Each reader takes the path first, then keyword options."""
+
+
+def _guess_json(path: Path) -> str:
+    data = load_json(path)
+    if isinstance(data, dict):
+        if "participants" in data or "metadata:transcript" in data or "metadata:vad" in data:
+            return "seamless"
+        if "channels" in data or ("A" in data and "B" in data):
+            return "word_json"
+        if "id" in data and "segments" in data and "duration" in data:
+            return "turneval"
+        if "chunks" in data or "segments" in data:
+            raise DialogueError(
+                f"{path}: holds one channel's word timings; pass both channels: read_dialogue([channel0.json, channel1.json])"
+            )
+    raise located(path, getattr(data, "line", None), "unknown JSON layout; pass format= (one of " + ", ".join(READERS) + ")")
+
+
+def guess_format(path: str | Path | Sequence[str | Path]) -> str:
+    """The format name for a path (or a pair of per-channel JSON paths), from its name and content."""
+    if not isinstance(path, (str, Path)):
+        paths = [Path(p) for p in path]
+        if len(paths) == 2 and all(p.suffix.lower() == ".json" for p in paths):
+            return "word_json"
+        raise DialogueError(f"cannot guess the format of {', '.join(map(str, paths))}: only a pair of per-channel JSON files is read together")
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if SWITCHBOARD_FILE_RE.match(path.name):
+        return "switchboard"
+    if suffix == ".rttm":
+        return "rttm"
+    if suffix == ".csv":
+        return "vad_csv"
+    if suffix == ".txt":
+        return "fisher"
+    if suffix == ".json":
+        return _guess_json(path)
+    if suffix in AUDIO_SUFFIXES:
+        return "seamless" if path.with_suffix(".json").is_file() else "audio"
+    raise DialogueError(f"{path}: cannot tell the format from the name; pass format= (one of {', '.join(READERS)})")
+
+
+def read_dialogue(path: str | Path | Sequence[str | Path], format: str | None = None, **options: Any) -> Dialogue:
+    """Read a conversation in any supported format (guessed from the name unless ``format`` is given).
+
+    ``options`` go to the format's reader (e.g. ``audio=``, ``system_speaker=``, ``speaker_map=``).
+    """
+    name = format or guess_format(path)
+    if name not in READERS:
+        raise ValueError(f"unknown format {name!r}; choose one of {', '.join(READERS)}")
+    if isinstance(path, (str, Path)) and not Path(path).exists():
+        raise DialogueError(f"{path}: file not found")
+    return READERS[name](path, **options)
+
+
+__all__ = [
+    "NON_SPEECH_TOKENS",
+    "READERS",
+    "guess_format",
+    "parse_ms98_lines",
+    "read_annotations",
+    "read_dialogue",
+    "read_fisher",
+    "read_rttm",
+    "read_rttm_all",
+    "read_seamless",
+    "read_seamless_pair",
+    "read_switchboard",
+    "read_vad_csv",
+    "read_word_json",
+    "switchboard_from_lines",
+]

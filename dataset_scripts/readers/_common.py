@@ -1,0 +1,244 @@
+"""Helpers every reader shares: located errors, numbers, JSON with line numbers, audio.
+
+Errors follow one pattern, ``file:line: problem`` (SPEC §7), raised as DialogueError so the
+CLI prints them without a traceback.
+"""
+from __future__ import annotations
+
+import json
+import math
+from json import decoder as _json_decoder
+from json import scanner as _json_scanner
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ..dialogue import Dialogue, DialogueError, Segment, Word, normalize_segments
+
+PathLike = str | Path
+
+NON_SPEECH_TOKENS = frozenset({"[silence]", "[noise]", "[vocalized-noise]"})
+"""Transcript tokens that are not speech (Switchboard ms98 / Fisher conventions).
+``[laughter]`` is speech: it is the speaker's own voice and holds the floor."""
+
+
+def located(path: PathLike, line: int | None, problem: str) -> DialogueError:
+    """The error to raise for a problem at ``path:line`` (line None: the file as a whole)."""
+    where = f"{path}:{line}" if line is not None else f"{path}"
+    return DialogueError(f"{where}: {problem}")
+
+
+def read_lines(path: PathLike) -> Iterator[tuple[int, str]]:
+    """``(line_number, text)`` for every line of a UTF-8 text file, newline stripped."""
+    path = Path(path)
+    if not path.is_file():
+        raise DialogueError(f"{path}: file not found")
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise located(path, number, f"not valid UTF-8 text ({err.reason} at byte {err.start})") from err
+            yield number, text.rstrip("\r\n")
+
+
+def parse_time(token: Any, path: PathLike, line: int | None, what: str = "time") -> float:
+    """A time in seconds: a finite number >= 0 (JSON number or text token)."""
+    if isinstance(token, bool) or token is None:
+        raise located(path, line, f"{what} must be a number of seconds, got {token!r}")
+    try:
+        value = float(token)
+    except (TypeError, ValueError):
+        raise located(path, line, f"{what} must be a number of seconds, got {token!r}") from None
+    if not math.isfinite(value):
+        raise located(path, line, f"{what} is not finite: {token!r}")
+    if value < 0:
+        raise located(path, line, f"{what} is negative: {token!r}")
+    return value
+
+
+def parse_span(start: Any, end: Any, path: PathLike, line: int | None) -> tuple[float, float]:
+    """A ``(start, end)`` pair of times with ``end >= start``."""
+    s = parse_time(start, path, line, "start time")
+    e = parse_time(end, path, line, "end time")
+    if e < s:
+        raise located(path, line, f"end time {end} is before start time {start}")
+    return s, e
+
+
+def parse_speaker(token: Any, path: PathLike, line: int | None) -> int:
+    """Speaker A/B (any case) or 0/1 as a channel index."""
+    text = str(token).strip().upper()
+    if text in ("A", "0"):
+        return 0
+    if text in ("B", "1"):
+        return 1
+    raise located(path, line, f"speaker must be A, B, 0 or 1, got {token!r}")
+
+
+def is_speech_token(token: str, non_speech: Iterable[str] = NON_SPEECH_TOKENS) -> bool:
+    """False for non-speech markers such as ``[silence]`` (case-insensitive)."""
+    return token.strip().lower() not in non_speech and token.strip() != ""
+
+
+def segments_from_words(words: Sequence[Word]) -> list[Segment]:
+    """The union of the words' time spans (touching or overlapping words merge)."""
+    return normalize_segments([(w.start, w.end) for w in words])
+
+
+# -- JSON with line numbers ----------------------------------------------------------------
+class LinedDict(dict):
+    """A JSON object that remembers the line it starts on."""
+
+    line: int = 1
+
+
+class LinedList(list):
+    """A JSON array that remembers the line it starts on."""
+
+    line: int = 1
+
+
+class _LineDecoder(json.JSONDecoder):
+    """json.JSONDecoder whose objects and arrays carry their line numbers (pure-Python scanner)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._text = ""
+
+        def parse_object(s_and_end, *args, **kwargs):
+            obj, end = _json_decoder.JSONObject(s_and_end, *args, **kwargs)
+            out = LinedDict(obj)
+            out.line = self._text.count("\n", 0, s_and_end[1]) + 1
+            return out, end
+
+        def parse_array(s_and_end, *args, **kwargs):
+            arr, end = _json_decoder.JSONArray(s_and_end, *args, **kwargs)
+            out = LinedList(arr)
+            out.line = self._text.count("\n", 0, s_and_end[1]) + 1
+            return out, end
+
+        self.parse_object = parse_object
+        self.parse_array = parse_array
+        self.scan_once = _json_scanner.py_make_scanner(self)
+
+    def decode(self, s: str, *args, **kwargs):  # noqa: D401 - json API
+        self._text = s
+        return super().decode(s, *args, **kwargs)
+
+
+def load_json(path: PathLike) -> Any:
+    """Parse a JSON file; objects and arrays know their line (see :func:`line_of`)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DialogueError(f"{path}: file not found")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise located(path, None, f"not valid UTF-8 text ({err.reason} at byte {err.start})") from err
+    try:
+        return _LineDecoder().decode(text)
+    except json.JSONDecodeError as err:
+        raise located(path, err.lineno, f"invalid JSON (column {err.colno}): {err.msg}") from err
+
+
+def line_of(node: Any, default: int | None = None) -> int | None:
+    """The line a JSON object/array from :func:`load_json` starts on."""
+    return getattr(node, "line", default)
+
+
+def require(node: Any, key: str, path: PathLike, what: str) -> Any:
+    """``node[key]`` of a JSON object, or a located error saying the key is missing."""
+    if not isinstance(node, dict):
+        raise located(path, line_of(node), f"{what} must be a JSON object, got {type(node).__name__}")
+    if key not in node:
+        raise located(path, line_of(node), f"{what} has no {key!r} field")
+    return node[key]
+
+
+def require_list(value: Any, path: PathLike, line: int | None, what: str) -> list:
+    if not isinstance(value, list):
+        raise located(path, line_of(value, line), f"{what} must be a JSON array, got {type(value).__name__}")
+    return value
+
+
+# -- audio beside annotations ----------------------------------------------------------------
+def attach_audio(
+    annotation_path: PathLike,
+    audio: PathLike | np.ndarray | None,
+    load_audio: bool,
+) -> tuple[np.ndarray | None, str | None, float | None]:
+    """Resolve the ``audio`` argument of a reader.
+
+    ``audio`` is a stereo file path (loaded at 16 kHz unless ``load_audio`` is False, in
+    which case only its path and duration are kept), an array ``[2, n]`` at 16 kHz, or None.
+    Returns ``(array or None, path or None, duration or None)``.
+    """
+    from ..audio import audio_duration, load_stereo  # local: keeps text-only readers light
+    from ..grids import SAMPLE_RATE
+
+    if audio is None:
+        return None, None, None
+    if isinstance(audio, np.ndarray):
+        return audio, None, audio.shape[-1] / SAMPLE_RATE
+    path = Path(audio)
+    if not path.is_absolute() and not path.exists():
+        # Relative paths inside annotation files are relative to that file.
+        path = Path(annotation_path).parent / path
+    if load_audio:
+        array = load_stereo(path)
+        return array, str(path), array.shape[1] / SAMPLE_RATE
+    return None, str(path), audio_duration(path)
+
+
+def check_fits_audio(
+    segments: Sequence[Sequence[Segment]],
+    duration: float | None,
+    annotation_path: PathLike,
+    audio_path: str | None,
+    tolerance_s: float,
+) -> None:
+    """Refuse annotations that run past the end of their audio (a mismatched pair of files)."""
+    if duration is None:
+        return
+    last = max((spk[-1][1] for spk in segments if spk), default=0.0)
+    if last > duration + tolerance_s:
+        raise located(
+            annotation_path,
+            None,
+            f"speech runs to {last:.2f} s but the audio {audio_path or '(array)'} is only {duration:.2f} s long "
+            "(wrong audio file?)",
+        )
+
+
+def build_dialogue(
+    *,
+    dialogue_id: str,
+    segments: list[list[Segment]],
+    words: list[list[Word]] | None,
+    source: PathLike,
+    format_name: str,
+    audio: PathLike | np.ndarray | None = None,
+    load_audio: bool = True,
+    duration: float | None = None,
+    system_speaker: int | None = None,
+    audio_tolerance_s: float = 1.0,
+    metadata: dict[str, Any] | None = None,
+) -> Dialogue:
+    """Assemble a Dialogue with its audio (if any) and provenance metadata."""
+    array, audio_path, audio_duration = attach_audio(source, audio, load_audio)
+    segments = [normalize_segments(s, f"{source}: speaker {'AB'[i]}: ") for i, s in enumerate(segments)]
+    check_fits_audio(segments, audio_duration, source, audio_path, audio_tolerance_s)
+    meta = {"format": format_name, "source": str(source)}
+    meta.update(metadata or {})
+    return Dialogue(
+        id=dialogue_id,
+        segments=segments,
+        words=words,
+        audio=array,
+        audio_path=audio_path,
+        system_speaker=system_speaker,
+        duration=audio_duration if audio_duration is not None else duration,
+        metadata=meta,
+    )

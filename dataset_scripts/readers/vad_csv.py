@@ -1,0 +1,60 @@
+"""Voice activity segments as CSV: a header, then one speech segment per row.
+
+::
+
+    speaker,start,end
+    A,0.50,2.10
+    B,2.35,4.00
+
+Columns ``speaker`` (A/B or 0/1), ``start`` and ``end`` (seconds) are required, in any
+order; other columns are ignored. Segments may overlap or touch: they are merged per speaker.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from ..dialogue import Dialogue
+from ._common import PathLike, build_dialogue, located, parse_span, parse_speaker, read_lines
+
+REQUIRED_COLUMNS = ("speaker", "start", "end")
+
+
+def read_vad_csv(
+    path: PathLike,
+    *,
+    audio: PathLike | np.ndarray | None = None,
+    load_audio: bool = True,
+    system_speaker: int | None = None,
+    audio_tolerance_s: float = 1.0,
+) -> Dialogue:
+    """Read a segment CSV; ``audio`` is the optional stereo recording."""
+    path = Path(path)
+    numbered = [(n, t) for n, t in read_lines(path) if t.strip()]
+    if not numbered:
+        raise located(path, 1, "empty file: expected a header 'speaker,start,end'")
+    rows = csv.reader([t for _, t in numbered], skipinitialspace=True)
+    header = [h.strip().lower() for h in next(rows)]
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise located(path, numbered[0][0], f"header lacks column(s) {', '.join(missing)}; expected 'speaker,start,end'")
+    index = {c: header.index(c) for c in REQUIRED_COLUMNS}
+    segments: list[list[tuple[float, float]]] = [[], []]
+    for (number, _), row in zip(numbered[1:], rows):
+        if len(row) != len(header):
+            raise located(path, number, f"expected {len(header)} columns like the header, got {len(row)}")
+        speaker = parse_speaker(row[index["speaker"]], path, number)
+        segments[speaker].append(parse_span(row[index["start"]], row[index["end"]], path, number))
+    return build_dialogue(
+        dialogue_id=path.stem,
+        segments=segments,
+        words=None,
+        source=path,
+        format_name="vad_csv",
+        audio=audio,
+        load_audio=load_audio,
+        system_speaker=system_speaker,
+        audio_tolerance_s=audio_tolerance_s,
+    )
