@@ -15,10 +15,8 @@ from turneval.dataset_scripts.builders import (
 )
 from turneval.dataset_scripts.dialogue import Dialogue, DialogueError, Word
 from turneval.dataset_scripts.grids import SAMPLE_RATE
+from turneval.dataset_scripts.labels import LABELS, chunk_labels
 from turneval.dataset_scripts.sampler import BalancedChunkSampler
-
-pytest.importorskip("turneval.dataset_scripts.labels")
-from turneval.dataset_scripts.labels import LABELS, chunk_labels  # noqa: E402
 
 
 def tiny_dialogue(name: str = "d0", seconds: float = 8.0) -> Dialogue:
