@@ -85,3 +85,37 @@ def test_parquet_export_reads_back_and_feeds_the_sampler(manifest, tmp_path):
     ex = next(iter(sampler))
     assert ex["input_values"].shape == (2 * SAMPLE_RATE,)
     assert ex["labels"] == back["train"][0]["labels"][ex["chunk_index"] + 1]
+
+
+def test_perturbations_builder_pairs_and_parquet(tmp_path):
+    from tests.test_perturbations import scripted_dialogue
+    from turneval.dataset_scripts.builders import TurnTakingPerturbations, decode_audio
+
+    manifest = write_dialogue_manifest([scripted_dialogue("talk")], tmp_path / "src")
+    builder = TurnTakingPerturbations(
+        cache_dir=str(tmp_path / "cache"), manifest=str(manifest), types=("late_response", "hold_instead_of_shift"), seed=0
+    )
+    builder.download_and_prepare()
+    ds = builder.as_dataset()["train"]
+    assert ds.num_rows == 2
+    names = ds.features["perturbation_type"].names
+    assert sorted(names[i] for i in ds["perturbation_type"]) == ["hold_instead_of_shift", "late_response"]
+    row = ds[0]
+    natural, perturbed = decode_audio(row["natural_audio"]), decode_audio(row["perturbed_audio"])
+    assert natural.shape[0] == perturbed.shape[0] == 2
+    assert perturbed.shape[1] == pytest.approx(row["perturbed_duration"] * SAMPLE_RATE, abs=1)
+    assert len(row["perturbed_voice_activity"]) == 2 and row["description"]
+    edit = json.loads(row["edit"])
+    assert edit["edit_type"] == names[row["perturbation_type"]]
+    export_parquet(builder.as_dataset(), tmp_path / "pq")
+    back = load_parquet(tmp_path / "pq", cache_dir=tmp_path / "pcache")["train"]
+    assert back[1]["pair_id"] == ds[1]["pair_id"] and back.features["perturbation_type"].names == names
+    np.testing.assert_array_equal(decode_audio(back[1]["natural_audio"]), decode_audio(ds[1]["natural_audio"]))
+
+
+def test_perturbations_builder_rejects_bad_config(tmp_path):
+    from turneval.dataset_scripts.builders import TurnTakingPerturbations
+
+    manifest = write_dialogue_manifest([tiny_dialogue()], tmp_path / "src")
+    with pytest.raises(ValueError, match="unknown perturbation"):
+        TurnTakingPerturbations(cache_dir=str(tmp_path / "c"), manifest=str(manifest), types=("nope",)).download_and_prepare()

@@ -7,10 +7,20 @@
 from .export import export_parquet, load_parquet
 from .manifest import read_dialogue_manifest, write_dialogue_manifest
 from .turn_taking_chunks import TurnTakingChunks, TurnTakingChunksConfig, conversation_row
+from .turn_taking_perturbations import (
+    TurnTakingPerturbations,
+    TurnTakingPerturbationsConfig,
+    decode_audio,
+    pair_row,
+)
 
 __all__ = [
     "TurnTakingChunks",
     "TurnTakingChunksConfig",
+    "TurnTakingPerturbations",
+    "TurnTakingPerturbationsConfig",
+    "decode_audio",
+    "pair_row",
     "conversation_row",
     "export_parquet",
     "load_parquet",
