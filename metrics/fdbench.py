@@ -368,6 +368,23 @@ class FDBenchResult:
     interrupt_successes_by_category: dict[str, int]
     response_successes_by_category: dict[str, int]
 
+    def to_dict(self) -> dict[str, object]:
+        """Plain summary (the ``full_duplex_timing`` evaluate module returns this)."""
+        return {
+            "srr": self.srr,
+            "sir": self.sir,
+            "srir": self.srir,
+            "eir": self.eir,
+            "nir": self.nir,
+            "fsed_ms": self.fsed_ms,
+            "ert_ms": self.ert_ms,
+            "eit_ms": self.eit_ms,
+            "ird_ms": self.ird_ms,
+            "interruptions_by_category": dict(self.interruptions_by_category),
+            "interrupt_successes_by_category": dict(self.interrupt_successes_by_category),
+            "response_successes_by_category": dict(self.response_successes_by_category),
+        }
+
     def to_scores(self) -> dict[str, str | int]:
         """FD-Bench's ``metrics.scores`` layout: percentages and ms as 2-decimal strings."""
         scores: dict[str, str | int] = {

@@ -46,12 +46,15 @@ __all__ = [
     "MODEL_MERGE_GAP_S",
     "WordChunk",
     "chunks_from_asr",
+    "chunks_from_words",
     "take_turn",
     "TakeTurnSample",
     "TakeTurnResult",
     "pause_handling",
     "smooth_turn_taking",
     "user_interruption",
+    "TAKE_TURN_TASKS",
+    "take_turn_task",
     "BackchannelSample",
     "BackchannelResult",
     "backchannel_sample",
@@ -108,6 +111,15 @@ def chunks_from_asr(asr: Mapping[str, object]) -> list[WordChunk]:
             raise ValueError(f"chunks[{k}] needs 'timestamp': [start, end], got {chunk!r}") from err
         chunks.append(WordChunk(str(chunk.get("text", "")), _optional_float(start), _optional_float(end)))
     return chunks
+
+
+def chunks_from_words(
+    words: Sequence[str], starts: Sequence[float | None], ends: Sequence[float | None]
+) -> list[WordChunk]:
+    """Word chunks from parallel lists of words, start times and end times (s)."""
+    if not len(words) == len(starts) == len(ends):
+        raise ValueError(f"got {len(words)} words, {len(starts)} start times and {len(ends)} end times")
+    return [WordChunk(str(w), _optional_float(s), _optional_float(e)) for w, s, e in zip(words, starts, ends)]
 
 
 def _optional_float(value: object) -> float | None:
@@ -235,6 +247,35 @@ def user_interruption(
     ]
     rated = [float(ratings[key]) for key, s in per_sample.items() if s.tor == 1 and key in ratings] if ratings else []
     return TakeTurnResult(per_sample, _mean([s.tor for s in per_sample.values()]), _mean(latencies), _mean(rated))
+
+
+TAKE_TURN_TASKS = ("pause_handling", "smooth_turn_taking", "user_interruption")
+"""Full-Duplex-Bench v1 tasks scored by take-over rate (and latency)."""
+
+
+def take_turn_task(
+    task: str,
+    chunks: Sequence[Sequence[WordChunk]],
+    reference_times: Sequence[float | None] | None = None,
+) -> TakeTurnResult:
+    """Score a list of samples for one Full-Duplex-Bench take-turn task.
+
+    Args:
+        task: one of :data:`TAKE_TURN_TASKS`.
+        chunks: the system's words per sample.
+        reference_times: per sample, the user's turn end (smooth_turn_taking) or the
+            interruption end (user_interruption); not used for pause_handling.
+    Samples are keyed by their position (``"0"``, ``"1"``, ...).
+    """
+    if task not in TAKE_TURN_TASKS:
+        raise ValueError(f"task must be one of {TAKE_TURN_TASKS}, got {task!r}")
+    keys = [str(k) for k in range(len(chunks))]
+    if task == "pause_handling":
+        return pause_handling(dict(zip(keys, chunks)))
+    if reference_times is None or len(reference_times) != len(chunks) or any(t is None for t in reference_times):
+        raise ValueError(f"{task} needs one reference time (s) per sample")
+    samples = {key: (c, float(t)) for key, c, t in zip(keys, chunks, reference_times)}  # type: ignore[arg-type]
+    return smooth_turn_taking(samples) if task == "smooth_turn_taking" else user_interruption(samples)
 
 
 def _words_in_segment(chunks: Sequence[WordChunk], start: float, end: float) -> list[str]:

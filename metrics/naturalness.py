@@ -251,6 +251,40 @@ class NaturalnessReport:
     parts: dict[str, PairStatistics] = field(default_factory=dict)
     per_type: dict[str, PairwiseAccuracy] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, object]:
+        """Flat summary (the ``turn_naturalness`` evaluate module returns exactly this).
+
+        ``mean_delta`` is the mean margin (positive = natural ranked more natural) with its
+        normal 95 % interval; ``per_type`` maps each perturbation type to its accuracy.
+        """
+        out: dict[str, object] = {
+            "pairwise_accuracy": self.pairwise.accuracy,
+            "pairwise_accuracy_ci_low": self.pairwise.ci_low,
+            "pairwise_accuracy_ci_high": self.pairwise.ci_high,
+            "n_pairs": self.n,
+            "n_correct": self.pairwise.correct,
+            "n_dropped": self.n_dropped,
+        }
+        out.update(self.c_index.to_dict("c_index"))
+        out.update(
+            mean_delta=self.scores.delta.mean,
+            mean_delta_ci_low=self.scores.delta.low,
+            mean_delta_ci_high=self.scores.delta.high,
+            mean_natural=self.scores.natural.mean,
+            mean_perturbed=self.scores.perturbed.mean,
+        )
+        out["per_type"] = {
+            name: {
+                "pairwise_accuracy": acc.accuracy,
+                "ci_low": acc.ci_low,
+                "ci_high": acc.ci_high,
+                "n_pairs": acc.n,
+                "n_correct": acc.correct,
+            }
+            for name, acc in self.per_type.items()
+        }
+        return out
+
 
 def evaluate_pairs(
     natural: Iterable[float],

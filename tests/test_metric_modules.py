@@ -1,0 +1,176 @@
+"""The `evaluate` modules of metrics-a: offline loading, computing, docstring examples, cards.
+
+``run_module_doctests`` and ``load_metric_module`` are meant for reuse by every metric module
+test: they execute a module file's docstring examples from the repository root (where the
+examples' ``evaluate.load("metrics/<name>")`` paths resolve) and load modules offline.
+"""
+from __future__ import annotations
+
+import doctest
+import importlib.util
+import math
+import socket
+from pathlib import Path
+
+import evaluate
+import pytest
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+METRICS_DIR = REPO_ROOT / "metrics"
+MODULES = ("turn_naturalness", "full_duplex_timing")
+
+
+def module_file(name: str) -> Path:
+    return METRICS_DIR / name / f"{name}.py"
+
+
+def run_module_doctests(path: Path, monkeypatch: pytest.MonkeyPatch) -> doctest.TestResults:
+    """Run every docstring example of the evaluate module file ``path`` from the repo root.
+
+    The file is imported under a private name (evaluate itself imports it from its cache),
+    so the examples run against exactly this file.
+    """
+    monkeypatch.chdir(REPO_ROOT)
+    spec = importlib.util.spec_from_file_location(f"_doctest_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
+
+
+def load_metric_module(
+    name: str, monkeypatch: pytest.MonkeyPatch, absolute: bool = False, config_name: str | None = None
+) -> evaluate.EvaluationModule:
+    """``evaluate.load`` of metrics/<name> with the network cut off (any connect raises)."""
+
+    def no_network(*args, **kwargs):
+        raise OSError("network access attempted while loading a metric module")
+
+    monkeypatch.chdir(REPO_ROOT)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    path = str(METRICS_DIR / name) if absolute else f"metrics/{name}"
+    return evaluate.load(path, config_name) if config_name else evaluate.load(path)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = run_module_doctests(module_file(name), monkeypatch)
+    assert result.attempted >= 4, f"{name} should carry worked examples"
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize("absolute", [False, True])
+def test_turn_naturalness_loads_offline_and_computes(absolute: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    metric = load_metric_module("turn_naturalness", monkeypatch, absolute=absolute)
+    results = metric.compute(natural_scores=[1.0, 2.0, 3.0], perturbed_scores=[2.0, 2.5, 2.9])
+    assert results["c_index"] == pytest.approx(5 / 8)
+    assert results["pairwise_accuracy"] == pytest.approx(2 / 3)
+    assert results["n_pairs"] == 3 and results["per_type"] == {}
+    assert results["pairwise_accuracy_ci_low"] < 2 / 3 < results["pairwise_accuracy_ci_high"]
+
+
+def test_turn_naturalness_matches_functions_and_drops_nan(monkeypatch: pytest.MonkeyPatch) -> None:
+    from turneval.metrics.naturalness import evaluate_pairs
+
+    natural = [1.0, float("nan"), 2.0, 0.5]
+    perturbed = [2.0, 1.0, 1.5, 0.7]
+    metric = load_metric_module("turn_naturalness", monkeypatch)
+    results = metric.compute(natural_scores=natural, perturbed_scores=perturbed, higher_is_better=True)
+    expected = evaluate_pairs(natural, perturbed, higher_is_better=True).to_dict()
+    assert results["n_dropped"] == 1
+    for key in ("c_index", "pairwise_accuracy", "mean_delta", "mean_delta_ci_low", "pairwise_accuracy_ci_high"):
+        assert results[key] == pytest.approx(expected[key])
+
+
+def test_turn_naturalness_add_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    metric = load_metric_module("turn_naturalness", monkeypatch)
+    metric.add_batch(natural_scores=[1.0, 2.0], perturbed_scores=[2.0, 1.0])
+    metric.add_batch(natural_scores=[3.0], perturbed_scores=[4.0])
+    assert metric.compute()["pairwise_accuracy"] == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("absolute", [False, True])
+def test_full_duplex_timing_fd_bench(absolute: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    metric = load_metric_module("full_duplex_timing", monkeypatch, absolute=absolute)
+    seconds = metric.compute(
+        user_segments=[[[0.0, 2.0], [5.0, 7.0]]],
+        system_segments=[[[2.5, 6.0], [7.6, 10.0]]],
+        round_types=[["First Inquiry", "Topic Shift"]],
+    )
+    samples = metric.compute(
+        user_segments=[[[0, 32000], [80000, 112000]]],
+        system_segments=[[[40000, 96000], [121600, 160000]]],
+        round_types=[["First Inquiry", "Topic Shift"]],
+        time_unit="samples",
+    )
+    assert seconds == samples
+    assert (seconds["srr"], seconds["sir"], seconds["srir"], seconds["eir"], seconds["nir"]) == (0.5, 1.0, 1.0, 0.0, 0.0)
+    assert seconds["interruptions_by_category"]["Topic Shift"] == 1
+    assert seconds["inconsistent_conversations"] == []
+
+
+def test_full_duplex_timing_fd_bench_wer_and_bad_unit(monkeypatch: pytest.MonkeyPatch) -> None:
+    metric = load_metric_module("full_duplex_timing", monkeypatch)
+    kwargs = dict(user_segments=[[[0.0, 2.0]]], system_segments=[[[2.5, 3.0]]], round_types=[["First Inquiry"]])
+    results = metric.compute(**kwargs, transcript_references=["hello there"], transcript_hypotheses=["hello their"])
+    assert results["wer"] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="time_unit"):
+        metric.compute(**kwargs, time_unit="frames")
+
+
+def test_full_duplex_timing_full_duplex_bench(monkeypatch: pytest.MonkeyPatch) -> None:
+    metric = load_metric_module("full_duplex_timing", monkeypatch, config_name="full_duplex_bench")
+    words = dict(words=[["mm"], []], word_starts=[[4.5], []], word_ends=[[None], []], reference_time=[4.0, 4.0])
+    results = metric.compute(**words, task="user_interruption")
+    assert results["take_over_rate"] == 0.0 and results["mean_latency"] is None
+    pause = metric.compute(**words, task="pause_handling")
+    assert pause["tor"] == [0, 0]
+    with pytest.raises(ValueError, match="task"):
+        metric.compute(**words, task="backchannel_dance")
+
+
+def test_full_duplex_timing_unknown_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(KeyError, match="fd_bench"):
+        load_metric_module("full_duplex_timing", monkeypatch, config_name="nope")
+
+
+def _front_matter(readme: Path) -> dict:
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith("---\n"), f"{readme} needs YAML front matter"
+    return yaml.safe_load(text.split("---\n")[1])
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_metric_card(name: str) -> None:
+    readme = METRICS_DIR / name / "README.md"
+    meta = _front_matter(readme)
+    assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py"
+    for key in ("title", "emoji", "description"):
+        assert meta.get(key), f"{readme}: front matter needs {key}"
+    assert {"evaluate", "metric"} <= set(meta["tags"])
+    body = readme.read_text(encoding="utf-8")
+    assert "turneval" in body and "better" in body
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_app_launches_widget_for_its_module(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    launched = []
+    import evaluate.utils
+
+    monkeypatch.setattr(evaluate.utils, "launch_gradio_widget", launched.append)
+    monkeypatch.setattr(socket.socket, "connect", lambda *a, **k: (_ for _ in ()).throw(OSError("network")))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(METRICS_DIR)  # the app must not depend on the working directory
+    path = METRICS_DIR / name / "app.py"
+    spec = importlib.util.spec_from_file_location(f"_app_{name}", path)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    assert len(launched) == 1 and isinstance(launched[0], evaluate.EvaluationModule)
+    assert launched[0].name == name
+
+
+def test_nan_result_is_float() -> None:
+    # C-index of fully tied scores is NaN, not an error, through the module's function
+    from turneval.metrics.naturalness import evaluate_pairs
+
+    assert math.isnan(evaluate_pairs([1.0, 1.0], [1.0, 1.0]).to_dict()["c_index"])
