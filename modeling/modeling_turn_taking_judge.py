@@ -69,10 +69,11 @@ class TurnTakingJudgeScores:
     """Judge probabilities for every chunk of a conversation.
 
     Attributes:
-        probabilities: ``[n_chunks, num_labels]``; row i is the distribution over the label of
-            chunk i predicted from the audio up to the start of chunk i (the end of chunk
-            i - 1). Row 0 is NaN: nothing precedes the first chunk.
-        chunk_times: ``[n_chunks]`` start time of each chunk in seconds.
+        probabilities: ``[n_chunks, num_labels]``; row t is the distribution over the label of
+            chunk t + 1, predicted from the audio up to the end of chunk t (the layout the
+            agreement instances of ``turneval.dataset_scripts.agreement_instances`` read).
+        chunk_times: ``[n_chunks]`` seconds at which each prediction is made: the end of chunk
+            t, which is the start of the predicted chunk t + 1.
         label_names: the column names (NA, BC, I, T, C).
         context_mode: ``"window"`` or ``"causal"``.
     """
@@ -306,25 +307,24 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
     # ------------------------------------------------------------------ inference
     @torch.no_grad()
     def score(self, audio: np.ndarray | torch.Tensor, sample_rate: int = 16000, batch_size: int = 8) -> TurnTakingJudgeScores:
-        """Judge probabilities for every chunk of a conversation (mono, or channels averaged).
+        """Judge probabilities after every chunk of a conversation (mono, or channels averaged).
 
-        Row i of the result is about chunk i, predicted from the audio before chunk i starts.
-        Window mode runs one window per chunk (batched); causal mode one pass per window of
-        ``context_s``, windows every ``stream_hop_s`` (see the configuration).
+        Row t of the result is about chunk t + 1, predicted from the audio up to the end of
+        chunk t; a trailing part of a chunk is ignored. Window mode runs one window per chunk
+        (batched); causal mode one pass per window of ``context_s``, windows every
+        ``stream_hop_s`` (see the configuration).
         """
         audio = prepare_audio(audio, sample_rate, self.config)
         spc = self.config.samples_per_chunk
         n_chunks = audio.shape[0] // spc
         audio = audio[: n_chunks * spc]
         if self.config.context_mode == "causal":
-            ends = self._score_causal(audio, batch_size)
+            probs = self._score_causal(audio, batch_size)
         else:
-            ends = self._score_windows(audio, np.arange(n_chunks - 1), batch_size)
-        probs = np.full((n_chunks, len(self.config.label_names)), np.nan, dtype=np.float32)
-        probs[1:] = ends[: n_chunks - 1]
+            probs = self._score_windows(audio, np.arange(n_chunks), batch_size)
         return TurnTakingJudgeScores(
             probabilities=probs,
-            chunk_times=np.arange(n_chunks) * self.config.chunk_s,
+            chunk_times=np.arange(1, n_chunks + 1) * self.config.chunk_s,
             label_names=list(self.config.label_names),
             context_mode=self.config.context_mode,
         )
@@ -403,10 +403,10 @@ def prepare_audio(audio: np.ndarray | torch.Tensor, sample_rate: int, config: Tu
     if not torch.isfinite(tensor).all():
         raise ValueError("audio contains NaN or infinite samples")
     spc = config.samples_per_chunk
-    if tensor.shape[0] < 2 * spc:
+    if tensor.shape[0] < spc:
         raise ValueError(
-            f"audio of {tensor.shape[0]} samples is too short: the judge needs at least two "
-            f"{config.chunk_s * 1000:g} ms chunks ({2 * spc} samples) to predict anything"
+            f"audio of {tensor.shape[0]} samples is too short: the judge needs at least one "
+            f"{config.chunk_s * 1000:g} ms chunk ({spc} samples) to predict anything"
         )
     if float(tensor.abs().max()) < 1e-6:
         raise ValueError("audio is silent (all samples are zero); the judge needs recorded speech")
@@ -418,7 +418,7 @@ class TurnTakingJudgeStream:
 
     Every completed 40 ms chunk t yields the distribution over the label of chunk t + 1. The
     windows are those of offline causal scoring, so the outputs equal ``judge.score(audio)``
-    on the same audio (row t + 1). The context is bounded by ``context_s``; each block costs
+    on the same audio (row t). The context is bounded by ``context_s``; each block costs
     one causal pass over the current window (at most ``context_s`` of audio), so pick a short
     context (a few seconds) and blocks of 40-200 ms for real time on a CPU.
 
@@ -427,7 +427,7 @@ class TurnTakingJudgeStream:
         stream = TurnTakingJudgeStream(judge)
         for block in microphone_blocks():          # float32 mono 16 kHz, any length
             for chunk, probs in zip(*stream.push(block)):
-                ...  # probs[judge.config.label2id["T"]]: turn change in chunk `chunk`
+                ...  # probs[judge.config.label2id["T"]]: turn change in chunk `chunk + 1`
     """
 
     def __init__(self, model: TurnTakingJudge) -> None:
@@ -445,7 +445,8 @@ class TurnTakingJudgeStream:
 
     @torch.no_grad()
     def push(self, block: np.ndarray | torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-        """Add audio; return ``(predicted_chunk_indices, probabilities [k, num_labels])``."""
+        """Add audio; return ``(chunk_indices, probabilities [k, num_labels])`` for each newly
+        completed chunk t: the distribution over the label of chunk t + 1."""
         block = torch.as_tensor(np.asarray(block, dtype=np.float32) if not isinstance(block, torch.Tensor) else block).float()
         if block.dim() != 1:
             raise ValueError(f"push mono blocks [n_samples], got shape {tuple(block.shape)}")
@@ -464,7 +465,7 @@ class TurnTakingJudgeStream:
             probs = self.model(input_values=audio.to(self.model.device)).probabilities[0].cpu().numpy()
             ends = np.arange(self._next_chunk_end, last + 1)
             rows.append(probs[ends - window])
-            indices.append(ends + 1)
+            indices.append(ends)
             self._next_chunk_end = last + 1
         # Keep only what the window of the next prediction needs.
         keep_from = causal_window_for(self._next_chunk_end, context, hop) * spc
