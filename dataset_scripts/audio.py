@@ -9,7 +9,7 @@ traceback.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 import numpy as np
 import soundfile as sf
@@ -40,7 +40,8 @@ class AudioBlock(NamedTuple):
     audio: np.ndarray
 
 
-def _info(path: PathLike) -> sf._SoundFileInfo:
+def _info(path: PathLike) -> Any:
+    """soundfile's header info, or an AudioError saying why the file cannot be read."""
     path = Path(path)
     if not path.exists():
         raise AudioError(f"{path}: audio file not found")
@@ -52,7 +53,7 @@ def _info(path: PathLike) -> sf._SoundFileInfo:
         raise AudioError(f"{path}: cannot read audio ({err}); use wav, flac or ogg") from err
 
 
-def _check_header(path: PathLike, info: sf._SoundFileInfo, channels: int | None, max_seconds: float | None) -> None:
+def _check_header(path: PathLike, info: Any, channels: int | None, max_seconds: float | None) -> None:
     if info.frames <= 0 or info.samplerate <= 0:
         raise AudioError(f"{path}: audio is empty (0 samples)")
     if channels is not None and info.channels != channels:

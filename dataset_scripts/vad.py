@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .audio import resample
 from .dialogue import Segment
 from .grids import SAMPLE_RATE
 
@@ -254,8 +255,6 @@ def _mono_16k(audio: np.ndarray, sr: int) -> np.ndarray:
     if not np.isfinite(audio).all():
         raise ValueError("VAD input holds NaN or infinite samples")
     if sr != SAMPLE_RATE:
-        from .audio import resample  # local: audio imports this module lazily too
-
         audio = resample(audio, sr, SAMPLE_RATE)
     return audio
 

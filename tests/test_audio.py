@@ -168,3 +168,27 @@ def test_dialogue_from_audio_runs_vad_per_channel(tmp_path):
     for keep in (True, False):
         with pytest.raises(AudioError, match="silent"):
             dialogue_from_audio(silent, vad=vad, keep_audio=keep)
+
+
+def test_vad_command_writes_csv_and_json(tmp_path, capsys):
+    import argparse
+
+    from turneval.commands import vad as vad_command
+    from turneval.dataset_scripts.readers import read_dialogue
+
+    path = tmp_path / "call.wav"
+    write_audio(path, np.stack([place([(0.5, 2.0)], 4.0, seed=3), place([(2.4, 3.6)], 4.0, seed=4)]), SAMPLE_RATE, subtype="FLOAT")
+    parser = argparse.ArgumentParser()
+    vad_command.add_parser(parser.add_subparsers())
+    for out in ("call.csv", "call.json"):
+        args = parser.parse_args(["vad", str(path), "--out", str(tmp_path / out), "--system-channel", "1", "--stream"])
+        assert vad_command.run(args) == 0
+        dialogue = read_dialogue(tmp_path / out)
+        assert [len(s) for s in dialogue.segments] == [1, 1]
+    assert "channel 1 (system): 1 segments" in capsys.readouterr().out
+    from turneval.cli import UserError
+
+    with pytest.raises(UserError, match="use a .csv"):
+        vad_command.run(parser.parse_args(["vad", str(path), "--out", str(tmp_path / "x.txt")]))
+    with pytest.raises(UserError, match="threshold"):
+        vad_command.run(parser.parse_args(["vad", str(path), "--threshold", "2"]))

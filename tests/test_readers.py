@@ -261,3 +261,13 @@ def test_annotations_round_trip(tmp_path):
     data.pop("segments")
     path.write_text(json.dumps(data))
     assert "not a turneval annotation file (no 'segments')" in _error(read_annotations, path)
+
+
+def test_vad_csv_writer_round_trip(tmp_path):
+    from turneval.dataset_scripts.readers import write_vad_csv
+
+    original = read_rttm(DATA / "rttm" / "call_0001.rttm")
+    path = tmp_path / "out.csv"
+    write_vad_csv(original, path)
+    assert path.read_text().splitlines()[:2] == ["speaker,start,end", "B,0.500,2.600"]
+    assert read_vad_csv(path).segments == original.segments

@@ -96,6 +96,7 @@ def test_streaming_gives_the_whole_file_segments(conversation_side, whole_file_s
     assert len(emitted_before_end) >= len(BURSTS) - 1
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # silero-vad uses importlib.resources.path
 def test_sequence_model_matches_stock_silero_onnx(conversation_side):
     torch = pytest.importorskip("torch")
     from silero_vad import load_silero_vad

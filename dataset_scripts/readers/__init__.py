@@ -28,7 +28,7 @@ from .rttm import read_rttm, read_rttm_all
 from .seamless import read_seamless, read_seamless_pair
 from .switchboard import FILE_RE as SWITCHBOARD_FILE_RE
 from .switchboard import parse_ms98_lines, read_switchboard, switchboard_from_lines
-from .vad_csv import read_vad_csv
+from .vad_csv import format_vad_csv, read_vad_csv, write_vad_csv
 from .word_json import read_word_json
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
@@ -141,4 +141,6 @@ __all__ = [
     "read_vad_csv",
     "read_word_json",
     "switchboard_from_lines",
+    "format_vad_csv",
+    "write_vad_csv",
 ]

@@ -35,8 +35,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..dialogue import Dialogue, DialogueError, Word
 from ._common import (
     PathLike,

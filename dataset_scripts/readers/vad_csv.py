@@ -58,3 +58,17 @@ def read_vad_csv(
         system_speaker=system_speaker,
         audio_tolerance_s=audio_tolerance_s,
     )
+
+
+def format_vad_csv(dialogue: Dialogue, *, decimals: int = 3) -> str:
+    """The dialogue's segments as VAD CSV text (rows sorted by start time)."""
+    rows = sorted((start, end, "AB"[speaker]) for speaker, segs in enumerate(dialogue.segments) for start, end in segs)
+    lines = ["speaker,start,end"] + [f"{spk},{start:.{decimals}f},{end:.{decimals}f}" for start, end, spk in rows]
+    return "\n".join(lines) + "\n"
+
+
+def write_vad_csv(dialogue: Dialogue, path: PathLike, *, decimals: int = 3) -> None:
+    """Write the dialogue's segments as VAD CSV (atomically), readable by :func:`read_vad_csv`."""
+    from turneval.io_utils import atomic_write_text
+
+    atomic_write_text(path, format_vad_csv(dialogue, decimals=decimals))
