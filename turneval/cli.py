@@ -11,6 +11,8 @@ import importlib
 import sys
 
 COMMAND_MODULES: list[str] = [
+    "turneval.commands.vad",
+    "turneval.commands.stats",
 ]
 
 
