@@ -191,13 +191,15 @@ class _Builder:
             and (self.labels[t] == "BC" or int(self.floor[t]) == self.user)
         ]
 
-    def interruption_decisions(self) -> list[AgreementInstance]:
-        """(c): after a chunk where only the user speaks, does the system come in (I) or not (C)?"""
+    def interruption_decisions(self, speaker: int | None = None) -> list[AgreementInstance]:
+        """(c): after a chunk where only ``speaker`` (default: the user) speaks, does the other
+        party come in (I) or not (C)?"""
+        speaker = self.user if speaker is None else speaker
         return [
             self.make("c", self.labels[t], t)
             for t in range(1, len(self.labels))
-            if self.labels[t] in ("I", "C") and self.solo(t - 1, self.user)
-            and (self.labels[t] == "I" or int(self.floor[t]) == self.user)
+            if self.labels[t] in ("I", "C") and self.solo(t - 1, speaker)
+            and (self.labels[t] == "I" or int(self.floor[t]) == speaker)
         ]
 
     def interruption_outcomes(self) -> list[AgreementInstance]:
@@ -265,6 +267,24 @@ def build_agreement_instances(
     starts = np.arange(len(labels)) * CHUNK_S if chunk_starts is None else np.asarray(chunk_starts, dtype=np.float64)
     _validate(labels, owners, probs, starts, session)
     return _Builder(labels, owners, probs, starts, system_speaker, session).build(metrics)
+
+
+def user_interruption_rate(
+    labels: Sequence[str], floor: Sequence[int | str], system_speaker: int, session: str = "session"
+) -> dict[str, Any]:
+    """Table 2's "% Interruption" when the AI is the speaker: of the chunks that follow a chunk
+    where only the system speaks, the share in which the user comes in (``I``), by the rule
+    of (c) with the roles swapped. (The "% floor-taking" beside it is the (e) occurrence rate.)
+
+    Returns ``{"count", "n_chunks", "rate"}`` (rate NaN when the system never speaks alone).
+    """
+    owners = floor_owners(floor, session)
+    starts = np.arange(len(labels)) * CHUNK_S
+    probs = np.zeros((len(labels), len(LABELS)))
+    _validate(labels, owners, probs, starts, session)
+    decisions = _Builder(labels, owners, probs, starts, system_speaker, session).interruption_decisions(system_speaker)
+    count = sum(inst.decision == "I" for inst in decisions)
+    return {"count": count, "n_chunks": len(decisions), "rate": count / len(decisions) if decisions else float("nan")}
 
 
 def instances_from_chunk_labels(

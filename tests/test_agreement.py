@@ -326,3 +326,16 @@ def _run_doc_examples(text: str, name: str) -> None:
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+def test_user_interruption_rate_swaps_the_roles_of_c():
+    from turneval.dataset_scripts.agreement_instances import user_interruption_rate
+
+    labels = [label for label, _ in SCENARIO]
+    floor = [owner for _, owner in SCENARIO]
+    # Chunks after a system-alone chunk that are I or C: 12->13 C, 18->19 C, 19->20 I, 24->25 C,
+    # 25->26 I; 13->14 and 27->28 are NA (not counted) and 29 is the last chunk.
+    rate = user_interruption_rate(labels, floor, system_speaker=1)
+    assert rate == {"count": 2, "n_chunks": 5, "rate": 0.4}
+    # With the roles swapped it is the (c) rate of the scenario.
+    assert user_interruption_rate(labels, floor, system_speaker=0)["rate"] == pytest.approx(1 / 4)
