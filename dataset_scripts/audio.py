@@ -199,8 +199,8 @@ def iter_audio_blocks(
 
     Block k starts at ``k * hop_s`` seconds and holds ``block_s`` seconds (the last block
     may be shorter). ``hop_s`` defaults to ``block_s`` (no overlap). The file is read
-    ``read_s`` seconds at a time and resampled with a streaming soxr resampler, so the
-    blocks equal (to float32 rounding at the seams) slices of :func:`load_audio`'s output.
+    ``read_s`` seconds at a time and resampled with a streaming soxr resampler (same filter as
+    :func:`load_audio`; the tests find the concatenated blocks equal to its output).
     """
     hop_s = block_s if hop_s is None else hop_s
     if block_s <= 0 or hop_s <= 0:

@@ -136,10 +136,8 @@ def test_blocks_tile_the_loaded_audio(tmp_path, file_sr):
     assert [b.start_s for b in blocks] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     joined = np.concatenate([b.audio for b in blocks], axis=1)
     assert joined.shape == whole.shape
-    if file_sr == SAMPLE_RATE:
-        np.testing.assert_array_equal(joined, whole)
-    else:  # streamed and whole-file soxr agree up to edge effects at the very end
-        assert np.abs(joined[:, :-1000] - whole[:, :-1000]).max() < 1e-3
+    # soxr's streaming resampler gives the whole-file result (float32 rounding at most).
+    np.testing.assert_allclose(joined, whole, atol=1e-6)
     overlapping = list(iter_audio_blocks(path, block_s=2.0, hop_s=1.5))
     assert [b.start_s for b in overlapping] == [0.0, 1.5, 3.0, 4.5]
     assert all(b.audio.shape[1] == 2 * SAMPLE_RATE for b in overlapping[:-1])
