@@ -254,6 +254,14 @@ def build_agreement_instances(
 
     Returns:
         The instances, in chunk order (metric order within a chunk).
+
+    Example (the user A pauses, then the system B speaks up):
+
+    >>> labels = ["NA", "T", "C", "NA", "NA", "T", "C"]
+    >>> floor = ["NA", "A", "A", "A", "A", "B", "B"]
+    >>> found = build_agreement_instances(labels, floor, [[0.2] * 5] * 7, system_speaker=1, session="s", metrics=("a",))
+    >>> [(i.metric, i.decision, i.chunk, i.time) for i in found]
+    [('a', 'T', 5, 0.2)]
     """
     if system_speaker not in (0, 1):
         raise DialogueError(f"session {session!r}: system_speaker must be 0 or 1, got {system_speaker!r}")
