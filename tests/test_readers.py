@@ -258,6 +258,10 @@ def test_annotations_round_trip(tmp_path):
     assert again.segments == original.segments and again.words == original.words
     assert again.system_speaker == 0 and again.duration == original.duration
     data = json.loads(path.read_text())
+    write_audio(tmp_path / "sw0001.wav", np.zeros((2, 8 * SAMPLE_RATE)), SAMPLE_RATE)
+    path.write_text(json.dumps(dict(data, audio_path="sw0001.wav")))
+    assert read_annotations(path).audio.shape == (2, 8 * SAMPLE_RATE)
+    assert read_annotations(path, load_audio=False).audio is None
     data.pop("segments")
     path.write_text(json.dumps(data))
     assert "not a turneval annotation file (no 'segments')" in _error(read_annotations, path)

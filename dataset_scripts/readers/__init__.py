@@ -45,8 +45,12 @@ def read_annotations(path: str | Path, *, load_audio: bool = True) -> Dialogue:
             raise located(path, getattr(data, "line", None), f"not a turneval annotation file (no {key!r})")
     audio = None
     audio_path = data.get("audio_path")
-    if load_audio and audio_path and Path(audio_path).is_file():
-        audio = load_stereo(audio_path)
+    if load_audio and audio_path:
+        candidate = Path(audio_path)
+        if not candidate.is_absolute() and not candidate.exists():
+            candidate = path.parent / candidate  # a relative path is relative to the annotation file
+        if candidate.is_file():
+            audio = load_stereo(candidate)
     try:
         return Dialogue.from_dict(data, audio=audio)
     except (TypeError, ValueError) as err:
