@@ -275,3 +275,16 @@ def test_vad_csv_writer_round_trip(tmp_path):
     write_vad_csv(original, path)
     assert path.read_text().splitlines()[:2] == ["speaker,start,end", "B,0.500,2.600"]
     assert read_vad_csv(path).segments == original.segments
+
+
+def test_read_corpus_gives_one_dialogue_per_conversation(tmp_path):
+    from turneval.dataset_scripts.readers import read_corpus
+
+    for name in ("V00_S0002_I00000002_P0011.json", "V00_S0002_I00000002_P0012.json", "V00_S0001_I00000001.json"):
+        shutil.copy(DATA / "seamless" / name, tmp_path)
+    files = sorted((DATA / "switchboard").glob("*-word.text")) + sorted(tmp_path.glob("*.json"))
+    files.append(DATA / "rttm" / "call_0001.rttm")
+    dialogues = list(read_corpus(files))
+    assert [d.id for d in dialogues] == ["sw0001", "V00_S0001_I00000001", "V00_S0002_I00000002", "call_0001"]
+    trans = list(read_corpus(sorted((DATA / "switchboard").glob("*.text"))))
+    assert [(d.id, d.metadata["alignment"]) for d in trans] == [("sw0001", "trans"), ("sw0001", "word")]

@@ -19,12 +19,13 @@ audio           stereo wav/flac/ogg only: speech by VAD      :func:`dialogue_fro
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..dialogue import Dialogue, DialogueError
 from ._common import NON_SPEECH_TOKENS, load_json, located
 from .fisher import read_fisher
 from .rttm import read_rttm, read_rttm_all
+from .seamless import _PARTICIPANT_RE as _SEAMLESS_PARTICIPANT_RE
 from .seamless import read_seamless, read_seamless_pair
 from .switchboard import FILE_RE as SWITCHBOARD_FILE_RE
 from .switchboard import parse_ms98_lines, read_switchboard, switchboard_from_lines
@@ -57,10 +58,11 @@ def read_annotations(path: str | Path, *, load_audio: bool = True) -> Dialogue:
         raise located(path, None, str(err)) from err
 
 
-def _audio_reader(path: str | Path, **kwargs: Any) -> Dialogue:
+def _audio_reader(path: str | Path, *, load_audio: bool = True, **kwargs: Any) -> Dialogue:
+    """Stereo audio only: speech found by VAD (``load_audio=False`` streams it and keeps no audio)."""
     from ..audio import dialogue_from_audio
 
-    return dialogue_from_audio(path, **kwargs)
+    return dialogue_from_audio(path, keep_audio=load_audio, **kwargs)
 
 
 READERS: dict[str, Callable[..., Dialogue]] = {
@@ -129,12 +131,45 @@ def read_dialogue(path: str | Path | Sequence[str | Path], format: str | None = 
     return READERS[name](path, **options)
 
 
+def _corpus_key(path: Path, name: str) -> str:
+    """Files that hold the same conversation share a key (both sides, both participants)."""
+    if name == "switchboard":
+        match = SWITCHBOARD_FILE_RE.match(path.name)
+        return f"switchboard:{path.parent / match['conv']}:{match['kind']}"
+    if name == "seamless":
+        match = _SEAMLESS_PARTICIPANT_RE.match(path.stem)
+        if match and path.suffix.lower() == ".json":
+            return f"seamless:{path.parent / match['interaction']}"
+        return f"seamless:{path.with_suffix('')}"  # sidecar json and its wav
+    return f"{name}:{path}"
+
+
+def read_corpus(paths: Iterable[str | Path], format: str | None = None, **options: Any) -> Iterator[Dialogue]:
+    """Read many files, one Dialogue per conversation.
+
+    Files of the same conversation (the A and B sides of a Switchboard call, the two
+    participant files of a Seamless pair, a sidecar json and its wav) give one Dialogue.
+    Typical use: ``read_corpus(sorted(Path("swb_ms98").rglob("*-word.text")))``. ``options``
+    go to every reader (``load_audio=False`` keeps large corpora light).
+    """
+    seen: set[str] = set()
+    for path in paths:
+        path = Path(path)
+        name = format or guess_format(path)
+        key = _corpus_key(path, name)
+        if key in seen:
+            continue
+        seen.add(key)
+        yield read_dialogue(path, format=name, **options)
+
+
 __all__ = [
     "NON_SPEECH_TOKENS",
     "READERS",
     "guess_format",
     "parse_ms98_lines",
     "read_annotations",
+    "read_corpus",
     "read_dialogue",
     "read_fisher",
     "read_rttm",
