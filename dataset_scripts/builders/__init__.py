@@ -7,6 +7,15 @@
 from .export import export_parquet, load_parquet
 from .manifest import read_dialogue_manifest, write_dialogue_manifest
 from .turn_taking_chunks import TurnTakingChunks, TurnTakingChunksConfig, conversation_row
+from .turn_taking_probes import (
+    PROBE_TASKS,
+    PROMPTS,
+    TurnTakingProbes,
+    TurnTakingProbesConfig,
+    balanced_accuracy,
+    probe_instances,
+    score_probes,
+)
 from .turn_taking_perturbations import (
     TurnTakingPerturbations,
     TurnTakingPerturbationsConfig,
@@ -15,6 +24,13 @@ from .turn_taking_perturbations import (
 )
 
 __all__ = [
+    "PROBE_TASKS",
+    "PROMPTS",
+    "TurnTakingProbes",
+    "TurnTakingProbesConfig",
+    "balanced_accuracy",
+    "probe_instances",
+    "score_probes",
     "TurnTakingChunks",
     "TurnTakingChunksConfig",
     "TurnTakingPerturbations",
