@@ -111,3 +111,14 @@ def test_stats_command(tmp_path, capsys):
     assert "Pause" in printed and "d0" in printed
     data = json.loads(out.read_text())
     assert data["n_dialogues"] == 2 and data["ipu_per_min"] == 4.0 and set(data["dialogues"]) == {"d0", "d1"}
+
+
+def test_stats_via_cli_main(tmp_path, capsys):
+    from turneval.cli import main
+
+    path = tmp_path / "one.json"
+    Dialogue("one", SEGMENTS, duration=60.0).save_annotations(path)
+    assert main(["stats", str(path), "--max-backchannel", "0.3"]) == 0
+    assert "Backchannel" in capsys.readouterr().out
+    assert main(["stats", str(tmp_path / "missing.json")]) == 1
+    assert "missing.json" in capsys.readouterr().err
