@@ -92,6 +92,12 @@ class FDBenchThresholds:
     noise_max_segment: int = 88000
     sample_rate: int = SAMPLE_RATE
 
+    @classmethod
+    def for_sample_rate(cls, sample_rate: int) -> "FDBenchThresholds":
+        """FD-Bench's thresholds (0.5 s, 2.5 s, 5.5 s) in samples at ``sample_rate``."""
+        scale = sample_rate / SAMPLE_RATE
+        return cls(round(8000 * scale), round(40000 * scale), round(88000 * scale), sample_rate)
+
 
 @dataclass(frozen=True)
 class FDBenchConversation:
@@ -126,10 +132,8 @@ def round_types_from_rounds(rounds: Mapping[str, Mapping[str, object]]) -> list[
         ordered = sorted(rounds.items(), key=lambda item: int(str(item[0]).rsplit("-", 1)[1]))
     except (IndexError, ValueError) as err:
         raise ValueError(f"round keys must look like 'round-<k>', got {list(rounds)}") from err
-    types: list[str | None] = []
-    for k, (_, round_info) in enumerate(ordered):
-        types.append(FIRST_ROUND_TYPE if k == 0 else ordered[k - 1][1].get("interruption"))  # type: ignore[arg-type]
-    return types
+    announced = [round_info.get("interruption") for _, round_info in ordered]
+    return [FIRST_ROUND_TYPE] + announced[:-1] if ordered else []  # type: ignore[return-value]
 
 
 def _categories(round_type: str | None) -> list[str]:
@@ -152,6 +156,10 @@ def _check_segments(segments: Iterable[Sequence[int]], name: str) -> list[tuple[
             raise ValueError(f"{name}[{k}] ends before it starts: {segment!r}")
         checked.append((int(start), int(end)))
     return checked
+
+
+def _n_positive(values: Iterable[int]) -> int:
+    return sum(1 for value in values if value > 0)
 
 
 @dataclass
@@ -183,14 +191,13 @@ class ConversationMarks:
     @property
     def consistent(self) -> bool:
         """FD-Bench's internal consistency checks (the reference only prints failures)."""
-        positive = lambda values: sum(1 for v in values if v > 0)  # noqa: E731
         n_responses = sum(
-            positive(values)
+            _n_positive(values)
             for values in (self.lead_times, self.lead_times_to_interruption, self.response_delay, self.response_delay_to_interruption)
         )
         return (
-            self.wrong_interrupts == positive(v for leads in self.wrong_interrupt_leads for v in leads)
-            and self.success_interrupts == positive(self.interrupt_delay)
+            self.wrong_interrupts == _n_positive(v for leads in self.wrong_interrupt_leads for v in leads)
+            and self.success_interrupts == _n_positive(self.interrupt_delay)
             and self.success_responses + self.success_responses_to_interruption == n_responses
             and self.success_responses_to_interruption <= self.success_interrupts
         )
@@ -420,8 +427,12 @@ def _median_ms(values: Iterable[int], sample_rate: int) -> float:
 def aggregate_marks(marks: Sequence[ConversationMarks], sample_rate: int = SAMPLE_RATE) -> FDBenchResult:
     """Pool per-conversation marks into the benchmark metrics (``analyze_VAD_marks``)."""
     used = [m for m in marks if m.n_rounds > 0]
-    total = lambda attribute: sum(getattr(m, attribute) for m in used)  # noqa: E731
-    pooled = lambda attribute: [v for m in used for v in getattr(m, attribute)]  # noqa: E731
+
+    def total(attribute: str) -> int:
+        return sum(getattr(m, attribute) for m in used)
+
+    def pooled(attribute: str) -> list[int]:
+        return [v for m in used for v in getattr(m, attribute)]
 
     def by_category(attribute: str) -> dict[str, int]:
         counts: Counter = Counter()

@@ -238,3 +238,13 @@ def test_docstring_examples(module_name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(module_name))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_thresholds_scale_with_sample_rate() -> None:
+    at_8k = fdbench.FDBenchThresholds.for_sample_rate(8000)
+    assert (at_8k.wrong_interrupt_lead, at_8k.noise_min_silence, at_8k.noise_max_segment) == (4000, 20000, 44000)
+    assert fdbench.FDBenchThresholds.for_sample_rate(16000) == fdbench.FDBenchThresholds()
+    user, system = [(0, 3 * 8000)], [(int(1.5 * 8000), 4 * 8000)]
+    marks = analyze_conversation(user, system, ["First Inquiry"], thresholds=at_8k)
+    assert marks.wrong_interrupts == 1
+    assert fdbench.aggregate_marks([marks], sample_rate=8000).eit_ms == 1500

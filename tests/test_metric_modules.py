@@ -174,3 +174,17 @@ def test_nan_result_is_float() -> None:
     from turneval.metrics.naturalness import evaluate_pairs
 
     assert math.isnan(evaluate_pairs([1.0, 1.0], [1.0, 1.0]).to_dict()["c_index"])
+
+
+def test_full_duplex_timing_samples_at_other_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    metric = load_metric_module("full_duplex_timing", monkeypatch)
+    kwargs = dict(round_types=[["First Inquiry", "Topic Shift"]])
+    at_16k = metric.compute(user_segments=[[[0.0, 2.0], [5.0, 7.0]]], system_segments=[[[2.5, 6.0], [7.6, 10.0]]], **kwargs)
+    at_8k = metric.compute(
+        user_segments=[[[0, 16000], [40000, 56000]]],
+        system_segments=[[[20000, 48000], [60800, 80000]]],
+        time_unit="samples",
+        sample_rate=8000,
+        **kwargs,
+    )
+    assert at_8k == at_16k

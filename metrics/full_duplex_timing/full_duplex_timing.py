@@ -62,7 +62,8 @@ Args (config `fd_bench`):
         "Topic Shift", "Affirmative Acknowledgment", "Third-Party Noise", "Denial and
         Discontent", or combinations joined by " + "); None where unknown.
     time_unit (`str`, defaults to "seconds"): "seconds" or "samples" (16 kHz sample indices).
-    sample_rate (`int`, defaults to 16000).
+    sample_rate (`int`, defaults to 16000): rate of sample indices (time_unit "samples"); the
+        0.5 s / 2.5 s / 5.5 s thresholds are scaled to it.
     drop_first_system_segment (`bool`, defaults to False): ignore a greeting preamble (Moshi).
     transcript_references, transcript_hypotheses (`list` of `str`, *optional*): intended and
         recognised text of the system's speech, for `wer`; `wer_unit` "word" or "char".
@@ -165,9 +166,13 @@ class FullDuplexTiming(evaluate.Metric):
         if time_unit not in ("seconds", "samples"):
             raise ValueError(f"time_unit must be 'seconds' or 'samples', got {time_unit!r}")
 
+        # seconds go onto FD-Bench's own 16 kHz grid; sample indices keep their rate and the
+        # thresholds are scaled to it
+        rate = 16000 if time_unit == "seconds" else sample_rate
+
         def to_samples(segments):
             if time_unit == "seconds":
-                return seconds_to_samples(segments, sample_rate)
+                return seconds_to_samples(segments, rate)
             return [(start, end) for start, end in segments]
 
         conversations = [
@@ -177,7 +182,7 @@ class FullDuplexTiming(evaluate.Metric):
         report = evaluate_fdbench(
             conversations,
             drop_first_system_segment=drop_first_system_segment,
-            thresholds=FDBenchThresholds(sample_rate=sample_rate),
+            thresholds=FDBenchThresholds.for_sample_rate(rate),
         )
         out = report.result.to_dict()
         out["n_conversations"] = len(conversations)
