@@ -48,6 +48,7 @@ class ConversationRef:
     conversation_id: str
     audio_path: str
     labels: np.ndarray  # int label index per 40 ms chunk; negative = ignored
+    first_chunk_s: float = 0.0  # start of chunk 0 (0.2 s on the ESPnet recipe's grid)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], label_names: Sequence[str]) -> "ConversationRef":
@@ -58,7 +59,12 @@ class ConversationRef:
                 f"sampler rows need the keys conversation_id, audio_path and labels; row "
                 f"{row.get('conversation_id', '?')!r} lacks {missing}"
             )
-        return cls(str(row["conversation_id"]), str(row["audio_path"]), _label_indices(row["labels"], label_names))
+        return cls(
+            str(row["conversation_id"]),
+            str(row["audio_path"]),
+            _label_indices(row["labels"], label_names),
+            float(row.get("first_chunk_s") or 0.0),
+        )
 
 
 def _label_indices(labels: Sequence[Any], label_names: Sequence[str]) -> np.ndarray:
@@ -264,7 +270,7 @@ class BalancedChunkSampler(IterableDataset):
             raise IndexError(
                 f"chunk {chunk_index} of {conv.conversation_id!r} has no next chunk (n_chunks={len(conv.labels)})"
             )
-        end_sample = (chunk_index + 1) * self.samples_per_chunk
+        end_sample = int(round(conv.first_chunk_s * self.sample_rate)) + (chunk_index + 1) * self.samples_per_chunk
         values, mask = read_context_window(conv.audio_path, end_sample, self.n_samples, self.sample_rate)
         return {
             "input_values": torch.from_numpy(values),

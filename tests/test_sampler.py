@@ -135,3 +135,12 @@ def test_ignored_chunks_are_never_targets(tmp_path):
     assert all(rows[0]["labels"][t + 1] >= 0 for _, t in ds.rank_indices())
     with pytest.raises(ValueError, match="out of range"):
         BalancedChunkSampler([{"conversation_id": "x", "audio_path": "x.wav", "labels": [0, 7]}])
+
+
+def test_window_follows_a_shifted_chunk_grid(tmp_path):
+    rows = _rows(tmp_path, n_conv=1)
+    rows[0]["first_chunk_s"] = 0.2
+    ex = BalancedChunkSampler(rows, context_s=1.0).example(0, 0)
+    end = int(0.2 * SAMPLE_RATE) + SAMPLES_PER_CHUNK
+    assert int(ex["attention_mask"].sum()) == end
+    np.testing.assert_allclose(ex["input_values"][-1].item(), (end - 1) / 1e6, rtol=1e-6)
