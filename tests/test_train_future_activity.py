@@ -46,11 +46,12 @@ def _args(corpus: Path, out: Path, steps: int, *extra: str) -> list[str]:
             "--steps", str(steps), "--batch-size", "2", "--save-every", "2", "--window-s", "4", "--cpu", "--warmup-steps", "1", *extra]
 
 
-def test_boundary_unit_mask_marks_two_seconds_before_changes():
-    va = np.zeros((400, 2), dtype=np.int8)
-    va[300:, 0] = 1  # onset at frame 300
+def test_boundary_unit_mask_marks_two_seconds_before_boundaries():
+    va = np.zeros((600, 2), dtype=np.int8)
+    va[300:400, 0] = 1  # one 2 s utterance of A: onset at 6 s, offset at 8 s
     mask = boundary_unit_mask(va)
-    assert mask[200:301].all() and not mask[:200].any() and not mask[301:].any()
+    assert mask[200:300].all() and mask[300:400].all()  # [4 s, 6 s] and [6 s, 8 s]
+    assert not mask[:200].any() and not mask[401:].any()
 
 
 def test_windows_are_deterministic_and_labelled(corpus):

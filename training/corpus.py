@@ -2,8 +2,8 @@
 
 A folder holds pairs ``NAME.json`` (turneval's annotation format, ``Dialogue.to_dict``) and
 ``NAME.wav`` / ``NAME.flac`` (stereo, 16 kHz, one speaker per channel), as written by
-``turneval synth``. A manifest is a CSV with the columns ``annotation`` and ``audio`` (paths
-relative to the manifest). Audio is not loaded here: trainers read the windows they need.
+``turneval synth``. A manifest is a CSV with the columns ``annotations`` and ``audio`` (paths
+relative to the manifest), as ``turneval synth`` writes it. Audio is not loaded here: trainers read the windows they need.
 """
 from __future__ import annotations
 
@@ -49,10 +49,10 @@ def load_corpus(path: str | Path) -> list[Dialogue]:
     elif path.suffix == ".csv":
         with path.open(newline="") as f:
             rows = list(csv.DictReader(f))
-        missing = {"annotation", "audio"} - set(rows[0] if rows else {})
+        missing = {"annotations", "audio"} - set(rows[0] if rows else {})
         if missing:
-            raise DialogueError(f"{path}:1: manifest needs the columns annotation and audio (missing {sorted(missing)})")
-        dialogues = [load_annotated(path.parent / r["annotation"], path.parent / r["audio"]) for r in rows]
+            raise DialogueError(f"{path}:1: manifest needs the columns annotations and audio (missing {sorted(missing)})")
+        dialogues = [load_annotated(path.parent / r["annotations"], path.parent / r["audio"]) for r in rows]
     else:
         raise DialogueError(f"{path}: expected a folder of NAME.json + NAME.wav pairs or a manifest .csv")
     if not dialogues:

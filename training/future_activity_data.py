@@ -19,25 +19,18 @@ import torch
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.grids import FRAME_HZ, SAMPLE_RATE, SAMPLES_PER_FRAME
 from turneval.dataset_scripts.vap_targets import DEFAULT_LAYOUT, IGNORE_INDEX, padded_vap_labels
-
-BOUNDARY_UNIT_S = 2.0
-"""A turn-taking boundary unit covers [boundary - 2 s, boundary] (TurnNat §III-D)."""
+from turneval.metrics.turnnat_units import boundary_frame_mask, extract_utterance_units
 
 
-def boundary_unit_mask(va: np.ndarray, frame_hz: int = FRAME_HZ, unit_s: float = BOUNDARY_UNIT_S) -> np.ndarray:
-    """Frames [T] inside a boundary unit: the ``unit_s`` before any speaker's onset or offset.
+def boundary_unit_mask(va: np.ndarray, frame_hz: int = FRAME_HZ) -> np.ndarray:
+    """Frames [T] inside a turn-taking boundary unit of ``va`` ([T, 2] voice activity).
 
-    ``va`` is [T, 2] voice activity. Used for loss weighting only; the scoring units with the
-    reference's utterance merging live in ``turneval.metrics.naturalness_score``.
+    The units are exactly the ones the naturalness score is computed on (utterance onsets and
+    offsets, [boundary - 2 s, boundary]); training up-weights their frames (TurnNat Eq. 5-6).
     """
     va = np.asarray(va).astype(np.int8)
-    mask = np.zeros(va.shape[0], dtype=bool)
-    width = int(round(unit_s * frame_hz))
-    for ch in range(va.shape[1]):
-        changes = np.flatnonzero(np.diff(va[:, ch]) != 0) + 1  # first frame after a change
-        for frame in changes:
-            mask[max(0, frame - width) : frame + 1] = True
-    return mask
+    units = extract_utterance_units(va, va.shape[0] / frame_hz, frame_hz)
+    return boundary_frame_mask(units, va.shape[0], frame_hz)
 
 
 @dataclass

@@ -1,0 +1,70 @@
+"""Naturalness of whole dialogues with a FutureActivityPredictor (TurnNat §III-D).
+
+    >>> from turneval.naturalness import load_predictor, score_dialogue   # doctest: +SKIP
+    >>> model = load_predictor("checkpoints/future_activity_predictor_demo")
+    >>> result = score_dialogue(dialogue, model)
+    >>> result.score, result.worst_units(3)
+
+The model runs over the conversation in overlapping windows (flat memory for any length),
+its per-frame distributions are compared with the observed future voice activity, and
+``turneval.metrics.naturalness_score`` turns the frame NLLs into MeanNLL, TailNLL and m.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from turneval.dataset_scripts.dialogue import Dialogue, DialogueError
+from turneval.dataset_scripts.grids import FRAME_HZ, SAMPLE_RATE
+from turneval.metrics.naturalness_score import NaturalnessResult, score_naturalness
+from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEMO_PREDICTOR = REPO_ROOT / "checkpoints" / "future_activity_predictor_demo"
+
+
+def load_predictor(path: str | Path | None = None, device: str = "cpu") -> FutureActivityPredictorModel:
+    """A FutureActivityPredictor from a local checkpoint folder (safetensors); the bundled demo by default."""
+    path = Path(path) if path is not None else DEMO_PREDICTOR
+    if not (path / "config.json").exists():
+        raise FileNotFoundError(f"{path}: not a FutureActivityPredictor checkpoint (no config.json); pass a checkpoint folder")
+    model = FutureActivityPredictorModel.from_pretrained(str(path), use_safetensors=True)
+    return model.to(device).eval()
+
+
+def _audio(dialogue: Dialogue) -> np.ndarray:
+    if dialogue.audio is not None:
+        return dialogue.audio
+    if dialogue.audio_path is None:
+        raise DialogueError(f"dialogue {dialogue.id!r} has no audio to score")
+    from turneval.dataset_scripts.audio import load_stereo  # audio I/O only when needed
+
+    return load_stereo(dialogue.audio_path)
+
+
+@torch.no_grad()
+def frame_probabilities(dialogue: Dialogue, model: FutureActivityPredictorModel, window_s: float = 30.0, context_s: float = 20.0) -> np.ndarray:
+    """The model's ``[frames, 256]`` future-activity distribution over the whole dialogue."""
+    device = next(model.parameters()).device
+    if model.config.input_type == "audio":
+        if model.config.sample_rate != SAMPLE_RATE:
+            raise ValueError(f"model expects {model.config.sample_rate} Hz audio; turneval works at {SAMPLE_RATE} Hz")
+        inputs = torch.from_numpy(np.ascontiguousarray(_audio(dialogue), dtype=np.float32)).to(device)
+    else:
+        inputs = torch.from_numpy(dialogue.frame_activity().T.astype(np.float32)).to(device)
+    return model.predict_long(inputs, window_s=window_s, context_s=context_s).float().cpu().numpy()
+
+
+def score_dialogue(dialogue: Dialogue, model: FutureActivityPredictorModel, **score_kwargs) -> NaturalnessResult:
+    """Naturalness (MeanNLL, TailNLL, m and the worst units) of one dialogue.
+
+    Voice activity comes from the dialogue's segments (ground truth or VAD); extra keyword
+    arguments go to :func:`turneval.metrics.naturalness_score.score_naturalness`.
+    """
+    if model.config.frame_hz != FRAME_HZ:
+        raise ValueError(f"model runs at {model.config.frame_hz} Hz; naturalness units are defined at {FRAME_HZ} Hz")
+    probs = frame_probabilities(dialogue, model)
+    va = dialogue.frame_activity().T
+    return score_naturalness(va, frame_probs=probs, duration_s=dialogue.duration, segment_id=dialogue.id, **score_kwargs)
