@@ -114,10 +114,10 @@ def _timing(inp: dict, params: dict) -> dict:
     }
 
 
-def _chunk_lists(inp: dict) -> list[list[fdb.WordChunk]]:
-    """Every value of the input that is an ASR JSON or a list of timestamped chunks, in order."""
+def _chunk_lists(container: dict) -> list[list[fdb.WordChunk]]:
+    """Every value that is an ASR JSON or a list of timestamped chunks, in order."""
     found = []
-    for value in inp.values():
+    for value in container.values():
         if isinstance(value, dict) and isinstance(value.get("chunks"), list):
             found.append(fdb.chunks_from_asr(value))
         elif isinstance(value, list) and value and all(isinstance(v, dict) and "timestamp" in v for v in value):
@@ -126,15 +126,30 @@ def _chunk_lists(inp: dict) -> list[list[fdb.WordChunk]]:
 
 
 def _behavior(inp: dict, params: dict) -> dict:
+    """check_overlap and stats_by_axis; the inputs are located by their shape."""
     out: dict = {}
     chunk_lists = _chunk_lists(inp)
     if len(chunk_lists) >= 2:
         overlap = fdb.check_overlap(chunk_lists[0], chunk_lists[1])
         out.update(overlap=overlap, check_overlap=overlap)
-    records = next((v for k, v in inp.items() if "record" in k), None)
+    for value in inp.values():
+        # a list of cases, each holding two chunk lists
+        if isinstance(value, list) and value and all(isinstance(v, dict) and len(_chunk_lists(v)) >= 2 for v in value):
+            overlaps = [fdb.check_overlap(*_chunk_lists(v)[:2]) for v in value]
+            out.update(overlaps=overlaps, check_overlap=overlaps, overlap=overlaps)
+    records = next(
+        (v for v in inp.values() if isinstance(v, list) and v and all(isinstance(r, dict) and "behaviour" in r for r in v)),
+        None,
+    )
     if records is not None:
         stats = fdb.stats_by_axis(records)
-        layout = {"counts": stats.counts, "totals": stats.totals, "ratios": stats.ratios}
+        layout = {
+            "counts": stats.counts,
+            "axes": stats.counts,
+            "totals": stats.totals,
+            "ratios": stats.ratios,
+            "fmt_ratios": {ax: {k: round(v, 2) for k, v in sorted(r.items())} for ax, r in stats.ratios.items()},
+        }
         out.update(layout, stats_by_axis=layout)
     return out
 
