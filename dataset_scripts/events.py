@@ -16,10 +16,11 @@ The definitions, in the order they are computed:
 - **Backchannel**: a listener IPU inside the other speaker's turn that is either made only
   of backchannel words (:func:`load_backchannel_words`; by words, when the IPU has words) or,
   without words, at most ``max_backchannel_s`` (1.0 s) long (the duration proxy). "Inside the
-  other speaker's turn" means: the other speaker holds the floor when it starts (the last IPU
-  that started before it and is not itself backchannel-like is the other speaker's) and the
-  listener does not take the floor after it (the other speaker is still speaking when it
-  ends, or speaks again before the listener's next IPU that is not backchannel-like).
+  other speaker's turn" means: the other speaker holds the floor when it starts (they are
+  speaking then, or the last IPU to end before it that is not itself backchannel-like is
+  theirs) and the listener does not take the floor after it (the other speaker is still
+  speaking when it ends, or speaks again before the listener's next IPU that is not
+  backchannel-like).
 - **Turn**: successive non-backchannel IPUs of one speaker, joined as long as the other
   speaker says nothing but backchannels between them (across pauses). Turns of the two
   speakers may overlap (an interruption starts a turn inside the other's).
@@ -448,10 +449,15 @@ def _backchannels(
         if methods[i] is None:
             continue
         listener, other = ipu.speaker, 1 - ipu.speaker
-        # The floor holder when the candidate starts: speaker of the last substantive IPU before it.
-        earlier = [j for j in substantive if ipus[j].start < ipu.start]
-        if not earlier or ipus[max(earlier, key=lambda j: (ipus[j].start, j))].speaker != other:
-            continue
+        # The floor holder when the candidate starts: the other speaker if they are speaking
+        # then, else whoever spoke last (a butting-in listener does not get the floor).
+        covering = any(
+            ipus[j].speaker == other and ipus[j].start <= ipu.start < ipus[j].end for j in substantive
+        )
+        if not covering:
+            ended = [j for j in substantive if ipus[j].end <= ipu.start]
+            if not ended or ipus[max(ended, key=lambda j: (ipus[j].end, ipus[j].start))].speaker != other:
+                continue
         # Does the listener take the floor afterwards?
         other_resumes = [
             max(ipus[j].start, ipu.end) for j in substantive if ipus[j].speaker == other and ipus[j].end > ipu.end

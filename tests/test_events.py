@@ -163,3 +163,13 @@ def test_words_or_segments_switch():
     assert len(extract_events(dlg, use_words=False).backchannels) == 1  # 0.4 s proxy
     with pytest.raises(DialogueError):
         extract_events(Dialogue("nw", [[(0, 1)], []]), use_words=True)
+
+
+def test_backchannel_after_butting_in_is_still_a_backchannel():
+    # B butts in (2 s, not a backchannel) while A keeps talking; B's later "yeah" while A still
+    # talks is feedback on A's turn, not B's floor
+    a = words((0.0, 10.0, "monologue"))
+    b = words((3.0, 5.0, "disagree"), (7.0, 7.3, "yeah"))
+    ev = extract_events(Dialogue("bi", [[], []], words=[a, b]))
+    assert [bc.text for bc in ev.backchannels] == ["yeah"]
+    assert [(i.start, i.kind) for i in ev.interruptions] == [(3.0, "butting_in")]
