@@ -12,7 +12,9 @@ import sys
 
 COMMAND_MODULES: list[str] = [
     "turneval.commands.vad",
+    "turneval.commands.synth",
     "turneval.commands.stats",
+    "turneval.commands.report",
 ]
 
 

@@ -1,0 +1,34 @@
+"""Synthetic dyadic conversations spoken by eSpeak NG, with ground-truth timing (SPEC §7).
+
+Two distinct eSpeak voices talk with human-like timing (gaps near 200 ms, some overlapping
+starts, pauses longer than gaps, about 4 backchannels per minute, rare interruptions of
+which about 60 % take the floor) and prosodic cues (',' continuation vs '.'/'?' turn ends).
+The system styles act out a cascaded or an eager full-duplex spoken dialogue system.
+
+    from turneval.dataset_scripts.synthetic import generate_dialogue, generate_corpus
+    dialogue = generate_dialogue(0, duration_s=60, style="human")
+    generate_corpus("synth_corpus", n=10, seed=0, duration_s=120)
+"""
+from .corpus import conversation_seed, generate_corpus, load_dialogue, write_dialogue
+from .espeak import EspeakError, Utterance, Voice, synthesize
+from .generator import add_noise, draw_voices, generate_dialogue
+from .material import BACKCHANNELS
+from .timing import STYLES, SpeakerBehaviour, style_behaviours
+
+__all__ = [
+    "BACKCHANNELS",
+    "EspeakError",
+    "STYLES",
+    "SpeakerBehaviour",
+    "Utterance",
+    "Voice",
+    "add_noise",
+    "conversation_seed",
+    "draw_voices",
+    "generate_corpus",
+    "generate_dialogue",
+    "load_dialogue",
+    "style_behaviours",
+    "synthesize",
+    "write_dialogue",
+]

@@ -1,0 +1,158 @@
+"""Write a synthetic corpus: one stereo audio file and one JSON ground truth per conversation.
+
+Layout of ``out_dir``::
+
+    <id>.wav        stereo 16 kHz 16-bit PCM (A on channel 0, B on channel 1); or .flac
+    <id>.json       Dialogue.to_dict() (segments, words, system_speaker, metadata)
+    manifest.csv    one row per conversation
+
+Every file is written atomically (temp file, then rename), so an interrupted run leaves no
+half-written files.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import soundfile as sf
+from tqdm.auto import tqdm
+
+from turneval.io_utils import atomic_path, atomic_write_text
+
+from ..dialogue import Dialogue
+from ..grids import SAMPLE_RATE
+from .generator import generate_dialogue
+from .timing import STYLES
+
+AUDIO_FORMATS = {"wav": ("WAV", "PCM_16"), "flac": ("FLAC", "PCM_16")}
+MANIFEST_COLUMNS = (
+    "id", "audio", "annotations", "seed", "style", "system_speaker", "duration",
+    "turns", "backchannels", "interruptions", "floor_taking_interruptions",
+)
+
+
+def conversation_seed(seed: int, index: int) -> int:
+    """The seed of conversation ``index`` of a corpus drawn with ``seed`` (independent streams)."""
+    return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(1)[0])
+
+
+def write_dialogue(dialogue: Dialogue, out_dir: str | Path, audio_format: str = "wav") -> tuple[Path, Path]:
+    """Write ``dialogue``'s audio and annotations to ``out_dir/<id>.<format>`` and ``<id>.json``.
+
+    The JSON's ``audio_path`` is the audio file name, relative to the JSON file.
+    """
+    if audio_format not in AUDIO_FORMATS:
+        raise ValueError(f"audio_format must be one of {', '.join(AUDIO_FORMATS)}, got {audio_format!r}")
+    if dialogue.audio is None:
+        raise ValueError(f"dialogue {dialogue.id!r} has no audio to write")
+    out_dir = Path(out_dir)
+    audio_path = out_dir / f"{dialogue.id}.{audio_format}"
+    json_path = out_dir / f"{dialogue.id}.json"
+    container, subtype = AUDIO_FORMATS[audio_format]
+    with atomic_path(audio_path) as tmp:
+        sf.write(tmp, np.clip(dialogue.audio, -1.0, 1.0).T, SAMPLE_RATE, subtype=subtype, format=container)
+    dialogue.audio_path = audio_path.name
+    dialogue.save_annotations(json_path)
+    _make_readable(audio_path, json_path)
+    return audio_path, json_path
+
+
+def _make_readable(*paths: Path) -> None:
+    """Give files the usual permissions (temp files are created private, 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in paths:
+        os.chmod(path, 0o666 & ~umask)
+
+
+def generate_corpus(
+    out_dir: str | Path,
+    n: int,
+    seed: int,
+    *,
+    duration_s: float = 120.0,
+    styles: Sequence[str] = ("human",),
+    system_speaker: int | None = None,
+    snr_db: float | None = None,
+    audio_format: str = "wav",
+    progress: bool = True,
+) -> Path:
+    """Generate ``n`` conversations into ``out_dir`` and return the path of its manifest.csv.
+
+    Args:
+        out_dir: output folder (created if needed).
+        n: number of conversations.
+        seed: corpus seed; conversation i uses ``conversation_seed(seed, i)`` (in the manifest),
+            so any single conversation can be regenerated with ``generate_dialogue``.
+        duration_s: length of each conversation (s).
+        styles: the styles to draw from, one per conversation (uniformly, from the seed).
+        system_speaker: system channel for the system styles (default: drawn per conversation).
+        snr_db: background noise level, or None for clean audio.
+        audio_format: "wav" or "flac".
+        progress: show a tqdm progress bar.
+    """
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    unknown = [s for s in styles if s not in STYLES]
+    if not styles or unknown:
+        raise ValueError(f"styles must be a non-empty list from {', '.join(STYLES)}, got {list(styles)!r}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    picker = np.random.default_rng(np.random.SeedSequence([int(seed), 1 << 20]))
+    rows = []
+    for i in tqdm(range(n), desc="synthetic conversations", unit="conv", disable=not progress):
+        style = styles[int(picker.integers(len(styles)))]
+        spk = system_speaker if system_speaker is not None else int(picker.integers(2))
+        conv_seed = conversation_seed(seed, i)
+        dialogue = generate_dialogue(
+            conv_seed,
+            duration_s=duration_s,
+            style=style,
+            system_speaker=None if style == "human" else spk,
+            snr_db=snr_db,
+            dialogue_id=f"synth_{seed}_{i:05d}",
+        )
+        audio_path, json_path = write_dialogue(dialogue, out_dir, audio_format)
+        counts = dialogue.metadata["counts"]
+        rows.append(
+            {
+                "id": dialogue.id,
+                "audio": audio_path.name,
+                "annotations": json_path.name,
+                "seed": conv_seed,
+                "style": style,
+                "system_speaker": "" if dialogue.system_speaker is None else dialogue.system_speaker,
+                "duration": dialogue.duration,
+                **{key: counts[key] for key in MANIFEST_COLUMNS[7:]},
+            }
+        )
+    manifest = out_dir / "manifest.csv"
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=MANIFEST_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write_text(manifest, buffer.getvalue())
+    _make_readable(manifest)
+    return manifest
+
+
+def load_dialogue(json_path: str | Path) -> Dialogue:
+    """Read a conversation written by :func:`write_dialogue` (annotations and audio)."""
+    json_path = Path(json_path)
+    try:
+        data = json.loads(json_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{json_path}:{err.lineno}: not valid JSON: {err.msg}") from err
+    audio = None
+    if data.get("audio_path"):
+        audio_file = json_path.parent / data["audio_path"]
+        samples, rate = sf.read(audio_file, dtype="float32", always_2d=True)
+        if rate != SAMPLE_RATE or samples.shape[1] != 2:
+            raise ValueError(f"{audio_file}: expected stereo {SAMPLE_RATE} Hz audio, got {samples.shape[1]} channel(s) at {rate} Hz")
+        audio = samples.T
+    return Dialogue.from_dict(data, audio=audio)
