@@ -14,7 +14,6 @@ COMMAND_MODULES: list[str] = [
     "turneval.commands.vad",
     "turneval.commands.synth",
     "turneval.commands.stats",
-    "turneval.commands.report",
 ]
 
 
