@@ -93,7 +93,8 @@ def test_perturbations_builder_pairs_and_parquet(tmp_path):
 
     manifest = write_dialogue_manifest([scripted_dialogue("talk")], tmp_path / "src")
     builder = TurnTakingPerturbations(
-        cache_dir=str(tmp_path / "cache"), manifest=str(manifest), types=("late_response", "hold_instead_of_shift"), seed=0
+        cache_dir=str(tmp_path / "cache"), manifest=str(manifest), types=("late_response", "hold_instead_of_shift"), seed=0,
+        edit_params={"late_response": {"min_delay_ms": 1500.0, "max_delay_ms": 1500.0}},
     )
     builder.download_and_prepare()
     ds = builder.as_dataset()["train"]
@@ -105,8 +106,9 @@ def test_perturbations_builder_pairs_and_parquet(tmp_path):
     assert natural.shape[0] == perturbed.shape[0] == 2
     assert perturbed.shape[1] == pytest.approx(row["perturbed_duration"] * SAMPLE_RATE, abs=1)
     assert len(row["perturbed_voice_activity"]) == 2 and row["description"]
-    edit = json.loads(row["edit"])
-    assert edit["edit_type"] == names[row["perturbation_type"]]
+    edits = {names[r["perturbation_type"]]: json.loads(r["edit"]) for r in ds}
+    assert all(e["edit_type"] == name for name, e in edits.items())
+    assert edits["late_response"]["delay_ms"] == 1500.0  # edit_params reach the edit
     export_parquet(builder.as_dataset(), tmp_path / "pq")
     back = load_parquet(tmp_path / "pq", cache_dir=tmp_path / "pcache")["train"]
     assert back[1]["pair_id"] == ds[1]["pair_id"] and back.features["perturbation_type"].names == names

@@ -136,6 +136,9 @@ class TurnTakingPerturbationsConfig(datasets.BuilderConfig):
         normalize: scale each clip to ``target_rms_dbfs`` RMS (peak ceiling -1 dBFS).
         audio_storage: "bytes" (WAV in the row) or "path" (WAV files under ``audio_dir``).
         wav_subtype: soundfile subtype of the stored WAVs ("PCM_16" or "FLOAT").
+        edit_params: per perturbation type, keyword arguments of its edit function, to
+            depart from the reference defaults (e.g. ``{"hold_instead_of_shift":
+            {"max_edited_hold_gap_ms": 4000.0}}``; see ``perturbations.edits``).
     """
 
     manifest: str | None = None
@@ -148,6 +151,7 @@ class TurnTakingPerturbationsConfig(datasets.BuilderConfig):
     audio_storage: str = "bytes"
     audio_dir: str | None = None
     wav_subtype: str = "PCM_16"
+    edit_params: dict[str, dict[str, Any]] | None = None
 
 
 class TurnTakingPerturbations(datasets.GeneratorBasedBuilder):
@@ -180,7 +184,7 @@ class TurnTakingPerturbations(datasets.GeneratorBasedBuilder):
         pairs = iter_pairs(
             dialogues, cfg.types, cfg.seed, skipped=skipped,
             min_context_s=cfg.min_context_s, max_context_s=cfg.max_context_s,
-            normalize=cfg.normalize, target_rms_dbfs=cfg.target_rms_dbfs,
+            normalize=cfg.normalize, target_rms_dbfs=cfg.target_rms_dbfs, edit_params=cfg.edit_params,
         )
         audio_dir = cfg.audio_dir if cfg.audio_storage == "path" else None
         for pair in pairs:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..dialogue import Dialogue
 from .audio_ops import normalize_loudness
@@ -193,14 +193,21 @@ def iter_pairs(
     seed: int = 0,
     *,
     skipped: list[str] | None = None,
+    edit_params: Mapping[str, Mapping[str, Any]] | None = None,
     **kwargs: Any,
 ) -> Iterator[PerturbationPair]:
-    """Every (dialogue, type) pair that can be made; the others are listed in ``skipped``."""
+    """Every (dialogue, type) pair that can be made; the others are listed in ``skipped``.
+
+    ``edit_params`` maps a perturbation type to keyword arguments of its edit function
+    (e.g. ``{"hold_instead_of_shift": {"max_edited_hold_gap_ms": 4000.0}}``); ``kwargs`` go
+    to :func:`make_pair` for every type.
+    """
     types = tuple(types)
+    edit_params = edit_params or {}
     for dialogue in dialogues:
         for perturbation_type in types:
             try:
-                yield make_pair(dialogue, perturbation_type, seed, **kwargs)
+                yield make_pair(dialogue, perturbation_type, seed, **kwargs, **dict(edit_params.get(perturbation_type, {})))
             except NoCandidateError as err:
                 if skipped is not None:
                     skipped.append(str(err))
