@@ -7,6 +7,13 @@ import numpy as np
 import pytest
 
 from turneval.metrics.intervals import mean_interval, sample_variance, wilson_interval, z_for_confidence
+from turneval.metrics.naturalness import (
+    c_index,
+    evaluate_pairs,
+    naturalness_margin,
+    pairwise_accuracy,
+    per_type_accuracy,
+)
 
 
 # --------------------------------------------------------------------------- intervals
@@ -69,15 +76,6 @@ def test_mean_interval_dict_layouts() -> None:
 
 
 # --------------------------------------------------------------------------- naturalness
-from turneval.metrics.naturalness import (  # noqa: E402
-    c_index,
-    evaluate_pairs,
-    naturalness_margin,
-    pairwise_accuracy,
-    per_type_accuracy,
-)
-
-
 def _c_index_quadratic(natural, perturbed):
     """O(N*M) reference straight from TurnNat Eq. 13 (NLL direction)."""
     diff = np.asarray(perturbed)[:, None] - np.asarray(natural)[None, :]
