@@ -35,6 +35,7 @@ All times are seconds. Speakers are 0 (A) and 1 (B).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from importlib import resources
@@ -385,11 +386,60 @@ def _silences(ipus: Sequence[IPU], duration: float) -> list[Silence]:
     return silences
 
 
+class _SpeakerTimeline:
+    """One speaker's IPUs (a subset, e.g. the non-backchannel ones) for fast time queries.
+
+    A speaker's IPUs are disjoint, so sorted by start they are sorted by end too.
+    """
+
+    def __init__(self, ipus: Sequence[IPU], indices: Iterable[int]):
+        self.indices = sorted(indices, key=lambda i: ipus[i].start)
+        self.starts = [ipus[i].start for i in self.indices]
+        self.ends = [ipus[i].end for i in self.indices]
+
+    def covering(self, t: float) -> int | None:
+        """The IPU with start <= t < end."""
+        k = bisect_right(self.starts, t) - 1
+        return self.indices[k] if k >= 0 and self.ends[k] > t else None
+
+    def strictly_containing(self, t: float) -> int | None:
+        """The IPU with start < t < end."""
+        k = bisect_left(self.starts, t) - 1
+        return self.indices[k] if k >= 0 and self.ends[k] > t else None
+
+    def first_ending_after(self, t: float) -> int | None:
+        k = bisect_right(self.ends, t)
+        return self.indices[k] if k < len(self.indices) else None
+
+    def first_starting_from(self, t: float) -> int | None:
+        k = bisect_left(self.starts, t)
+        return self.indices[k] if k < len(self.indices) else None
+
+    def last_ending_by(self, t: float) -> int | None:
+        k = bisect_right(self.ends, t) - 1
+        return self.indices[k] if k >= 0 else None
+
+    def speaks_between(self, a: float, b: float) -> bool:
+        """Whether an IPU overlaps the open interval (a, b): start < b and end > a."""
+        k = bisect_right(self.ends, a)
+        return k < len(self.indices) and self.starts[k] < b
+
+
+def _timelines(ipus: Sequence[IPU], keep: Iterable[int]) -> tuple[_SpeakerTimeline, _SpeakerTimeline]:
+    kept = set(keep)
+    return tuple(_SpeakerTimeline(ipus, [i for i in kept if ipus[i].speaker == k]) for k in (0, 1))  # type: ignore[return-value]
+
+
 def _pauses_and_gaps(ipus: Sequence[IPU], silences: Sequence[Silence]) -> tuple[list[Pause], list[Gap]]:
+    ending_at: dict[float, list[int]] = {}
+    starting_at: dict[float, list[int]] = {}
+    for i, u in enumerate(ipus):
+        ending_at.setdefault(u.end, []).append(i)
+        starting_at.setdefault(u.start, []).append(i)
     pauses, gaps = [], []
     for silence in silences:
-        before = [i for i, u in enumerate(ipus) if u.end == silence.start]
-        after = [i for i, u in enumerate(ipus) if u.start == silence.end]
+        before = ending_at.get(silence.start, [])
+        after = starting_at.get(silence.end, [])
         if not before or not after:
             continue  # leading or trailing silence
         spk_before = {ipus[i].speaker for i in before}
@@ -411,15 +461,21 @@ def _pauses_and_gaps(ipus: Sequence[IPU], silences: Sequence[Silence]) -> tuple[
 
 
 def _overlaps(ipus: Sequence[IPU]) -> list[Overlap]:
-    a_ipus = [(i, u) for i, u in enumerate(ipus) if u.speaker == 0]
-    b_ipus = [(i, u) for i, u in enumerate(ipus) if u.speaker == 1]
+    a_ipus = [i for i, u in enumerate(ipus) if u.speaker == 0]
+    b_ipus = [i for i, u in enumerate(ipus) if u.speaker == 1]
     overlaps = []
-    for ia, a in a_ipus:
-        for ib, b in b_ipus:
-            start, end = max(a.start, b.start), min(a.end, b.end)
-            if end > start:
-                first = None if a.start == b.start else (0 if a.start < b.start else 1)
-                overlaps.append(Overlap(start, end, first, (ia, ib)))
+    ka = kb = 0
+    while ka < len(a_ipus) and kb < len(b_ipus):  # merge walk: both lists are sorted and disjoint
+        ia, ib = a_ipus[ka], b_ipus[kb]
+        a, b = ipus[ia], ipus[ib]
+        start, end = max(a.start, b.start), min(a.end, b.end)
+        if end > start:
+            first = None if a.start == b.start else (0 if a.start < b.start else 1)
+            overlaps.append(Overlap(start, end, first, (ia, ib)))
+        if a.end <= b.end:
+            ka += 1
+        if b.end <= a.end:
+            kb += 1
     overlaps.sort(key=lambda o: (o.start, o.end))
     return overlaps
 
@@ -443,7 +499,7 @@ def _backchannels(
         else:
             methods.append("duration" if ipu.duration <= max_backchannel_s + _EPS else None)
 
-    substantive = [i for i, m in enumerate(methods) if m is None]
+    substantive = _timelines(ipus, [i for i, m in enumerate(methods) if m is None])
     result = []
     for i, ipu in enumerate(ipus):
         if methods[i] is None:
@@ -451,19 +507,16 @@ def _backchannels(
         listener, other = ipu.speaker, 1 - ipu.speaker
         # The floor holder when the candidate starts: the other speaker if they are speaking
         # then, else whoever spoke last (a butting-in listener does not get the floor).
-        covering = any(
-            ipus[j].speaker == other and ipus[j].start <= ipu.start < ipus[j].end for j in substantive
-        )
-        if not covering:
-            ended = [j for j in substantive if ipus[j].end <= ipu.start]
-            if not ended or ipus[max(ended, key=lambda j: (ipus[j].end, ipus[j].start))].speaker != other:
+        if substantive[other].covering(ipu.start) is None:
+            last = [j for j in (substantive[0].last_ending_by(ipu.start), substantive[1].last_ending_by(ipu.start)) if j is not None]
+            if not last or ipus[max(last, key=lambda j: (ipus[j].end, ipus[j].start, -j))].speaker != other:
                 continue
         # Does the listener take the floor afterwards?
-        other_resumes = [
-            max(ipus[j].start, ipu.end) for j in substantive if ipus[j].speaker == other and ipus[j].end > ipu.end
-        ]
-        listener_next = [ipus[j].start for j in substantive if ipus[j].speaker == listener and ipus[j].start >= ipu.end]
-        if not other_resumes or (listener_next and min(other_resumes) > min(listener_next)):
+        resume = substantive[other].first_ending_after(ipu.end)
+        if resume is None:
+            continue
+        listener_next = substantive[listener].first_starting_from(ipu.end)
+        if listener_next is not None and max(ipus[resume].start, ipu.end) > ipus[listener_next].start:
             continue
         result.append(Backchannel(listener, ipu.start, ipu.end, i, methods[i], ipu.text))
     return result
@@ -471,17 +524,14 @@ def _backchannels(
 
 def _turns(ipus: Sequence[IPU], backchannel_ipus: frozenset[int]) -> list[Turn]:
     """Join each speaker's successive non-backchannel IPUs while the other says only backchannels."""
+    speech = _timelines(ipus, [i for i in range(len(ipus)) if i not in backchannel_ipus])
     turns = []
     for speaker in (0, 1):
-        own = [i for i, u in enumerate(ipus) if u.speaker == speaker and i not in backchannel_ipus]
-        others = [u for i, u in enumerate(ipus) if u.speaker != speaker and i not in backchannel_ipus]
         current: list[int] = []
-        for i in own:
-            if current:
-                prev_end, next_start = ipus[current[-1]].end, ipus[i].start
-                if any(o.start < next_start and o.end > prev_end for o in others):
-                    turns.append(_make_turn(ipus, current))
-                    current = []
+        for i in speech[speaker].indices:
+            if current and speech[1 - speaker].speaks_between(ipus[current[-1]].end, ipus[i].start):
+                turns.append(_make_turn(ipus, current))
+                current = []
             current.append(i)
         if current:
             turns.append(_make_turn(ipus, current))
@@ -494,18 +544,15 @@ def _make_turn(ipus: Sequence[IPU], members: Sequence[int]) -> Turn:
 
 
 def _interruptions(ipus: Sequence[IPU], backchannel_ipus: frozenset[int]) -> list[Interruption]:
+    speech = _timelines(ipus, [i for i in range(len(ipus)) if i not in backchannel_ipus])
     result = []
     for i, ipu in enumerate(ipus):
         if i in backchannel_ipus:
             continue
-        for j, other in enumerate(ipus):
-            if other.speaker == ipu.speaker or j in backchannel_ipus:
-                continue
-            if other.start < ipu.start < other.end:
-                result.append(
-                    Interruption(ipu.speaker, ipu.start, min(ipu.end, other.end), i, j, floor_taking=ipu.end > other.end)
-                )
-                break
+        j = speech[1 - ipu.speaker].strictly_containing(ipu.start)
+        if j is not None:
+            other = ipus[j]
+            result.append(Interruption(ipu.speaker, ipu.start, min(ipu.end, other.end), i, j, floor_taking=ipu.end > other.end))
     return result
 
 
