@@ -163,7 +163,7 @@ def corpus_statistics(items: Iterable[Dialogue | TurnTakingEvents], *, per_dialo
     Args:
         items: dialogues or their events.
         per_dialogue: also return each dialogue's own statistics under ``"dialogues"``
-            (a dict by dialogue id).
+            (a dict by dialogue id; a repeated id gets a ``#2``, ``#3``, ... suffix).
         **event_kwargs: passed on to ``extract_events``.
     """
     totals, singles = [], {}
@@ -172,7 +172,10 @@ def corpus_statistics(items: Iterable[Dialogue | TurnTakingEvents], *, per_dialo
         t = event_totals(events)
         totals.append(t)
         if per_dialogue:
-            singles[events.dialogue_id] = statistics_from_totals(t)
+            key, n = events.dialogue_id, 2
+            while key in singles:  # two files with the same dialogue id: keep both
+                key, n = f"{events.dialogue_id}#{n}", n + 1
+            singles[key] = statistics_from_totals(t)
     out = statistics_from_totals(add_totals(totals))
     if per_dialogue:
         out["dialogues"] = singles

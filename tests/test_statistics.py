@@ -42,6 +42,8 @@ def test_corpus_statistics_pool_totals_not_rates():
     assert stats["ipu_per_min"] == 2.0  # 4 IPUs / 2 min; the mean of per-dialogue rates would be 3.0
     assert stats["dialogues"]["one"]["pause_per_min"] == 2.0
     assert stats["dialogues"]["two"]["interruption_count"] == 0
+    twice = corpus_statistics([one, one], per_dialogue=True)
+    assert set(twice["dialogues"]) == {"one", "one#2"}
 
 
 def test_word_rates():
