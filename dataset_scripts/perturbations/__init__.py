@@ -20,7 +20,7 @@ from .candidates import (
     hold_instead_of_shift_terms,
     passes_hold_instead_of_shift_filter,
 )
-from .conflicts import edit_anchor_ms, edits_conflict, interval_overlap_ratio
+from .conflicts import anchor_key, edit_anchor_ms, edits_conflict, interval_overlap_ratio
 from .predicates import (
     distinct_text,
     has_text,
@@ -44,6 +44,7 @@ __all__ = [
     "FRAME_MS",
     "CandidateContext",
     "Segment",
+    "anchor_key",
     "candidate_context",
     "distinct_text",
     "edit_anchor_ms",

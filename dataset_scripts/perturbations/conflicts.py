@@ -29,7 +29,8 @@ TURN_OVERLAP_RATIO = 0.5
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value))
+    # as the reference: any int or float (bools included, being ints) that is finite
+    return isinstance(value, (int, float)) and math.isfinite(float(value))
 
 
 def anchor_key(edit: Mapping[str, Any]) -> str | None:

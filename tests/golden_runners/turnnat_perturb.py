@@ -93,33 +93,38 @@ def _candidates(case: dict) -> dict:
     }
 
 
-_MOVED_PRIOR = re.compile(r"^with_prior_at_([0-9.]+)ms$")
+_MOVED = re.compile(r"^with_(prior|new)_at_([0-9.]+)ms$")
+
+
+def _moved(edit: dict, anchor_ms: float) -> dict:
+    """The edit with its anchor time (whichever key supplies it) set to ``anchor_ms``."""
+    edit = dict(edit)
+    edit[P.anchor_key(edit) or "anchor_ms"] = anchor_ms
+    return edit
 
 
 def _conflict(case: dict) -> dict:
     params, inp = case["params"], case["input"]
+    new, prior = inp["new_edit"], inp["prior_edits"]
 
-    def check(new, prior):
-        return P.edits_conflict(new, prior, params["min_gap_ms"], params["turn_overlap_ratio_threshold"])
+    def check(new_edit, prior_edits):
+        return P.edits_conflict(new_edit, prior_edits, params["min_gap_ms"], params["turn_overlap_ratio_threshold"])
 
     out = {
-        "conflict": check(inp["new_edit"], inp["prior_edits"]),
-        "anchor_ms_new": P.edit_anchor_ms(inp["new_edit"]),
-        "anchor_ms_prior": [P.edit_anchor_ms(e) for e in inp["prior_edits"]],
+        "conflict": check(new, prior),
+        "anchor_ms_new": P.edit_anchor_ms(new),
+        "anchor_ms_prior": [P.edit_anchor_ms(e) for e in prior],
     }
-    # Variant queries named "with_prior_at_<ms>ms": the same check with every prior edit's
-    # anchor moved to <ms>.
-    from turneval.dataset_scripts.perturbations.conflicts import anchor_key
-
+    # Variant queries named "with_prior_at_<ms>ms" / "with_new_at_<ms>ms": the same check
+    # with the prior edits' (or the new edit's) anchor moved to <ms>.
     for key in case["output"]:
-        match = _MOVED_PRIOR.match(key)
+        match = _MOVED.match(key)
         if match:
-            moved = []
-            for edit in inp["prior_edits"]:
-                edit = dict(edit)
-                edit[anchor_key(edit) or "anchor_ms"] = float(match.group(1))
-                moved.append(edit)
-            out[key] = check(inp["new_edit"], moved)
+            at = float(match.group(2))
+            if match.group(1) == "prior":
+                out[key] = check(new, [_moved(e, at) for e in prior])
+            else:
+                out[key] = check(_moved(new, at), prior)
     return out
 
 
