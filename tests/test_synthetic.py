@@ -199,9 +199,12 @@ def test_floor_taking_share_follows_yield_probability():
     assert 0.4 <= share <= 0.8
     for d in ds:  # a floor-taking interrupter holds the floor: the next turn is theirs
         turns = [e for e in d.metadata["events"] if e["type"] == "turn"]
-        for e in d.metadata["events"]:
-            if e["type"] == "interruption" and e["floor_taking"]:
-                assert any(t["speaker"] == e["speaker"] and abs(t["start"] - e["start"]) < 1e-3 for t in turns)
+        cut = [i for i in d.metadata["ipus"] if i["role"] == "interrupted"]
+        taken = [e for e in d.metadata["events"] if e["type"] == "interruption" and e["floor_taking"]]
+        assert len(cut) == len(taken)
+        for e in taken:
+            assert any(t["speaker"] == e["speaker"] and abs(t["start"] - e["start"]) < 1e-3 for t in turns)
+            assert any(i["speaker"] == e["interrupted"] and abs(i["end"] - e["interrupted_end"]) < 1e-3 for i in cut)
 
 
 def test_cascaded_system_waits_never_backchannels_and_yields():
@@ -290,3 +293,30 @@ def test_cli_rejects_bad_options(tmp_path, capsys):
     assert main(["synth", str(tmp_path / "x"), "--n", "0"]) == 1
     assert "--n must be at least 1" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_flac_output(tmp_path):
+    from turneval.dataset_scripts.synthetic import write_dialogue
+
+    dialogue = generate_dialogue(8, duration_s=6.0)
+    audio_path, json_path = write_dialogue(dialogue, tmp_path, audio_format="flac")
+    assert audio_path.suffix == ".flac" and sf.info(str(audio_path)).format == "FLAC"
+    again = load_dialogue(json_path)
+    np.testing.assert_allclose(again.audio, dialogue.audio, atol=1.0 / 32768 + 1e-6)
+
+
+def test_bundled_examples_match_their_recipe(repo_root):
+    """examples/ holds exactly what examples/regenerate.py produces (so its README recipe is true)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("regenerate_examples", repo_root / "examples" / "regenerate.py")
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+    for name, (style, seed, system) in recipe.EXAMPLES.items():
+        bundled = load_dialogue(repo_root / "examples" / f"{name}.json")
+        fresh = generate_dialogue(seed, duration_s=recipe.DURATION_S, style=style, system_speaker=system, dialogue_id=name)
+        assert bundled.system_speaker == system and bundled.metadata["style"] == style
+        assert [[w.text for w in ws] for ws in bundled.words] == [[w.text for w in ws] for ws in fresh.words]
+        for got, want in zip(bundled.segments, fresh.segments):
+            np.testing.assert_allclose(np.array(got), np.array(want), atol=1e-3)
+        assert np.corrcoef(bundled.audio.ravel(), fresh.audio.ravel())[0, 1] > 0.999

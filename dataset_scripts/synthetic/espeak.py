@@ -145,6 +145,7 @@ class _Engine:
         data_path = espeakng_loader.get_data_path().encode()
         rate = self.lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, data_path, _INITIALIZE_DONT_EXIT)
         if rate <= 0:
+            self.close()
             raise EspeakError(f"espeak_Initialize failed (returned {rate}) with data path {data_path.decode()}")
         self.sample_rate = rate
         self._chunks: list[np.ndarray] = []
@@ -176,8 +177,6 @@ class _Engine:
         return 0  # 0 = continue synthesis
 
     def set_voice(self, voice: Voice) -> None:
-        if voice == self._voice:
-            return
         if self.lib.espeak_SetVoiceByName(voice.name.encode()) != _EE_OK:
             raise EspeakError(f"eSpeak NG has no voice {voice.name!r} (use 'language+variant', e.g. 'en-us+f3')")
         for param, value in ((_PARAM_RATE, voice.rate), (_PARAM_PITCH, voice.pitch), (_PARAM_RANGE, voice.pitch_range), (_PARAM_VOLUME, 100)):

@@ -67,7 +67,7 @@ class _Placed:
     speaker: int
     start: float
     utterance: Utterance
-    role: str  # turn_internal | turn_final | backchannel | butt_in
+    role: str  # turn_internal | turn_final | interrupted | backchannel | butt_in
     punct: str
 
     @property
@@ -294,6 +294,7 @@ class _Planner:
             cut = point + float(rng.uniform(0.2, 0.6))
             if cut < item.end - 0.05:
                 item.utterance = _truncate(item.utterance, cut - item.start)
+            item.role = "interrupted"  # the clause that lost the floor (cut short unless nearly done)
             event["interrupted_end"] = round(item.end, 4)
             self.timeline.events.append(event)
             return "floor_taking", (point, (utt, clause))
