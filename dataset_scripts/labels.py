@@ -47,6 +47,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .dialogue import SPEAKERS, Dialogue
+from .events import TurnTakingEvents, extract_events, is_speech_word
 from .grids import CHUNK_S
 
 LABELS: tuple[str, ...] = ("NA", "BC", "I", "T", "C")
@@ -355,6 +356,7 @@ def chunk_labels(
     dialogue: Dialogue,
     *,
     backchannel_intervals: Sequence[Sequence[Interval]] | None = None,
+    events: TurnTakingEvents | None = None,
     backchannel_words: Iterable[str] | None = None,
     use_words: bool | None = None,
     start_s: float = 0.0,
@@ -373,9 +375,12 @@ def chunk_labels(
     Args:
         dialogue: the conversation.
         backchannel_intervals: per speaker, ``(start, end)`` of each backchannel. When None
-            they are the backchannels found by
+            they are the backchannels of ``events``, or of
             :func:`~turneval.dataset_scripts.events.extract_events` (by words when the
             dialogue has words, else by the duration proxy).
+        events: the dialogue's already extracted
+            :class:`~turneval.dataset_scripts.events.TurnTakingEvents` (saves extracting them
+            again); ignored when ``backchannel_intervals`` is given.
         backchannel_words: the backchannel phrase list for that detection
             (default: :func:`~turneval.dataset_scripts.events.load_backchannel_words`).
         use_words: use word times (True), segments (False), or words where present (None).
@@ -388,9 +393,8 @@ def chunk_labels(
         **event_kwargs: passed on to ``extract_events`` (e.g. ``max_backchannel_s``).
     """
     if backchannel_intervals is None:
-        from .events import extract_events  # local: events imports nothing from here, keep it so
-
-        events = extract_events(dialogue, backchannel_words=backchannel_words, use_words=use_words, **event_kwargs)
+        if events is None:
+            events = extract_events(dialogue, backchannel_words=backchannel_words, use_words=use_words, **event_kwargs)
         backchannel_intervals = [
             [(bc.start, bc.end) for bc in events.backchannels if bc.speaker == k] for k in range(2)
         ]
@@ -403,8 +407,6 @@ def chunk_labels(
         words = dialogue.words[k] if dialogue.words is not None else []
         from_words = bool(words) if use_words is None else use_words
         if from_words:
-            from .events import is_speech_word  # local, see above
-
             pieces = [(w.start, w.end) for w in words if is_speech_word(w.text)]
         else:
             pieces = list(dialogue.segments[k])

@@ -170,6 +170,11 @@ def test_chunk_labels_own_grid_and_training_ids():
     assert ids.dtype == np.int64 and set(ids.tolist()) <= set(range(len(LABELS)))
     assert labels.floor[-1] == "B" and labels.floor_ids()[-1] == 2
     assert labels.to_dict()["labels"] == list(labels.labels)
+    from turneval.dataset_scripts.events import extract_events
+
+    again = chunk_labels(dlg, events=extract_events(dlg))
+    assert again.recipe_labels == labels.recipe_labels
+    assert "BC" not in chunk_labels(dlg, backchannel_intervals=[[], []]).labels
 
 
 def test_label_ids_unclear_backchannels():
