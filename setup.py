@@ -42,6 +42,7 @@ setup(
     packages=_packages(),
     include_package_data=True,
     package_data={
+        "turneval": ["data/*"],
         "turneval.dataset_scripts": ["data/*", "data/**/*"],
         "turneval.modeling": ["data/*"],
         "turneval.metrics": ["data/*"],

@@ -11,3 +11,14 @@ __version__ = "0.1.0"
 from .dataset_scripts.dialogue import Dialogue, DialogueError, Word  # noqa: E402
 
 __all__ = ["Dialogue", "DialogueError", "Word", "__version__"]
+
+
+def __getattr__(name: str):
+    """``turneval.report(...)`` and ``turneval.Report`` load the report pipeline lazily, so that
+    ``import turneval`` stays light."""
+    if name in ("report", "Report"):
+        import importlib
+
+        _report_module = importlib.import_module(".report", __name__)
+        return _report_module if name == "report" else _report_module.Report
+    raise AttributeError(f"module 'turneval' has no attribute {name!r}")

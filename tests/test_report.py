@@ -1,0 +1,205 @@
+"""`turneval report` and `turneval.report()`: the pipeline, the files, the HTML, bad input."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+import turneval
+from turneval.cli import main
+from turneval.dataset_scripts.grids import SAMPLE_RATE
+from turneval.dataset_scripts.synthetic import generate_dialogue, write_dialogue
+from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
+from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
+from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
+from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
+from turneval.report import Report, ReportError, format_summary, judge_probabilities, report
+
+TINY_WHISPER = {"d_model": 64, "encoder_layers": 2, "encoder_attention_heads": 4, "encoder_ffn_dim": 128, "max_source_positions": 1500}
+TINY_PREDICTOR = dict(hidden_size=32, num_attention_heads=2, intermediate_size=64, num_mel_bins=32, num_channel_layers=1, num_cross_layers=1)
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> dict[str, Path]:
+    """Random-init judge (causal, 4 s context) and predictor saved as safetensors checkpoints."""
+    root = tmp_path_factory.mktemp("checkpoints")
+    torch.manual_seed(0)
+    judge = TurnTakingJudge(TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, context_mode="causal", context_s=4.0))
+    with torch.no_grad():
+        judge.classifier.weight.normal_(std=2.0)  # spread the probabilities so labels differ
+    judge.save_pretrained(root / "judge")
+    FutureActivityPredictorModel(FutureActivityPredictorConfig(**TINY_PREDICTOR)).save_pretrained(root / "predictor")
+    return {"judge": root / "judge", "predictor": root / "predictor"}
+
+
+@pytest.fixture(scope="module")
+def conversation(tmp_path_factory) -> dict[str, Path]:
+    """A 20 s synthetic eager-duplex session (system on channel 1): stereo wav + annotation JSON."""
+    root = tmp_path_factory.mktemp("conversation")
+    dialogue = generate_dialogue(3, duration_s=20.0, style="eager_duplex", system_speaker=1)
+    wav, annotations = write_dialogue(dialogue, root)
+    return {"wav": wav, "json": annotations, "dialogue": dialogue, "root": root}
+
+
+@pytest.fixture(scope="module")
+def full_report(conversation, checkpoints) -> Report:
+    return report(conversation["wav"], system_channel=1, judge=checkpoints["judge"], predictor=checkpoints["predictor"], progress=False)
+
+
+def test_report_has_every_section_with_times(full_report, conversation):
+    rep = full_report
+    duration = conversation["dialogue"].duration
+    assert rep.conversation["system_channel"] == 1 and rep.conversation["user_channel"] == 0
+    assert rep.conversation["segments_source"] == "vad"
+    assert all(rep.segments), "VAD found speech on both channels"
+    n_chunks = int(duration / 0.04 + 1e-9)
+    probs = np.asarray(rep.judge["probabilities"], dtype=float)
+    assert probs.shape == (n_chunks, 5)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-3)
+    instances = rep.agreement["instances"]
+    assert instances and rep.agreement["n_instances"] == len(instances)
+    for inst in instances:
+        assert 0 < inst["time"] < duration
+        assert inst["agrees"] == (inst["judge_label"] == inst["decision"])
+    assert rep.naturalness["worst_units"] and np.isfinite(rep.naturalness["naturalness_score"])
+    assert rep.full_duplex_timing["fdbench"]["n_rounds"] >= 1
+    assert "derived" in rep.full_duplex_timing["derived_from"]
+    assert rep.statistics["ipu_count"] > 0 and rep.backchannel_timing["listener"] == "system"
+
+
+def test_json_round_trip_and_references(full_report):
+    data = json.loads(full_report.to_json())
+    assert data["schema_version"] == 1
+    keys = {row["key"]: row for row in data["summary"]}
+    assert keys["occurrence.a"]["reference"] == 15.9  # Talking Turns Table 2, human in domain
+    assert keys["agreement.a.T"]["reference"] == 81.2  # Table 6
+    assert keys["statistics.speaking_rate_wpm"]["reference"] == 204.5  # Table 8
+    assert all(entry["table"] in ("Table 2", "Table 6", "Table 8") for entry in data["reference_values"]["values"])
+    assert "reference" in format_summary(full_report)
+
+
+def test_json_schema(full_report):
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib import resources
+
+    schema = json.loads(resources.files("turneval").joinpath("data/report.schema.json").read_text())
+    jsonschema.validate(json.loads(full_report.to_json()), schema)
+    broken = json.loads(full_report.to_json())
+    del broken["conversation"]["duration_s"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_api_is_reachable_from_the_package(conversation):
+    rep = turneval.report(conversation["json"], judge=False, predictor=False, progress=False)
+    assert isinstance(rep, turneval.Report)
+    assert rep.conversation["segments_source"] == "annotations"
+    assert rep.judge is None and rep.agreement is None and rep.naturalness is None
+    assert any("--no-judge" in n for n in rep.notes) and any("--no-predictor" in n for n in rep.notes)
+    # annotations carry words: the word rates of Talking Turns Table 8 exist
+    assert rep.statistics["speaking_rate_wpm_system"] > 0
+
+
+def test_streamed_judge_equals_whole_file_scoring(checkpoints, conversation):
+    judge = TurnTakingJudge.from_pretrained(str(checkpoints["judge"])).eval()
+    audio = conversation["dialogue"].audio[:, : 9 * SAMPLE_RATE]
+    streamed = judge_probabilities(judge, audio)
+    whole = judge.score(audio.mean(axis=0)).probabilities
+    np.testing.assert_allclose(streamed, whole, atol=1e-5)
+
+
+def test_two_mono_files_equal_the_stereo_file(conversation, tmp_path):
+    audio = conversation["dialogue"].audio
+    sf.write(tmp_path / "user.wav", audio[0], SAMPLE_RATE)
+    sf.write(tmp_path / "system.wav", audio[1], SAMPLE_RATE)
+    mono = report(user_audio=tmp_path / "user.wav", system_audio=tmp_path / "system.wav", judge=False, predictor=False, progress=False)
+    stereo = report(conversation["wav"], judge=False, predictor=False, progress=False)
+    assert mono.conversation["user_audio"].endswith("user.wav")
+    for ours, theirs in zip(mono.segments, stereo.segments):
+        np.testing.assert_allclose(ours, theirs, atol=0.05)
+
+
+def test_cli_writes_json_and_self_contained_html(conversation, checkpoints, tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["report", str(conversation["wav"]), "--system-channel", "1", "--judge", str(checkpoints["judge"]),
+                 "--predictor", str(checkpoints["predictor"]), "--out", str(out), "--quiet"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "reference (human)" in printed and "15.9 %" in printed
+    data = json.loads((out / "report.json").read_text())
+    page = (out / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 1
+    assert "<script" not in page and "http://" not in page and "https://" not in page
+    assert f"{data['naturalness']['naturalness_score']:.3g}" in page
+    assert "Turn-taking agreement" in page and "Worst boundary units" in page and "FD-Bench" in page
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json"]
+
+
+def _fails(argv: list[str], capsys) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code != 0, err
+    return err
+
+
+def test_bad_input_is_explained_and_nothing_is_written(tmp_path, conversation, capsys):
+    out = tmp_path / "out"
+    base = ["--out", str(out), "--no-judge", "--no-predictor", "--quiet"]
+    mono = tmp_path / "mono.wav"
+    sf.write(mono, conversation["dialogue"].audio[0], SAMPLE_RATE)
+    err = _fails(["report", str(mono), *base], capsys)
+    assert "mono.wav" in err and "expected 2 channel(s), found 1" in err
+    corrupt = tmp_path / "corrupt.wav"
+    corrupt.write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunkjunk")
+    assert "corrupt.wav" in _fails(["report", str(corrupt), *base], capsys)
+    silent = tmp_path / "silent.wav"
+    sf.write(silent, np.zeros((SAMPLE_RATE * 2, 2), dtype=np.float32), SAMPLE_RATE)
+    assert "silent" in _fails(["report", str(silent), *base], capsys)
+    quiet = tmp_path / "no_speech.wav"
+    noise = 1e-4 * np.random.default_rng(0).standard_normal((SAMPLE_RATE * 3, 2)).astype(np.float32)
+    sf.write(quiet, noise, SAMPLE_RATE)
+    assert "no speech" in _fails(["report", str(quiet), *base], capsys)
+    assert "not found" in _fails(["report", str(tmp_path / "missing.wav"), *base], capsys)
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text('{"segments": [[[0, 1]],\n oops')
+    assert "bad.json:2" in _fails(["report", str(conversation["wav"]), "--annotations", str(bad_json), *base], capsys)
+    assert not out.exists()
+
+
+def test_missing_checkpoint_says_how_to_fix(tmp_path, conversation, capsys):
+    err = _fails(["report", str(conversation["wav"]), "--judge", str(tmp_path / "nowhere"), "--no-predictor", "--out", str(tmp_path / "o")], capsys)
+    assert "nowhere" in err and "--no-judge" in err
+    err = _fails(["report", str(conversation["wav"]), "--no-judge", "--predictor", str(tmp_path), "--out", str(tmp_path / "o")], capsys)
+    assert "--no-predictor" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_failed_html_leaves_no_json(full_report, tmp_path, monkeypatch):
+    import turneval.html_report
+
+    def broken(_):
+        raise RuntimeError("plot failed")
+
+    monkeypatch.setattr(turneval.html_report, "render_html", broken)
+    with pytest.raises(RuntimeError):
+        full_report.save(tmp_path / "out")
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_bundled_examples_show_the_system_behaviours(repo_root):
+    """Cascaded: long gaps, no backchannels; eager duplex: interruptions (ground-truth segments)."""
+    examples = repo_root / "examples"
+    reps = {
+        name: report(examples / f"{name}.json", system_channel=1, judge=False, predictor=False, progress=False)
+        for name in ("human_like", "cascaded_like", "eager_duplex_like")
+    }
+    gap = {name: r.statistics["gap_mean_s"] for name, r in reps.items()}
+    assert gap["cascaded_like"] > gap["human_like"] and gap["cascaded_like"] > gap["eager_duplex_like"]
+    assert reps["cascaded_like"].backchannel_timing["n_backchannels"] == 0
+    interruptions = {name: r.statistics["interruption_count_B"] for name, r in reps.items()}
+    assert interruptions["eager_duplex_like"] > interruptions["cascaded_like"]
+    assert interruptions["eager_duplex_like"] > interruptions["human_like"]

@@ -1,0 +1,81 @@
+"""`turneval report`: every turn-taking figure of one human-AI conversation (SPEC §9).
+
+    turneval report call.wav --system-channel 1 --out report/
+    turneval report --user user.wav --system bot.wav --out report/
+    turneval report call.wav --annotations call.json --no-predictor
+
+Writes ``report.json`` and ``report.html`` into ``--out`` (each atomically, both only when the
+whole report succeeded) and prints a summary table with the papers' human reference values.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from turneval.cli import UserError
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "report",
+        help="evaluate one human-AI conversation: events, statistics, timing, judge agreement, naturalness",
+        description="Evaluate the turn-taking of one recorded human-AI conversation: voice activity, events, "
+        "statistics, full-duplex timing metrics, the turn-taking judge and agreement metrics (a)-(e), the "
+        "naturalness score with its worst boundary units, and backchannel timing. Writes report.json and a "
+        "self-contained report.html, and prints a summary beside the human reference values of Talking Turns.",
+    )
+    parser.add_argument("conversation", nargs="?", default=None, metavar="CONVERSATION",
+                        help="stereo audio file (one speaker per channel), or a turneval annotation JSON")
+    parser.add_argument("--system-channel", type=int, choices=(0, 1), default=1,
+                        help="channel of the AI system (default 1); the other channel is the user")
+    parser.add_argument("--user", metavar="A.wav", default=None, help="the user's mono file (with --system, instead of a stereo file)")
+    parser.add_argument("--system", metavar="B.wav", default=None, help="the system's mono file")
+    parser.add_argument("--annotations", metavar="X.json", default=None,
+                        help="turneval annotation JSON with ground-truth segments (and words) to use instead of VAD")
+    parser.add_argument("--judge", metavar="PATH", default=None, help="TurnTakingJudge checkpoint folder (default: the bundled demo)")
+    parser.add_argument("--predictor", metavar="PATH", default=None,
+                        help="FutureActivityPredictor checkpoint folder (default: the bundled demo)")
+    parser.add_argument("--no-judge", action="store_true", help="skip the judge and the agreement metrics")
+    parser.add_argument("--no-predictor", action="store_true", help="skip the naturalness score")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    parser.add_argument("--out", metavar="DIR", default="turneval_report", help="output folder (default ./turneval_report)")
+    parser.add_argument("--no-html", action="store_true", help="write report.json only")
+    parser.add_argument("--vad-threshold", type=float, default=None, help="Silero VAD speech threshold (default 0.5)")
+    parser.add_argument("--max-seconds", type=float, default=None, help="refuse audio longer than this")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from turneval.dataset_scripts.dialogue import DialogueError
+    from turneval.report import format_summary, report
+
+    if args.no_judge and args.judge:
+        raise UserError("--judge and --no-judge contradict each other; give one")
+    if args.no_predictor and args.predictor:
+        raise UserError("--predictor and --no-predictor contradict each other; give one")
+    if args.conversation is None and args.user is None and args.system is None:
+        raise UserError("give a stereo CONVERSATION file, or --user A.wav --system B.wav")
+    vad_settings = {} if args.vad_threshold is None else {"threshold": args.vad_threshold}
+    try:
+        result = report(
+            args.conversation,
+            system_channel=args.system_channel,
+            user_audio=args.user,
+            system_audio=args.system,
+            annotations=args.annotations,
+            judge=False if args.no_judge else args.judge,
+            predictor=False if args.no_predictor else args.predictor,
+            device=args.device,
+            vad_settings=vad_settings,
+            max_seconds=args.max_seconds,
+            progress=not args.quiet and sys.stderr.isatty(),
+        )
+    except DialogueError:
+        raise
+    except ValueError as err:  # VAD settings and other option values
+        raise UserError(str(err)) from None
+    written = result.save(args.out, html=not args.no_html)
+    print(format_summary(result))
+    print("wrote " + ", ".join(str(p) for p in written.values()))
+    return 0

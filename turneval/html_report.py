@@ -1,0 +1,264 @@
+"""A self-contained HTML page for a :class:`~turneval.report.Report`.
+
+No network, no JavaScript, no external CSS: the timeline is a PNG drawn by matplotlib (Agg
+backend) and embedded as base64; the tables are plain HTML. The timeline shows both
+speakers' voice activity, the judge's class probabilities, a marker at every evaluated
+decision (green: the judge agrees with the decision taken, red: it does not) and the worst
+boundary units of the naturalness score (shaded, numbered by rank). Long conversations are
+drawn as several rows so the page stays readable.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from turneval.report import Report
+
+MAX_ROWS = 10
+"""At most this many timeline rows; a row spans at least MIN_ROW_S seconds."""
+MIN_ROW_S = 60.0
+LABEL_COLOURS = {"NA": "#9e9e9e", "BC": "#2e7d32", "I": "#c62828", "T": "#1565c0", "C": "#ef6c00"}
+METRIC_ROWS = ("a", "b", "c", "d", "e")
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.92em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}
+th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}.ref{color:#555}
+.note{background:#fff8e1;border-left:4px solid #ffb300;padding:.4em .8em;margin:.3em 0}
+img.timeline{width:100%;border:1px solid #ddd}details{margin:.6em 0}.ok{color:#2e7d32}.bad{color:#c62828}
+"""
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "n/a"
+        return f"{value:.{digits}g}" if abs(value) < 10 ** digits else f"{value:.0f}"
+    return str(value)
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None) -> str:
+    out = ["<table>"]
+    if caption:
+        out.append(f"<caption>{html.escape(caption)}</caption>")
+    out.append("<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>")
+    for row in rows:
+        cells = []
+        for cell in row:
+            cls = ' class="num"' if isinstance(cell, (int, float)) and not isinstance(cell, bool) else ""
+            cells.append(f"<td{cls}>{html.escape(_fmt(cell))}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _kv_table(data: dict[str, Any], skip: Iterable[str] = ()) -> str:
+    skip = set(skip)
+    rows = [(k, v) for k, v in data.items() if k not in skip and not isinstance(v, (dict, list))]
+    return _table(("figure", "value"), rows)
+
+
+# ---------------------------------------------------------------------------------------
+# Timeline plot
+# ---------------------------------------------------------------------------------------
+
+
+def timeline_png(rep: "Report", dpi: int = 90) -> bytes:
+    """The timeline figure as PNG bytes (matplotlib, Agg backend)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    duration = float(rep.conversation["duration_s"])
+    row_s = max(MIN_ROW_S, duration / MAX_ROWS)
+    n_rows = max(1, int(math.ceil(duration / row_s - 1e-9)))
+    row_s = min(row_s, duration) if n_rows == 1 else row_s
+    has_judge = rep.judge is not None
+    panels = 3 if has_judge else 1
+    ratios = [1.2, 2.0, 1.6][:panels]
+    fig, axes = plt.subplots(n_rows * panels, 1, figsize=(14, (1.1 + 2.4 * (panels > 1) + 0.4) * n_rows), squeeze=False,
+                             gridspec_kw={"height_ratios": ratios * n_rows})
+    axes = axes[:, 0]
+    system, user = rep.conversation["system_channel"], rep.conversation["user_channel"]
+    worst = (rep.naturalness or {}).get("worst_units") or []
+    probs = names = times = None
+    if has_judge:
+        probs = np.asarray([[np.nan] * 5 if r is None else [np.nan if v is None else v for v in r] for r in rep.judge["probabilities"]], dtype=float)
+        names = rep.judge["label_names"]
+        # row t is about chunk t + 1: draw it at that chunk's centre
+        times = (np.arange(probs.shape[0]) + 1.5) * rep.judge["chunk_s"]
+    instances = (rep.agreement or {}).get("instances") or []
+    for row in range(n_rows):
+        lo, hi = row * row_s, min(duration, (row + 1) * row_s)
+        group = axes[row * panels : (row + 1) * panels]
+        activity = group[0]
+        for y, speaker, who, colour in ((1, user, "user", "#1565c0"), (0, system, "system", "#ef6c00")):
+            spans = [(s, e - s) for s, e in rep.segments[speaker] if e > lo and s < hi]
+            activity.broken_barh(spans, (y - 0.35, 0.7), facecolors=colour)
+        activity.set_yticks([0, 1], [f"system (ch {system})", f"user (ch {user})"])
+        activity.set_ylim(-0.6, 1.6)
+        if has_judge:
+            judge_ax, decision_ax = group[1], group[2]
+            sel = (times >= lo) & (times < hi)
+            for k, name in enumerate(names):
+                judge_ax.plot(times[sel], probs[sel, k], lw=0.9, color=LABEL_COLOURS.get(name), label=name)
+            judge_ax.set_ylim(0, 1)
+            judge_ax.set_ylabel("judge p")
+            if row == 0:
+                judge_ax.legend(loc="upper right", ncol=5, fontsize=8)
+            for inst in instances:
+                if lo <= inst["time"] < hi:
+                    decision_ax.scatter(inst["time"], 4 - METRIC_ROWS.index(inst["metric"]), s=14,
+                                        color="#2e7d32" if inst["agrees"] else "#c62828", marker="o" if inst["agrees"] else "x")
+            decision_ax.set_yticks(range(5), [f"({m})" for m in reversed(METRIC_ROWS)])
+            decision_ax.set_ylim(-0.7, 4.7)
+            decision_ax.set_ylabel("decisions")
+        for rank, unit in enumerate(worst, start=1):
+            start, end = unit["window"]
+            if end > lo and start < hi:
+                for ax in group:
+                    ax.axvspan(max(start, lo), min(end, hi), color="#ffd54f", alpha=0.35, lw=0)
+                group[0].text(max(start, lo), 1.45, f"#{rank}", fontsize=8, va="center", color="#8d6e00")
+        for ax in group:
+            ax.set_xlim(lo, lo + row_s)
+            ax.grid(axis="x", alpha=0.3)
+        group[-1].set_xlabel("time (s)")
+    fig.suptitle(
+        "Voice activity" + (", judge probabilities, decisions (green o: judge agrees, red x: disagrees)" if has_judge else "")
+        + (", worst naturalness units shaded" if worst else ""),
+        fontsize=10,
+    )
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+# ---------------------------------------------------------------------------------------
+# Page
+# ---------------------------------------------------------------------------------------
+
+
+def _summary_section(rep: "Report") -> str:
+    rows = [
+        (r["label"], r["value"], r["unit"], "" if r["reference"] is None else r["reference"], r["reference_source"] or "")
+        for r in rep.summary_rows()
+    ]
+    return _table(("figure", "this conversation", "unit", "reference value (human)", "reference source"), rows)
+
+
+def _agreement_section(rep: "Report") -> str:
+    agreement = rep.agreement
+    if agreement is None:
+        return "<p>Judge skipped: no agreement metrics.</p>"
+    rows = []
+    for metric, entry in agreement["metrics"].items():
+        for decision, s in entry["decisions"].items():
+            rows.append((f"({metric}) {entry['title']}", s["description"], s["n_instances"], s["agreement"], s["ci95_low"], s["ci95_high"]))
+    parts = [_table(("metric", "decision taken", "instances", "agreement", "95% CI low", "95% CI high"), rows,
+                    f"Judge thresholds: {agreement['thresholds']}")]
+    occ = [(f"({m})", o["decision"], o["count"], o["n_instances"], 100 * o["rate"]) for m, o in agreement["occurrence_rates"].items()]
+    parts.append("<h3>Occurrence rates (Talking Turns Table 2)</h3>" + _table(("metric", "decision", "count", "instances", "rate %"), occ))
+    sens = [(f"({m})", d, v["mean"][d], v["margin_of_error"][d]) for m, v in agreement["threshold_sensitivity"].items() for d in v["mean"]]
+    parts.append("<h3>Threshold sensitivity (§A.8)</h3>" + _table(("metric", "decision", "mean agreement", "margin of error"), sens))
+    cm = agreement.get("confusion_matrix")
+    if cm:
+        labels = cm["labels"]
+        parts.append("<h3>Single-label confusion matrix of the system's decisions (% of decisions; rows: taken, columns: judge)</h3>"
+                     + _table(["taken \\ judge"] + labels, [[a] + list(row) for a, row in zip(labels, cm["matrix"])]))
+    inst = [(i["time"], f"({i['metric']})", i["decision"], i["judge_label"], i["agrees"]) for i in agreement["instances"]]
+    parts.append(f"<details><summary>All {len(inst)} evaluated decisions</summary>"
+                 + _table(("time (s)", "metric", "decision taken", "judge label", "agrees"), inst) + "</details>")
+    return "\n".join(parts)
+
+
+def _timing_section(rep: "Report") -> str:
+    timing = rep.full_duplex_timing
+    parts = [f"<p>{html.escape(timing['derived_from'])}</p>"]
+    if timing.get("fdbench"):
+        parts.append("<h3>FD-Bench</h3>" + _kv_table(timing["fdbench"]))
+    fdb = timing["full_duplex_bench"]
+    rows = [(task, fdb[task]["n_samples"], fdb[task]["take_over_rate"], fdb[task]["mean_latency_s"])
+            for task in ("smooth_turn_taking", "pause_handling", "user_interruption")]
+    parts.append("<h3>Full-Duplex-Bench</h3>" + _table(("task", "samples", "take-over rate", "mean latency (s)"), rows))
+    t = fdb["timing"]
+    parts.append(_table(("v1.5 timing", "n", "mean (s)", "95% CI low", "95% CI high"),
+                        [(name, t[name]["n"], t[name]["mean"], t[name]["ci95_low"], t[name]["ci95_high"]) for name in ("stop_latency", "response_gap")]))
+    return "\n".join(parts)
+
+
+def _naturalness_section(rep: "Report") -> str:
+    nat = rep.naturalness
+    if nat is None:
+        return "<p>Predictor skipped: no naturalness score.</p>"
+    parts = [_kv_table(nat, skip=("units", "worst_units"))]
+    rows = [(rank, u["time"], u["type"], u["speaker"], f"{u['window'][0]:.2f}-{u['window'][1]:.2f}", u["unit_nll"])
+            for rank, u in enumerate(nat["worst_units"], start=1)]
+    parts.append("<h3>Worst boundary units (shaded in the timeline)</h3>"
+                 + _table(("rank", "boundary time (s)", "boundary", "speaker", "window (s)", "unit NLL"), rows))
+    return "\n".join(parts)
+
+
+def _statistics_section(rep: "Report") -> str:
+    return _kv_table(rep.statistics)
+
+
+def _backchannel_section(rep: "Report") -> str:
+    bc = rep.backchannel_timing
+    rows = [("backchannels", bc["n_backchannels"]), ("mean rate per minute", bc["mean_rate_per_minute"]),
+            ("share of segments in the band", bc["in_band_share"]), ("band (per minute)", f"{bc['band'][0]:g}-{bc['band'][1]:g}"),
+            ("spacing violations (< 1 s apart)", bc["spacing"]["n_violations"]), ("user backchannels", bc.get("user_n_backchannels"))]
+    return _table(("system backchannels (SWOZ)", "value"), rows)
+
+
+def _references_section(rep: "Report") -> str:
+    from turneval.report import reference_values
+
+    refs = reference_values()
+    systems = list(refs["systems"])
+    rows = [[e["label"], f"{e['table']}"] + [e["values"].get(s, "") for s in systems] for e in refs["values"]]
+    return (f"<p class=\"ref\">{html.escape(refs['description'])} Source: {html.escape(refs['source'])}.</p>"
+            + _table(["figure", "table"] + [refs["systems"][s] for s in systems], rows))
+
+
+def render_html(rep: "Report") -> str:
+    """The full page as a string."""
+    conv = rep.conversation
+    png = base64.b64encode(timeline_png(rep)).decode("ascii")
+    source = conv.get("audio") or f"user {conv.get('user_audio')}, system {conv.get('system_audio')}"
+    notes = "".join(f'<div class="note">{html.escape(n)}</div>' for n in rep.notes)
+    sections = [
+        ("Summary", _summary_section(rep)),
+        ("Timeline", f'<img class="timeline" alt="timeline plot" src="data:image/png;base64,{png}">'),
+        ("Turn-taking agreement (judge vs decisions taken)", _agreement_section(rep)),
+        ("Naturalness", _naturalness_section(rep)),
+        ("Full-duplex timing", _timing_section(rep)),
+        ("Backchannel timing", _backchannel_section(rep)),
+        ("Turn-taking statistics", _statistics_section(rep)),
+        ("Reference values", _references_section(rep)),
+    ]
+    body = "\n".join(f"<h2>{html.escape(title)}</h2>\n{content}" for title, content in sections)
+    title = f"turneval report: {conv['id']}"
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n"
+        f"<h1>{html.escape(title)}</h1>\n<p>{html.escape(source)} &middot; {conv['duration_s']:.1f} s &middot; "
+        f"system on channel {conv['system_channel']}, user on channel {conv['user_channel']} &middot; speech from "
+        f"{html.escape(str(conv.get('segments_source')))}</p>\n{notes}\n{body}\n</body></html>\n"
+    )
+
+
+__all__ = ["render_html", "timeline_png"]
