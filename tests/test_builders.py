@@ -121,3 +121,22 @@ def test_perturbations_builder_rejects_bad_config(tmp_path):
     manifest = write_dialogue_manifest([tiny_dialogue()], tmp_path / "src")
     with pytest.raises(ValueError, match="unknown perturbation"):
         TurnTakingPerturbations(cache_dir=str(tmp_path / "c"), manifest=str(manifest), types=("nope",)).download_and_prepare()
+
+
+def test_cli_builds_and_exports_parquet(tmp_path, capsys):
+    import soundfile as sf
+
+    from tests.test_perturbations import scripted_dialogue
+    from turneval.cli import main
+
+    d = scripted_dialogue("talk")
+    sf.write(str(tmp_path / "talk.wav"), d.audio.T, SAMPLE_RATE, subtype="FLOAT")
+    d.audio_path = "talk.wav"  # relative to the annotation file, as the synthetic corpus writes it
+    d.save_annotations(tmp_path / "talk.json")
+    out = tmp_path / "pairs"
+    assert main(["dataset", "perturbations", str(tmp_path / "talk.json"), "--out", str(out), "--types", "late_response"]) == 0
+    assert "train: 1 rows" in capsys.readouterr().out
+    back = load_parquet(out, cache_dir=tmp_path / "pc")["train"]
+    assert back[0]["pair_id"] == "talk__late_response"
+    assert main(["dataset", "chunks", str(out / "src" / "manifest.jsonl"), "--out", str(tmp_path / "chunks")]) == 0
+    assert main(["dataset", "probes", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "p")]) == 1

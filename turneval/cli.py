@@ -14,6 +14,7 @@ COMMAND_MODULES: list[str] = [
     "turneval.commands.vad",
     "turneval.commands.synth",
     "turneval.commands.stats",
+    "turneval.commands.dataset",
     "turneval.commands.report",
 ]
 

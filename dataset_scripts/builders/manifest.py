@@ -31,7 +31,11 @@ def write_dialogue_manifest(
     split: str | dict[str, str] = "train",
     audio_dir: str | Path | None = None,
 ) -> Path:
-    """Write dialogues as a manifest; in-memory audio without a path is saved as WAV.
+    """Write dialogues as a manifest; in-memory audio without a usable path is saved as WAV.
+
+    Audio paths are stored absolute. A dialogue whose ``audio_path`` does not resolve from
+    the current folder (e.g. relative to its annotation file) but whose audio is loaded gets
+    its audio written under ``audio_dir``.
 
     Args:
         dialogues: the conversations (from any reader or the synthetic generator).
@@ -51,6 +55,15 @@ def write_dialogue_manifest(
     lines = []
     for dialogue in dialogues:
         row = dialogue.to_dict()
+        if row.get("audio_path") and Path(row["audio_path"]).is_file():
+            row["audio_path"] = str(Path(row["audio_path"]).resolve())
+        elif row.get("audio_path") and dialogue.audio is None:
+            raise DialogueError(
+                f"dialogue {dialogue.id!r}: audio_path {row['audio_path']!r} is not a file here and no audio is "
+                "loaded; give an absolute path or load the audio"
+            )
+        else:  # no usable path (none, or relative to some other folder): write the loaded audio
+            row["audio_path"] = None
         if not row.get("audio_path") and dialogue.audio is not None:
             audio_dir.mkdir(parents=True, exist_ok=True)
             target = audio_dir / f"{dialogue.id}.wav"
