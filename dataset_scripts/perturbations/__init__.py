@@ -4,7 +4,9 @@
 - ``predicates``: backchannel-like, substantive, question-like, ... segment tests.
 - ``candidates``: where each perturbation type can be applied.
 - ``conflicts``: edit anchors and when two edits are too close.
-- ``edits``: the five edits on a stereo conversation (audio, activity and words together).
+- ``edits``: the five edits on a stereo conversation (audio, activity and words together),
+  built on ``audio_ops`` (faded splices, room tone, loudness) and ``timeline`` (moving
+  segments and words with the audio).
 - ``pairs``: 20-25 s crops in mutual silence, loudness normalisation, natural/perturbed pairs.
 """
 from .candidates import (
