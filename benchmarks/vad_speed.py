@@ -1,23 +1,63 @@
-"""CPU seconds per minute of one audio channel for the VAD backends.
+"""VAD: CPU seconds per minute of one audio channel, turneval's path vs silero's stock paths.
 
     python benchmarks/vad_speed.py [some_recording.wav] [--minutes 1]
 
-Without a file, a minute of noise bursts is used (the cost depends only on the length).
-Compares turneval's sequence-ONNX path with silero's stock ONNX and JIT paths and checks
-that they find the same segments.
+Without a file, noise bursts are used (the cost depends only on the length). Compares
+turneval's sequence-ONNX path with silero's stock ONNX and JIT paths and checks that they find
+the same segments. Under ``benchmarks/run_all.py`` (``run(quick)``) it also measures how the
+cost grows from 1 to 60 minutes of audio.
 """
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import figure, limit_threads, noise_audio, scaling_figures, scaling_minutes, timed  # noqa: E402
 
-def _cpu(fn):
-    start = time.process_time()
-    out = fn()
-    return time.process_time() - start, out
+
+def compare_backends(channel: np.ndarray) -> dict[str, tuple[float, list[tuple[float, float]]]]:
+    """CPU seconds and segments of each VAD path on one 16 kHz channel."""
+    import torch
+    from silero_vad import get_speech_timestamps, load_silero_vad
+
+    from turneval.dataset_scripts.grids import SAMPLE_RATE
+    from turneval.dataset_scripts.vad import SileroVAD
+
+    vad = SileroVAD()
+    vad.detect_speech(channel[:SAMPLE_RATE])  # load the model outside the timing
+    ours = timed(lambda: vad.detect_speech(channel))
+    results = {"turneval sequence ONNX": (ours.cpu_s, ours.result)}
+    for name, model in (("silero stock ONNX", load_silero_vad(onnx=True)), ("silero stock JIT", load_silero_vad())):
+        stock = timed(lambda: get_speech_timestamps(torch.from_numpy(channel), model))
+        results[name] = (stock.cpu_s, [(d["start"] / SAMPLE_RATE, d["end"] / SAMPLE_RATE) for d in stock.result])
+    return results
+
+
+def run(quick: bool) -> list[dict]:
+    from turneval.dataset_scripts.grids import SAMPLE_RATE
+    from turneval.dataset_scripts.vad import SileroVAD
+
+    limit_threads()
+    minutes = 0.5 if quick else 1.0
+    channel = noise_audio(minutes * 60)
+    results = compare_backends(channel)
+    ours_segments = results["turneval sequence ONNX"][1]
+    out = []
+    for name, (seconds, segments) in results.items():
+        same = "same segments as turneval" if segments == ours_segments else "DIFFERENT segments from turneval"
+        reference = "VAD silero stock ONNX" if name != "silero stock ONNX" else None
+        out.append(figure(f"VAD {name}", seconds / minutes, "CPU s per audio minute", reference=reference,
+                          note=f"{minutes:g} min of noise bursts, {len(segments)} segments; {same}",
+                          headline=name == "turneval sequence ONNX"))
+    vad = SileroVAD()
+    grid = scaling_minutes(quick)
+    audio = noise_audio(grid[-1] * 60, seed=1)
+    costs = [timed(lambda: vad.detect_speech(audio[: int(m * 60 * SAMPLE_RATE)])).cpu_s for m in grid]
+    return out + scaling_figures("VAD (turneval, one channel)", grid, costs)
 
 
 def main() -> None:
@@ -26,30 +66,15 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=1.0)
     args = parser.parse_args()
 
-    import torch
-    from silero_vad import get_speech_timestamps, load_silero_vad
-
     from turneval.dataset_scripts.audio import load_audio
     from turneval.dataset_scripts.grids import SAMPLE_RATE
-    from turneval.dataset_scripts.vad import SileroVAD
 
-    torch.set_num_threads(1)
+    limit_threads()
     n = int(args.minutes * 60 * SAMPLE_RATE)
-    if args.audio:
-        channel = load_audio(args.audio)[0][0][:n]
-    else:
-        rng = np.random.default_rng(0)
-        envelope = (np.sin(np.arange(n) / SAMPLE_RATE * 2 * np.pi * 0.2) > 0).astype(np.float32)
-        channel = (0.1 * rng.standard_normal(n) * envelope + 1e-3 * rng.standard_normal(n)).astype(np.float32)
+    channel = load_audio(args.audio)[0][0][:n] if args.audio else noise_audio(args.minutes * 60)
     minutes = channel.size / SAMPLE_RATE / 60
-
-    vad = SileroVAD()
-    vad.detect_speech(channel[:SAMPLE_RATE])  # load the model outside the timing
-    ours_s, ours = _cpu(lambda: vad.detect_speech(channel))
-    results = {"turneval sequence ONNX": (ours_s, ours)}
-    for name, model in (("silero stock ONNX", load_silero_vad(onnx=True)), ("silero stock JIT", load_silero_vad())):
-        seconds, found = _cpu(lambda: get_speech_timestamps(torch.from_numpy(channel), model))
-        results[name] = (seconds, [(d["start"] / SAMPLE_RATE, d["end"] / SAMPLE_RATE) for d in found])
+    results = compare_backends(channel)
+    ours = results["turneval sequence ONNX"][1]
     for name, (seconds, segments) in results.items():
         same = "same segments" if segments == ours else "DIFFERENT segments"
         print(f"{name:24s} {seconds / minutes:6.3f} CPU s per minute  ({len(segments)} segments, {same})")

@@ -15,7 +15,10 @@ COMMAND_MODULES: list[str] = [
     "turneval.commands.synth",
     "turneval.commands.stats",
     "turneval.commands.dataset",
+    "turneval.commands.bench",
     "turneval.commands.report",
+    "turneval.commands.score",
+    "turneval.commands.compare",
 ]
 
 

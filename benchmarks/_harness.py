@@ -1,0 +1,242 @@
+"""Shared helpers of the benchmarks: figures, timing, memory, scaling fits, machine facts.
+
+A benchmark is a module ``benchmarks/<name>.py`` with ``run(quick: bool) -> list[dict]``.
+Each dict is one *figure*::
+
+    {"name": "judge causal chunk predictions per second", "value": 412.0, "unit": "1/s",
+     "reference": "judge window chunk predictions per second"}
+
+``reference`` names another figure of the same run (of any benchmark); ``run_all.py`` then
+adds ``ratio = value / reference value``. A benchmark may set ``ratio`` itself, and ``note``
+for anything a reader must know to read the number (sizes, what was extrapolated).
+Names starting with ``_`` are helpers, never run as benchmarks.
+"""
+from __future__ import annotations
+
+import math
+import os
+import platform
+import resource
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+THREADS_ENV = "TURNEVAL_BENCH_THREADS"
+
+
+def figure(
+    name: str,
+    value: float,
+    unit: str,
+    *,
+    reference: str | None = None,
+    ratio: float | None = None,
+    note: str | None = None,
+    headline: bool = False,
+) -> dict[str, Any]:
+    """One benchmark figure (see the module docstring); NaN stays NaN, never a made-up number.
+
+    ``headline`` figures also go to the short table at the top of the report (the README's).
+    """
+    out: dict[str, Any] = {"name": name, "value": float(value), "unit": unit}
+    if reference is not None:
+        out["reference"] = reference
+    if ratio is not None:
+        out["ratio"] = float(ratio)
+    if note:
+        out["note"] = note
+    if headline:
+        out["headline"] = True
+    return out
+
+
+def bench_threads() -> int:
+    """Threads a benchmark may use (``$TURNEVAL_BENCH_THREADS``, default 1: the numbers then
+    compare across machines and do not depend on what else runs)."""
+    return max(1, int(os.environ.get(THREADS_ENV, "1")))
+
+
+def limit_threads() -> int:
+    """Make torch use ``bench_threads()`` threads; return that number."""
+    threads = bench_threads()
+    import torch
+
+    torch.set_num_threads(threads)
+    return threads
+
+
+@dataclass
+class Timing:
+    """CPU and wall seconds of one call, and what it returned."""
+
+    cpu_s: float
+    wall_s: float
+    result: Any = None
+
+
+def timed(fn: Callable[[], Any]) -> Timing:
+    """Run ``fn()`` once; CPU time counts all threads of this process (the figure a shared,
+    busy machine reproduces best), wall time is what a user waits."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = fn()
+    return Timing(time.process_time() - cpu, time.perf_counter() - wall, result)
+
+
+def best_of(fn: Callable[[], Any], repeats: int) -> Timing:
+    """The fastest of ``repeats`` runs by CPU time (the least disturbed by other processes)."""
+    runs = [timed(fn) for _ in range(max(1, repeats))]
+    return min(runs, key=lambda t: t.cpu_s)
+
+
+# --------------------------------------------------------------------------- memory
+def _status_kib(field: str) -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def current_rss_mib() -> float:
+    """Resident memory of this process now (MiB); the peak so far where /proc is missing."""
+    kib = _status_kib("VmRSS")
+    return kib / 1024 if kib is not None else peak_rss_mib()
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process (MiB) since it started or since :func:`reset_peak_rss`."""
+    kib = _status_kib("VmHWM")
+    if kib is None:
+        kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return kib / 1024
+
+
+def reset_peak_rss() -> bool:
+    """Reset the peak-RSS counter of this process to the current RSS (Linux >= 4.0).
+
+    Returns False where that is not possible; the peak then counts from the process start,
+    which is still an upper bound.
+    """
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
+            handle.write("5")
+        return True
+    except OSError:
+        return False
+
+
+@dataclass
+class MemoryUse:
+    """Memory of one call: the RSS before it, the peak during it, and their difference."""
+
+    before_mib: float
+    peak_mib: float
+    exact: bool  # False: the peak counts from the process start (no reset possible)
+
+    @property
+    def added_mib(self) -> float:
+        return max(0.0, self.peak_mib - self.before_mib)
+
+
+def memory_of(fn: Callable[[], Any]) -> tuple[MemoryUse, Any]:
+    """Peak resident memory while ``fn()`` runs, and its result."""
+    exact = reset_peak_rss()
+    before = current_rss_mib()
+    result = fn()
+    return MemoryUse(before, peak_rss_mib(), exact), result
+
+
+# --------------------------------------------------------------------------- scaling
+def loglog_exponent(sizes: Sequence[float], costs: Sequence[float]) -> float:
+    """Slope of log(cost) against log(size): 1 means linear, 2 quadratic, 0 constant."""
+    x, y = np.log(np.asarray(sizes, dtype=float)), np.log(np.maximum(np.asarray(costs, dtype=float), 1e-12))
+    if len(x) < 2 or np.ptp(x) == 0:
+        return float("nan")
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def scaling_minutes(quick: bool) -> list[float]:
+    """Audio lengths (minutes) of the scaling runs: 1 to 60 minutes; quick: 0.25 to 2."""
+    return [0.25, 0.5, 1.0, 2.0] if quick else [1.0, 2.0, 5.0, 10.0, 30.0, 60.0]
+
+
+def scaling_figures(stage: str, minutes: Sequence[float], costs: Sequence[float], unit_cost: str = "CPU s") -> list[dict[str, Any]]:
+    """The log-log exponent of one stage and its cost at the longest length."""
+    span = f"{_fmt_minutes(minutes[0])}-{_fmt_minutes(minutes[-1])} min"
+    return [
+        figure(f"{stage}: scaling exponent ({span})", loglog_exponent(minutes, costs), "",
+               note="slope of log cost vs log audio length; 1 = linear"),
+        figure(f"{stage}: cost at {_fmt_minutes(minutes[-1])} min", costs[-1], unit_cost),
+    ]
+
+
+def _fmt_minutes(m: float) -> str:
+    return f"{m:g}"
+
+
+# --------------------------------------------------------------------------- inputs
+def noise_audio(seconds: float, channels: int = 1, seed: int = 0, sample_rate: int | None = None) -> np.ndarray:
+    """Speech-like test audio: noise bursts (0.2 Hz on/off) over a low noise floor.
+
+    The cost of every stage measured here depends on the length only, not on the content.
+    Returns ``[n]`` for one channel, ``[channels, n]`` otherwise (float32).
+    """
+    from turneval.dataset_scripts.grids import SAMPLE_RATE
+
+    rate = sample_rate or SAMPLE_RATE
+    n = int(round(seconds * rate))
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) / rate
+    out = np.empty((channels, n), dtype=np.float32)
+    for c in range(channels):
+        on = (np.sin(2 * np.pi * 0.2 * t + c * np.pi) > 0).astype(np.float32)
+        out[c] = 0.1 * rng.standard_normal(n).astype(np.float32) * on + 1e-3 * rng.standard_normal(n).astype(np.float32)
+    return out[0] if channels == 1 else out
+
+
+def machine_info() -> dict[str, Any]:
+    """CPU model, cores, RAM, OS and Python: the facts a reader needs to compare numbers."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    ram_gib = float("nan")
+    try:
+        ram_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError, AttributeError):
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "usable_cores": usable,
+        "ram_gib": round(ram_gib, 1) if math.isfinite(ram_gib) else None,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def package_versions(names: Sequence[str] = ("turneval", "torch", "transformers", "numpy", "onnxruntime", "silero-vad", "pipecat-ai")) -> dict[str, str | None]:
+    """Installed versions of the packages the figures depend on (None: not installed)."""
+    from importlib import metadata
+
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out

@@ -1,0 +1,351 @@
+"""Run every benchmark of this folder and report speed, memory and quality side by side.
+
+    python benchmarks/run_all.py --quick                     # CI-sized inputs, a few minutes
+    python benchmarks/run_all.py                             # the full sizes (1-60 min of audio)
+    python benchmarks/run_all.py --only judge_speed,cindex_speed
+    python benchmarks/run_all.py --docs docs/performance.md  # also regenerate the docs page
+
+Every ``benchmarks/<name>.py`` (names starting with ``_`` are helpers) exposes
+``run(quick: bool) -> list[dict]``; each runs in its own Python process, so its peak resident
+memory is its own and a crash or a hang costs only that benchmark. The figures of all of them
+go to one JSON file and a markdown table (machine, package versions, date), and every figure
+that names a reference measured in the same run is also stated as a ratio to it.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import importlib.util
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import _harness  # noqa: E402  (a sibling helper module, importable once HERE is on the path)
+
+REPRODUCE = "python benchmarks/run_all.py{quick} --docs docs/performance.md"
+DEFAULT_TIMEOUT_S = 900.0
+
+
+class BenchmarkError(RuntimeError):
+    """A benchmark module is malformed or returned malformed figures."""
+
+
+# --------------------------------------------------------------------------- discovery
+def discover(bench_dir: str | os.PathLike = HERE, only: Sequence[str] | None = None) -> list[Path]:
+    """The benchmark files of ``bench_dir`` in name order (``only``: just these stems)."""
+    folder = Path(bench_dir)
+    found = sorted(p for p in folder.glob("*.py") if not p.name.startswith("_") and p.name != Path(__file__).name)
+    if only:
+        wanted = list(dict.fromkeys(only))
+        known = {p.stem: p for p in found}
+        missing = [name for name in wanted if name not in known]
+        if missing:
+            raise BenchmarkError(f"no benchmark named {', '.join(missing)} in {folder} (have: {', '.join(sorted(known)) or 'none'})")
+        found = [known[name] for name in wanted]
+    return found
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"turneval_benchmark_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise BenchmarkError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not callable(getattr(module, "run", None)):
+        raise BenchmarkError(f"{path}: defines no run(quick: bool) -> list[dict]")
+    return module
+
+
+def check_figures(figures: Any, source: str) -> list[dict[str, Any]]:
+    """Raise BenchmarkError unless ``figures`` is a list of figure dicts (see _harness.figure)."""
+    if not isinstance(figures, list):
+        raise BenchmarkError(f"{source}: run() must return a list of figure dicts, got {type(figures).__name__}")
+    out = []
+    for i, fig in enumerate(figures):
+        where = f"{source}: figure {i}"
+        if not isinstance(fig, dict):
+            raise BenchmarkError(f"{where} is a {type(fig).__name__}, not a dict")
+        for key, kind in (("name", str), ("unit", str)):
+            if not isinstance(fig.get(key), kind):
+                raise BenchmarkError(f"{where} needs a string {key!r}")
+        value = fig.get("value")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise BenchmarkError(f"{where} ({fig['name']!r}) needs a numeric 'value', got {value!r}")
+        out.append({**fig, "value": float(value)})
+    return out
+
+
+# --------------------------------------------------------------------------- one benchmark
+def _worker(path: str, quick: bool, result_path: str) -> int:
+    """Child process: run one benchmark and write its figures and its peak RSS as JSON."""
+    start = time.perf_counter()
+    module = _load(Path(path))
+    figures = check_figures(module.run(quick), path)
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    payload = {"figures": figures, "peak_rss_mib": peak_kib / 1024, "seconds": time.perf_counter() - start}
+    Path(result_path).write_text(json.dumps(payload), encoding="utf-8")
+    return 0
+
+
+def run_benchmark(path: Path, quick: bool, timeout_s: float = DEFAULT_TIMEOUT_S, threads: int = 1) -> dict[str, Any]:
+    """Run one benchmark file in a fresh Python process.
+
+    Returns ``{"benchmark", "figures", "seconds", "peak_rss_mib", "error"}``; ``error`` is None
+    on success, else what went wrong (the tail of the child's stderr, or the time-out).
+    """
+    env = dict(os.environ)
+    env[_harness.THREADS_ENV] = str(threads)
+    # Numeric libraries read these when they start: one place sets the thread count for all.
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        env[var] = str(threads)
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    record: dict[str, Any] = {"benchmark": path.stem, "figures": [], "seconds": float("nan"), "peak_rss_mib": float("nan"), "error": None}
+    with tempfile.TemporaryDirectory(prefix="turneval-bench-") as tmp:
+        result_path = Path(tmp) / "result.json"
+        command = [sys.executable, str(Path(__file__).resolve()), "--worker", str(path), "--result", str(result_path)]
+        if quick:
+            command.append("--quick")
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            record["error"] = f"timed out after {timeout_s:g} s"
+            record["seconds"] = time.perf_counter() - start
+            return record
+        record["seconds"] = time.perf_counter() - start
+        if proc.returncode != 0 or not result_path.is_file():
+            tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-15:]
+            record["error"] = f"exit status {proc.returncode}: " + "\n".join(tail)
+            return record
+        payload = json.loads(result_path.read_text(encoding="utf-8"))
+    record["figures"] = payload["figures"]
+    record["peak_rss_mib"] = payload["peak_rss_mib"]
+    return record
+
+
+# --------------------------------------------------------------------------- the report
+def resolve_ratios(records: list[dict[str, Any]]) -> None:
+    """Fill ``ratio = value / reference value`` where a figure names a reference of this run.
+
+    A reference that is missing or zero leaves the ratio out and says why in ``ratio_note``.
+    """
+    values = {fig["name"]: fig["value"] for rec in records for fig in rec["figures"]}
+    for rec in records:
+        for fig in rec["figures"]:
+            ref = fig.get("reference")
+            if ref is None or "ratio" in fig:
+                continue
+            if ref not in values:
+                fig["ratio_note"] = f"reference {ref!r} was not measured in this run"
+            elif values[ref] == 0 or not math.isfinite(values[ref]):
+                fig["ratio_note"] = f"reference {ref!r} is {values[ref]:g}"
+            else:
+                fig["ratio"] = fig["value"] / values[ref]
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def run_all(
+    bench_dir: str | os.PathLike = HERE,
+    quick: bool = False,
+    only: Sequence[str] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    threads: int = 1,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run the benchmarks and return the report (machine, versions, date, per-benchmark figures)."""
+    paths = discover(bench_dir, only)
+    if not paths:
+        raise BenchmarkError(f"no benchmarks (*.py with run(quick)) in {bench_dir}")
+    started = _dt.datetime.now(_dt.timezone.utc)
+    records = []
+    for path in paths:
+        if progress:
+            print(f"[bench] {path.stem} ...", file=sys.stderr, flush=True)
+        record = run_benchmark(path, quick, timeout_s, threads)
+        records.append(record)
+        if progress:
+            status = "FAILED: " + record["error"].splitlines()[0] if record["error"] else f"{len(record['figures'])} figures"
+            print(f"[bench] {path.stem}: {record['seconds']:.1f} s, peak {record['peak_rss_mib']:.0f} MiB, {status}", file=sys.stderr, flush=True)
+    resolve_ratios(records)
+    return {
+        "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+        "quick": quick,
+        "threads": threads,
+        "command": REPRODUCE.format(quick=" --quick" if quick else ""),
+        "machine": _harness.machine_info(),
+        "versions": _harness.package_versions(),
+        "git_commit": _git_commit(),
+        "total_seconds": sum(r["seconds"] for r in records if math.isfinite(r["seconds"])),
+        "benchmarks": records,
+    }
+
+
+def format_value(value: float) -> str:
+    """Three significant digits, plain notation where that stays short."""
+    if not math.isfinite(value):
+        return "n/a"
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if 1e-3 <= magnitude < 1e6:
+        digits = max(0, 2 - int(math.floor(math.log10(magnitude))))
+        return f"{value:,.{digits}f}"
+    return f"{value:.2e}"
+
+
+def _ratio_cell(fig: dict[str, Any]) -> str:
+    if "ratio" in fig:
+        ref = fig.get("reference")
+        return f"{format_value(fig['ratio'])}x {ref}" if ref else f"{format_value(fig['ratio'])}x"
+    return ""
+
+
+def _rows(figures: list[tuple[str, dict[str, Any]]], with_benchmark: bool) -> list[str]:
+    head = ("| Benchmark " if with_benchmark else "") + "| Figure | Value | Unit | Ratio to reference | Note |"
+    rule = ("|---" if with_benchmark else "") + "|---|---:|---|---|---|"
+    lines = [head, rule]
+    for bench, fig in figures:
+        note = fig.get("note", "")
+        if fig.get("ratio_note"):
+            note = "; ".join(filter(None, [note, fig["ratio_note"]]))
+        cells = ([bench] if with_benchmark else []) + [fig["name"], format_value(fig["value"]), fig["unit"], _ratio_cell(fig), note]
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    return lines
+
+
+def render_markdown(report: dict[str, Any], title: str = "Benchmark results") -> str:
+    """The report as markdown: headline table, machine and versions, then every figure."""
+    m = report["machine"]
+    versions = ", ".join(f"{k} {v}" for k, v in report["versions"].items() if v)
+    mode = "quick (CI-sized inputs)" if report["quick"] else "full"
+    lines = [
+        f"# {title}",
+        "",
+        f"Measured {report['date']} ({mode} run, {report['threads']} thread(s) per benchmark, "
+        f"{format_value(report['total_seconds'])} s in all){', commit ' + report['git_commit'] if report.get('git_commit') else ''}.",
+        f"Machine: {m['cpu']}, {m['cores']} cores ({m['usable_cores']} usable), {m['ram_gib']} GiB RAM; {m['os']}; Python {m['python']}.",
+        f"Versions: {versions}.",
+        "",
+        "Reproduce with:",
+        "",
+        "```bash",
+        report["command"],
+        "```",
+        "",
+        "CPU seconds count every thread of the benchmark's process; a real-time factor (RTF) is "
+        "processing time divided by audio time (below 1 is faster than real time). A ratio is the "
+        "figure divided by the reference figure named beside it, both measured in this run.",
+        "",
+    ]
+    headline = [(r["benchmark"], f) for r in report["benchmarks"] for f in r["figures"] if f.get("headline")]
+    if headline:
+        lines += ["## Headline figures", ""] + _rows(headline, with_benchmark=False) + [""]
+    lines += ["## All figures", ""]
+    everything = []
+    for rec in report["benchmarks"]:
+        everything += [(rec["benchmark"], f) for f in rec["figures"]]
+        everything.append((rec["benchmark"], {"name": "benchmark process peak RSS", "value": rec["peak_rss_mib"], "unit": "MiB"}))
+        everything.append((rec["benchmark"], {"name": "benchmark wall time", "value": rec["seconds"], "unit": "s"}))
+    lines += _rows(everything, with_benchmark=True) + [""]
+    failed = [r for r in report["benchmarks"] if r["error"]]
+    if failed:
+        lines += ["## Failed benchmarks", ""]
+        lines += [f"- `{r['benchmark']}`: {r['error'].splitlines()[0]}" for r in failed]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_report(report: dict[str, Any], output_dir: str | os.PathLike, docs: str | os.PathLike | None = None) -> dict[str, Path]:
+    """Write ``latest.json`` / ``latest.md`` (and a dated JSON copy) to ``output_dir``; the markdown
+    also to ``docs`` when given. Every file is written atomically."""
+    from turneval.io_utils import atomic_write_text
+
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(report, indent=1, allow_nan=True)
+    stamp = report["date"].replace(" ", "_").replace(":", "")
+    paths = {"json": out / "latest.json", "markdown": out / "latest.md", "dated": out / f"bench_{stamp}.json"}
+    atomic_write_text(paths["json"], text)
+    atomic_write_text(paths["dated"], text)
+    atomic_write_text(paths["markdown"], render_markdown(report))
+    if docs is not None:
+        paths["docs"] = Path(docs)
+        atomic_write_text(paths["docs"], render_markdown(report, title="Performance"))
+    return paths
+
+
+# --------------------------------------------------------------------------- command line
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The options of run_all.py (also used by ``turneval bench``)."""
+    parser = parser or argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="CI-sized inputs (the whole run takes a few minutes)")
+    parser.add_argument("--only", default=None, help="comma-separated benchmark names (file stems) to run")
+    parser.add_argument("--benchmarks-dir", default=str(HERE), help="folder of benchmark files (default: this one)")
+    parser.add_argument("--output-dir", default="runs/bench", help="where latest.json and latest.md go (default: runs/bench)")
+    parser.add_argument("--docs", default=None, help="also write the markdown here (e.g. docs/performance.md)")
+    parser.add_argument("--threads", type=int, default=1, help="threads per benchmark (default 1)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds before one benchmark is stopped")
+    parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.worker:
+        return _worker(args.worker, args.quick, args.result)
+    return run_from_args(args)
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Run what ``args`` asks for; exit status 1 if any benchmark failed."""
+    only = [name.strip() for name in args.only.split(",") if name.strip()] if args.only else None
+    if args.threads < 1:
+        raise BenchmarkError(f"--threads must be at least 1, got {args.threads}")
+    if args.list:
+        for path in discover(args.benchmarks_dir, only):
+            doc = (_first_doc_line(path) or "").strip()
+            print(f"{path.stem:24s} {doc}")
+        return 0
+    report = run_all(args.benchmarks_dir, quick=args.quick, only=only, timeout_s=args.timeout, threads=args.threads)
+    paths = write_report(report, args.output_dir, args.docs)
+    print(render_markdown(report))
+    print(f"[bench] wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
+    return 1 if any(r["error"] for r in report["benchmarks"]) else 0
+
+
+def _first_doc_line(path: Path) -> str | None:
+    import ast
+
+    try:
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    except SyntaxError:
+        return None
+    return doc.splitlines()[0] if doc else None
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BenchmarkError as err:
+        print(f"run_all.py: error: {err}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,136 @@
+"""The benchmark harness (benchmarks/run_all.py) and the `turneval bench` command, on tiny benchmarks.
+
+The full ``python benchmarks/run_all.py --quick`` run is CI's separate smoke run; here every
+benchmark is a few lines that run in a second.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH_DIR = REPO / "benchmarks"
+
+
+def _load_run_all():
+    spec = importlib.util.spec_from_file_location("run_all_under_test", BENCH_DIR / "run_all.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+run_all = _load_run_all()
+import _harness  # noqa: E402  (run_all put benchmarks/ on the path)
+
+TINY = '''
+"""A tiny benchmark: allocates about 64 MiB and times a sum."""
+import numpy as np
+from _harness import figure, memory_of, timed
+
+def run(quick: bool) -> list[dict]:
+    size = 1000 if quick else 100000
+    fast = timed(lambda: sum(range(size)))
+    slow = timed(lambda: sum(range(4 * size)))
+    use, _ = memory_of(lambda: np.ones(8 * 2**20).sum())
+    return [
+        figure("sum fast", 2.0, "s", reference="sum slow"),
+        figure("sum slow", 8.0, "s", headline=True),
+        figure("sum cpu", fast.cpu_s, "CPU s"),
+        figure("added memory", use.added_mib, "MiB", reference="not measured here"),
+        figure("quick flag", float(quick), ""),
+    ]
+'''
+
+
+@pytest.fixture()
+def tiny_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "benchmarks"
+    folder.mkdir()
+    (folder / "tiny.py").write_text(textwrap.dedent(TINY), encoding="utf-8")
+    (folder / "_helper.py").write_text("raise RuntimeError('helpers are never run')\n", encoding="utf-8")
+    return folder
+
+
+def _figures(report: dict, benchmark: str) -> dict[str, dict]:
+    record = next(r for r in report["benchmarks"] if r["benchmark"] == benchmark)
+    return {f["name"]: f for f in record["figures"]}
+
+
+def test_run_all_collects_figures_ratios_and_memory(tiny_dir: Path, tmp_path: Path):
+    report = run_all.run_all(tiny_dir, quick=True, progress=False)
+    assert [r["benchmark"] for r in report["benchmarks"]] == ["tiny"]
+    record = report["benchmarks"][0]
+    assert record["error"] is None
+    figs = _figures(report, "tiny")
+    assert figs["sum fast"]["ratio"] == pytest.approx(0.25)
+    assert "ratio" not in figs["added memory"] and "not measured" in figs["added memory"]["ratio_note"]
+    assert figs["quick flag"]["value"] == 1.0
+    # The 64 MiB array shows in the child's own peak RSS and in the measured section.
+    assert figs["added memory"]["value"] > 50
+    assert record["peak_rss_mib"] > figs["added memory"]["value"]
+    assert report["machine"]["cores"] >= 1 and report["versions"]["numpy"]
+
+    paths = run_all.write_report(report, tmp_path / "out", docs=tmp_path / "performance.md")
+    saved = json.loads(paths["json"].read_text(encoding="utf-8"))
+    assert _figures(saved, "tiny")["sum fast"]["ratio"] == pytest.approx(0.25)
+    markdown = paths["docs"].read_text(encoding="utf-8")
+    assert markdown.startswith("# Performance")
+    assert "## Headline figures" in markdown and "| sum slow | 8.00 | s |" in markdown
+    assert "0.250x sum slow" in markdown
+    assert "python benchmarks/run_all.py --quick --docs docs/performance.md" in markdown
+
+
+def test_failing_and_malformed_benchmarks_are_reported_not_fatal(tiny_dir: Path):
+    (tiny_dir / "broken.py").write_text("def run(quick):\n    raise ValueError('boom')\n", encoding="utf-8")
+    (tiny_dir / "malformed.py").write_text("def run(quick):\n    return [{'name': 'x', 'value': 'fast', 'unit': 's'}]\n", encoding="utf-8")
+    report = run_all.run_all(tiny_dir, quick=True, progress=False)
+    errors = {r["benchmark"]: r["error"] for r in report["benchmarks"]}
+    assert errors["tiny"] is None
+    assert "ValueError: boom" in errors["broken"]
+    assert "malformed.py: figure 0 ('x') needs a numeric 'value'" in errors["malformed"]
+    assert "## Failed benchmarks" in run_all.render_markdown(report)
+
+
+def test_timeout_stops_one_benchmark(tiny_dir: Path):
+    (tiny_dir / "hangs.py").write_text("import time\ndef run(quick):\n    time.sleep(60)\n    return []\n", encoding="utf-8")
+    record = run_all.run_benchmark(tiny_dir / "hangs.py", quick=True, timeout_s=3)
+    assert record["error"] == "timed out after 3 s" and record["figures"] == []
+
+
+def test_discover_skips_helpers_and_names_unknown_benchmarks(tiny_dir: Path):
+    assert [p.stem for p in run_all.discover(tiny_dir)] == ["tiny"]
+    with pytest.raises(run_all.BenchmarkError, match="no benchmark named nope .*have: tiny"):
+        run_all.discover(tiny_dir, only=["nope"])
+    shipped = {p.stem for p in run_all.discover(BENCH_DIR)}
+    assert {"cindex_speed", "vad_speed"} <= shipped and "run_all" not in shipped
+
+
+def test_loglog_exponent_and_formatting():
+    minutes = [1, 2, 5, 10, 60]
+    assert _harness.loglog_exponent(minutes, [3 * m for m in minutes]) == pytest.approx(1.0)
+    assert _harness.loglog_exponent(minutes, [m**2 for m in minutes]) == pytest.approx(2.0)
+    assert _harness.loglog_exponent(minutes, [7.0] * 5) == pytest.approx(0.0, abs=1e-12)
+    assert math.isnan(_harness.loglog_exponent([5], [1.0]))
+    assert run_all.format_value(1234.5) == "1,234" or run_all.format_value(1234.5) == "1,235"
+    assert run_all.format_value(0.0123) == "0.0123"
+    assert run_all.format_value(float("nan")) == "n/a"
+
+
+def test_turneval_bench_command_runs_a_real_benchmark(tmp_path: Path, capsys):
+    from turneval.cli import main
+
+    out = tmp_path / "out"
+    assert main(["bench", "--quick", "--only", "cindex_speed", "--output-dir", str(out)]) == 0
+    report = json.loads((out / "latest.json").read_text(encoding="utf-8"))
+    figs = _figures(report, "cindex_speed")
+    ours = figs["C-index 10^5 x 10^5: turneval"]
+    assert ours["value"] > 0 and ours["ratio"] > 0
+    assert "C-index 10^5 x 10^5: turneval" in capsys.readouterr().out
+    assert main(["bench", "--only", "nope", "--output-dir", str(out)]) == 1
