@@ -9,6 +9,7 @@ the edit's timeline). Conversations no longer than ``max_context_s`` are not cro
 """
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
@@ -85,9 +86,11 @@ def crop_bounds(
     need_start, need_end = first - scorer_before_s, last + scorer_after_s
     if need_start < 0 or need_end > total or need_end - need_start > max_context_s:
         raise NoCandidateError("the edit and its scorer context do not fit a crop of this conversation")
-    steps = int(total / step_s)
-    starts = [i * step_s for i in range(steps + 1) if i * step_s <= need_start and not _speech_covers(edited, i * step_s, i * step_s + min_silence_s)]
-    ends = [i * step_s for i in range(steps + 1) if need_end <= i * step_s <= total and not _speech_covers(edited, i * step_s - min_silence_s, i * step_s)]
+    # only positions that can be part of a crop of at most max_context_s around the edit
+    lo, hi = max(0, math.ceil((need_end - max_context_s) / step_s)), int(need_start / step_s)
+    starts = [i * step_s for i in range(lo, hi + 1) if not _speech_covers(edited, i * step_s, i * step_s + min_silence_s)]
+    lo, hi = math.ceil(need_end / step_s), int(min(total, need_start + max_context_s) / step_s)
+    ends = [i * step_s for i in range(lo, hi + 1) if not _speech_covers(edited, i * step_s - min_silence_s, i * step_s)]
     target_len = max(min_context_s, min(max_context_s, (need_end - need_start) + rng.uniform(18.0, 30.0)))
     target_frac = rng.uniform(0.25, 0.75)
     middle = (first + last) / 2.0
