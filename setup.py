@@ -45,7 +45,8 @@ setup(
         "turneval": ["data/*"],
         "turneval.dataset_scripts": ["data/*", "data/**/*"],
         "turneval.modeling": ["data/*"],
-        "turneval.metrics": ["data/*"],
+        # the evaluate module folders (metrics/<name>/<name>.py, card, app) travel with the wheel
+        "turneval.metrics": ["data/*", "*/*.py", "*/README.md", "*/requirements.txt"],
         "turneval.training": ["configs/*"],
     },
     install_requires=[

@@ -28,6 +28,4 @@ def run_case(case: dict) -> dict:
         "two_channel_rows": labels.two_channel_rows(),
         "mono_columns": ["chunk_start", "chunk_end", "label", "prev_speaker_before_chunk"],
         "mono_rows": labels.mono_rows(),
-        # "note" is free text describing how the reference rows were written, not a result.
-        "note": case["output"].get("note"),
     }
