@@ -229,6 +229,10 @@ class BalancedChunkSampler(IterableDataset):
         if context_s <= 0:
             raise ValueError(f"context_s must be positive, got {context_s}")
         self.label_names = tuple(label_names)
+        if hasattr(conversations, "select_columns") and hasattr(conversations, "column_names"):
+            # a datasets.Dataset: read only what the sampler needs (not words, activity, ...)
+            wanted = [c for c in ("conversation_id", "audio_path", "labels", "first_chunk_s") if c in conversations.column_names]
+            conversations = conversations.select_columns(wanted)
         self.conversations = [
             c if isinstance(c, ConversationRef) else ConversationRef.from_row(c, self.label_names) for c in conversations
         ]
@@ -245,6 +249,7 @@ class BalancedChunkSampler(IterableDataset):
         self.oversample = bool(oversample)
         self.per_class = per_class
         self.epoch = 0
+        self._cached: tuple[int, list[tuple[int, int]]] | None = None  # last epoch drawn
 
     def set_epoch(self, epoch: int) -> None:
         """Select which epoch's balanced draw the next iteration yields."""
@@ -253,8 +258,10 @@ class BalancedChunkSampler(IterableDataset):
     def epoch_indices(self, epoch: int | None = None) -> list[tuple[int, int]]:
         """The full (all ranks) shuffled balanced list of (conversation index, t) for an epoch."""
         epoch = self.epoch if epoch is None else int(epoch)
+        if self._cached is not None and self._cached[0] == epoch:
+            return list(self._cached[1])
         rng = np.random.default_rng([self.seed, epoch])
-        return balanced_indices(
+        indices = balanced_indices(
             [c.labels for c in self.conversations],
             rng,
             reference_label=self.reference_label,
@@ -262,6 +269,8 @@ class BalancedChunkSampler(IterableDataset):
             oversample=self.oversample,
             per_class=self.per_class,
         )
+        self._cached = (epoch, indices)
+        return list(indices)
 
     def rank_indices(self, epoch: int | None = None) -> list[tuple[int, int]]:
         """This rank's share of the epoch (equal length on every rank)."""
