@@ -134,9 +134,12 @@ def test_cli_builds_and_exports_parquet(tmp_path, capsys):
     d.audio_path = "talk.wav"  # relative to the annotation file, as the synthetic corpus writes it
     d.save_annotations(tmp_path / "talk.json")
     out = tmp_path / "pairs"
-    assert main(["dataset", "perturbations", str(tmp_path / "talk.json"), "--out", str(out), "--types", "late_response"]) == 0
+    assert main([
+        "dataset", "perturbations", str(tmp_path / "talk.json"), "--out", str(out), "--types", "late_response",
+        "--edit-params", '{"late_response": {"min_delay_ms": 1300, "max_delay_ms": 1300}}',
+    ]) == 0
     assert "train: 1 rows" in capsys.readouterr().out
     back = load_parquet(out, cache_dir=tmp_path / "pc")["train"]
-    assert back[0]["pair_id"] == "talk__late_response"
+    assert back[0]["pair_id"] == "talk__late_response" and json.loads(back[0]["edit"])["delay_ms"] == 1300.0
     assert main(["dataset", "chunks", str(out / "src" / "manifest.jsonl"), "--out", str(tmp_path / "chunks")]) == 0
     assert main(["dataset", "probes", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "p")]) == 1

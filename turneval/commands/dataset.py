@@ -12,6 +12,7 @@ and, for file inputs, the manifest the builder read (``src/manifest.jsonl``).
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from turneval.cli import UserError
@@ -34,6 +35,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
     parser.add_argument("--cache-dir", default=None, help="datasets cache folder (default: <out>/.cache)")
     parser.add_argument("--types", nargs="+", default=None, help="perturbations: types to build (default: all five)")
+    parser.add_argument(
+        "--edit-params", default=None, metavar="JSON",
+        help='perturbations: per-type edit arguments, e.g. \'{"hold_instead_of_shift": {"max_edited_hold_gap_ms": 4000}}\'',
+    )
     parser.add_argument("--audio-storage", choices=("bytes", "path"), default="bytes", help="perturbations: embed WAV bytes or write files")
     parser.add_argument("--max-per-class", type=int, default=750, help="probes: yes (and no) items per task (default 750)")
     parser.add_argument("--first-chunk", type=float, default=0.0, help="chunks: start of chunk 0 in s (0.2 = ESPnet recipe grid)")
@@ -70,6 +75,11 @@ def run(args: argparse.Namespace) -> int:
         builder = TurnTakingChunks(cache_dir=cache, manifest=str(manifest), first_chunk_s=args.first_chunk)
     elif args.kind == "perturbations":
         options = {"types": tuple(args.types)} if args.types else {}
+        if args.edit_params:
+            try:
+                options["edit_params"] = json.loads(args.edit_params)
+            except json.JSONDecodeError as err:
+                raise UserError(f"--edit-params is not valid JSON: {err.msg}") from None
         if args.audio_storage == "path":
             options.update(audio_storage="path", audio_dir=str((out / "audio").resolve()))
         builder = TurnTakingPerturbations(cache_dir=cache, manifest=str(manifest), seed=args.seed, **options)
