@@ -143,3 +143,22 @@ def test_cli_builds_and_exports_parquet(tmp_path, capsys):
     assert back[0]["pair_id"] == "talk__late_response" and json.loads(back[0]["edit"])["delay_ms"] == 1300.0
     assert main(["dataset", "chunks", str(out / "src" / "manifest.jsonl"), "--out", str(tmp_path / "chunks")]) == 0
     assert main(["dataset", "probes", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "p")]) == 1
+
+
+@pytest.mark.parametrize("name", ["turn_taking_chunks", "turn_taking_perturbations", "turn_taking_probes"])
+def test_dataset_cards_parse_and_name_real_features(name):
+    import pathlib
+
+    import yaml
+
+    from turneval.dataset_scripts.builders.turn_taking_chunks import chunk_features
+    from turneval.dataset_scripts.builders.turn_taking_perturbations import perturbation_features
+    from turneval.dataset_scripts.builders.turn_taking_probes import probe_features
+
+    card = pathlib.Path(__file__).resolve().parent.parent / "model_cards" / "datasets" / name / "README.md"
+    meta = yaml.safe_load(card.read_text(encoding="utf-8").split("---")[1])
+    features = {"turn_taking_chunks": chunk_features, "turn_taking_perturbations": perturbation_features,
+                "turn_taking_probes": probe_features}[name]()
+    listed = [f["name"] for f in meta["dataset_info"]["features"]]
+    assert listed and set(listed) <= set(features), set(listed) - set(features)
+    assert meta["license"] and "turneval" in meta["tags"]
