@@ -2,7 +2,9 @@
 from pathlib import Path
 
 import evaluate
-from evaluate.utils import launch_gradio_widget
 
-module = evaluate.load(str(Path(__file__).resolve().parent))
-launch_gradio_widget(module)
+from turneval.metrics.widget import launch_gradio_widget
+
+HERE = Path(__file__).resolve().parent
+# load the module file beside this app, so the Space works without the Hub
+launch_gradio_widget(evaluate.load(str(HERE)), card=HERE / "README.md")

@@ -1,9 +1,10 @@
-"""Gradio widget of the turn_naturalness metric (the Space's entry point)."""
+"""Gradio widget of the turn_naturalness metric (the app of its Hugging Face Space)."""
 from pathlib import Path
 
 import evaluate
-from evaluate.utils import launch_gradio_widget
 
+from turneval.metrics.widget import launch_gradio_widget
+
+HERE = Path(__file__).resolve().parent
 # load the module file beside this app, so the Space works without the Hub
-module = evaluate.load(str(Path(__file__).resolve().parent))
-launch_gradio_widget(module)
+launch_gradio_widget(evaluate.load(str(HERE)), card=HERE / "README.md")
