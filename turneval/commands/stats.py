@@ -24,7 +24,7 @@ _TABLE_ROWS = (
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "stats",
-        help="turn-taking statistics: IPU, pause, gap, overlap per minute and % of duration",
+        help="turn-taking statistics: IPU, pause, gap, overlap per minute and %% of duration",
         description="Corpus-level turn-taking statistics (Talking Turns §3.2) of the given conversations: "
         "IPUs, pauses, gaps and overlaps per minute and as a percentage of the total duration, "
         "backchannels, interruptions, and with word timings the speaking and backchannel word rates. "

@@ -1,0 +1,122 @@
+"""`turneval compare`: two systems' reports side by side, with the differences and their CIs.
+
+    turneval compare reports/system_a/ reports/system_b/ --out comparison.json
+
+Each folder holds the ``report.json`` files of one system (found recursively; one per
+conversation). For every headline figure of the report summary (statistics, timing,
+agreement, naturalness) the command gives each system's mean over its conversations with a
+95 % CI (``mean +- 1.96 sd / sqrt(n)``, :func:`turneval.metrics.intervals.mean_interval`), and
+the difference B - A with the CI ``+- 1.96 sqrt(sd_A^2 / n_A + sd_B^2 / n_B)`` (independent
+samples, normal approximation). With one conversation per system there is no spread to
+estimate: the intervals have zero width and say nothing about significance.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+from turneval.cli import UserError
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare two systems' report.json folders: means, differences and 95%% CIs",
+        description="Compare two systems from the report.json files that `turneval report` wrote for each: per "
+        "figure, each system's mean over its conversations with a 95 percent CI, and the difference B - A with its CI.",
+    )
+    parser.add_argument("system_a", metavar="A", help="folder of system A's report.json files (or one report.json)")
+    parser.add_argument("system_b", metavar="B", help="folder of system B's report.json files (or one report.json)")
+    parser.add_argument("--out", metavar="FILE.json", default=None, help="write the comparison here")
+    return parser
+
+
+def load_reports(location: str | Path) -> list[dict[str, Any]]:
+    """Every report.json under a folder (or the one file given), each checked for a summary."""
+    location = Path(location)
+    if location.is_dir():
+        files = sorted(location.rglob("report.json"))
+        if not files:
+            raise UserError(f"{location}: no report.json files in this folder (write them with `turneval report --out`)")
+    elif location.is_file():
+        files = [location]
+    else:
+        raise UserError(f"{location}: no such folder or file")
+    reports = []
+    for file in files:
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise UserError(f"{file}:{err.lineno}: malformed JSON ({err.msg})") from None
+        except UnicodeDecodeError:
+            raise UserError(f"{file}: not a text file") from None
+        if not isinstance(data, dict) or not isinstance(data.get("summary"), list):
+            raise UserError(f"{file}: not a turneval report.json (no 'summary' list)")
+        data["_file"] = str(file)
+        reports.append(data)
+    return reports
+
+
+def _figures(reports: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """key -> {"label", "unit", "values": [...]} over the reports (missing values left out)."""
+    figures: dict[str, dict[str, Any]] = {}
+    for rep in reports:
+        for row in rep["summary"]:
+            entry = figures.setdefault(row["key"], {"label": row["label"], "unit": row["unit"], "reference": row.get("reference"), "values": []})
+            if isinstance(row.get("value"), (int, float)) and math.isfinite(row["value"]):
+                entry["values"].append(float(row["value"]))
+    return figures
+
+
+def compare_reports(reports_a: Sequence[dict[str, Any]], reports_b: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per figure: each system's mean with its CI, and the difference B - A with its CI."""
+    from turneval.metrics.intervals import Z95, mean_interval
+    from turneval.report import jsonable
+
+    fig_a, fig_b = _figures(reports_a), _figures(reports_b)
+    rows = []
+    for key in list(fig_a) + [k for k in fig_b if k not in fig_a]:
+        a, b = fig_a.get(key, {"values": []}), fig_b.get(key, {"values": []})
+        meta = fig_a.get(key) or fig_b[key]
+        ci_a, ci_b = mean_interval(a["values"]), mean_interval(b["values"])
+        diff = ci_b.mean - ci_a.mean
+        half = Z95 * math.sqrt(ci_a.var / ci_a.n + ci_b.var / ci_b.n) if ci_a.n and ci_b.n else math.nan
+        rows.append({
+            "key": key, "label": meta["label"], "unit": meta["unit"], "reference": meta.get("reference"),
+            "a": ci_a.to_dict(), "b": ci_b.to_dict(),
+            "difference": {"mean": diff, "ci95_low": diff - half, "ci95_high": diff + half, "ci95_half_width": half},
+        })
+    return jsonable({
+        "system_a": {"n_reports": len(reports_a), "files": [r["_file"] for r in reports_a]},
+        "system_b": {"n_reports": len(reports_b), "files": [r["_file"] for r in reports_b]},
+        "figures": rows,
+    })
+
+
+def format_comparison(result: dict[str, Any]) -> str:
+    def fmt(v: Any) -> str:
+        return "n/a" if v is None else f"{v:.3g}"
+
+    rows = result["figures"]
+    width = max(len(r["label"]) for r in rows) if rows else 10
+    lines = [f"A: {result['system_a']['n_reports']} report(s), B: {result['system_b']['n_reports']} report(s)",
+             f"{'figure':{width}}  {'A mean':>9}  {'B mean':>9}  {'B - A':>9}  {'95% CI of B - A':>22}"]
+    for r in rows:
+        d = r["difference"]
+        ci = "n/a" if d["ci95_low"] is None else f"[{fmt(d['ci95_low'])}, {fmt(d['ci95_high'])}]"
+        lines.append(f"{r['label']:{width}}  {fmt(r['a']['mean']):>9}  {fmt(r['b']['mean']):>9}  {fmt(d['mean']):>9}  {ci:>22}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from turneval.io_utils import atomic_write_text
+
+    result = compare_reports(load_reports(args.system_a), load_reports(args.system_b))
+    print(format_comparison(result))
+    if args.out:
+        atomic_write_text(args.out, json.dumps(result, indent=1, allow_nan=False))
+        print(f"wrote {args.out}")
+    return 0
