@@ -1,0 +1,342 @@
+"""turneval Space: analyse a conversation's turn-taking, and run listening tests.
+
+Tabs:
+
+1. Analyse: upload a stereo conversation (one speaker per channel) or the user's and the
+   system's mono files, pick the system channel, and get the timeline plot, the metric tables
+   (with the human reference values of the papers) and the report JSON / HTML to download.
+2. Listening test (naturalness): natural vs perturbed pairs in random A/B order; the rater
+   picks the more natural clip and rates both on a 5-point scale.
+3. Switching backchannel test (SWOZ): the listener's backchannels switch between the human
+   and an algorithm at random intervals; the rater presses 'Not human!' when the listener
+   does not sound human.
+
+Answers are stored in SQLite (``$TURNEVAL_SPACE_DB``); the results tables read them back.
+
+    python space/app.py --host 127.0.0.1 --port 7860
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import math
+import os
+import random
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+# The Space runs app.py from its own folder; make the sibling modules importable from anywhere.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import gradio as gr  # noqa: E402
+
+from analysis import TABLE_COLUMNS, AnalysisError, analyse, max_bytes, max_seconds, model_checkpoints, work_root  # noqa: E402
+from listening import ListeningError, ListeningStore, PairAnswer, preference_summary, yuck_rates  # noqa: E402
+from stimuli import PairStimulus, StimulusError, cache_dir, choose_pair, example_dialogues, example_files, pair_stimuli  # noqa: E402
+from swoz import SwozError, build_swoz_stimulus, default_listener, pause_rule_backchannels, switching_schedule  # noqa: E402
+
+TITLE = "turneval: turn-taking evaluation"
+RATING_CHOICES = [("1 very unnatural", 1), ("2", 2), ("3", 3), ("4", 4), ("5 very natural", 5)]
+PREFERENCE_COLUMNS = [
+    "Perturbation", "Answers", "Raters", "Natural preferred", "95 % CI (Wilson)", "Majority agreement",
+    "Krippendorff alpha (ordinal)", "Mean rating natural", "Mean rating perturbed",
+]
+YUCK_COLUMNS = ["Source", "Yucks", "Minutes listened", "Yucks per minute"]
+PLAYER_ID = "swoz-player"
+# The yuck and finish buttons read the playback position from the page's audio element.
+READ_PLAYER_TIME_JS = f"""(t, s) => {{
+  const a = document.querySelector('#{PLAYER_ID} audio');
+  return [a ? a.currentTime : -1, s];
+}}"""
+
+
+def _num(value: Any, pattern: str = "{:.2f}") -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return pattern.format(value)
+
+
+# ---------------------------------------------------------------------------------------
+# Analyse tab
+# ---------------------------------------------------------------------------------------
+
+
+def headline_markdown(result) -> str:
+    h = result.headline
+    lines = [
+        f"### {h['conversation']} ({h['duration_s']:.1f} s, system = channel {h['system_channel']})",
+        "| Gaps per minute | Mean gap | Overlaps per minute | System backchannels per minute | System interruptions per minute | Naturalness m |",
+        "|---|---|---|---|---|---|",
+        f"| {_num(h['gaps_per_min'], '{:.1f}')} | {_num(h['mean_gap_s'])} s | {_num(h['overlaps_per_min'], '{:.1f}')} "
+        f"| {_num(h['system_backchannels_per_min'], '{:.1f}')} | {_num(h['system_interruptions_per_min'], '{:.1f}')} "
+        f"| {_num(h['naturalness_score'])} |",
+    ]
+    return "\n".join(lines)
+
+
+def run_analysis(stereo: str | None, user: str | None, system: str | None, system_channel: int):
+    """Gradio handler: (status markdown, timeline image, table, files, notes)."""
+    try:
+        result = analyse(stereo or None, user or None, system or None, int(system_channel))
+    except AnalysisError as err:
+        gr.Warning(str(err))
+        return f"**Cannot analyse:** {err}", None, None, None, ""
+    notes = "\n".join(f"- {n}" for n in result.notes)
+    return (
+        headline_markdown(result),
+        str(result.timeline_png),
+        result.table,
+        [str(result.report_json), str(result.report_html)],
+        notes,
+    )
+
+
+def _analyse_tab() -> None:
+    models = model_checkpoints()
+    stages = ", ".join(f"{name}: {'on' if path else 'not installed (skipped)'}" for name, path in models.items())
+    gr.Markdown(
+        "Upload a **stereo** recording of a human-AI conversation (one speaker per channel) and say which "
+        f"channel is the system, or upload the two sides as mono files. Limits here: {max_seconds() / 60:g} min, "
+        f"{max_bytes() / 1e6:.0f} MB. Models: {stages}."
+    )
+    with gr.Row():
+        stereo = gr.Audio(label="Stereo conversation", type="filepath", sources=["upload"], elem_id="stereo-upload")
+        with gr.Column():
+            system_channel = gr.Radio([("0 (left)", 0), ("1 (right)", 1)], value=1, label="System channel", elem_id="system-channel")
+            run = gr.Button("Analyse", variant="primary", elem_id="analyse-button")
+    with gr.Accordion("Or two mono files", open=False):
+        with gr.Row():
+            user = gr.Audio(label="User (mono)", type="filepath", sources=["upload"])
+            system = gr.Audio(label="System (mono)", type="filepath", sources=["upload"])
+    examples = example_files()
+    if examples:
+        gr.Examples([[str(p), 1] for p in examples], inputs=[stereo, system_channel], label="Bundled examples (synthetic conversations; the system is channel 1)", cache_examples=False)
+    status = gr.Markdown(elem_id="analysis-status")
+    timeline = gr.Image(label="Timeline", type="filepath", elem_id="timeline", interactive=False)
+    table = gr.Dataframe(headers=TABLE_COLUMNS, label="Metrics (reference values: Talking Turns, human, in domain)", elem_id="summary-table", interactive=False, wrap=True)
+    files = gr.File(label="report.json and report.html", file_count="multiple", elem_id="report-files", interactive=False)
+    notes = gr.Markdown(elem_id="analysis-notes")
+    run.click(run_analysis, inputs=[stereo, user, system, system_channel], outputs=[status, timeline, table, files, notes], concurrency_limit=1)
+
+
+# ---------------------------------------------------------------------------------------
+# Naturalness listening test
+# ---------------------------------------------------------------------------------------
+
+
+def _pairs_by_id() -> dict[str, PairStimulus]:
+    return {p.pair_id: p for p in pair_stimuli()}
+
+
+def preference_table(store: ListeningStore) -> list[list[Any]]:
+    rows = []
+    for kind, s in preference_summary(store.pair_answers()).items():
+        rows.append([
+            kind.replace("_", " "), s["n_answers"], s["n_raters"],
+            f"{_num(100 * s['preference_rate'] if s['n_answers'] else None, '{:.0f}')} %",
+            f"{_num(100 * s['ci_low'], '{:.0f}')}-{_num(100 * s['ci_high'], '{:.0f}')} %",
+            _num(s["majority_agreement"]), _num(s["krippendorff_alpha"]),
+            _num(s["mean_rating_natural"]), _num(s["mean_rating_perturbed"]),
+        ])
+    return rows
+
+
+def next_pair(store: ListeningStore, rater: str, state: dict | None):
+    """Gradio handler: pick a pair and an A/B order; returns (clip A, clip B, prompt, state, reset x3)."""
+    rater = (rater or "").strip()
+    if not rater:
+        gr.Warning("Enter your name (any nickname) first.")
+        return None, None, "Enter your name (any nickname) first.", state, None, None, None
+    try:
+        pairs = pair_stimuli()
+    except StimulusError as err:
+        return None, None, f"**No pairs:** {err}", state, None, None, None
+    pair, natural_position = choose_pair(pairs, store.answered_pairs(rater), random.Random())
+    session = (state or {}).get("session") or uuid.uuid4().hex
+    clips = (pair.natural, pair.perturbed) if natural_position == "A" else (pair.perturbed, pair.natural)
+    new_state = {"session": session, "pair_id": pair.pair_id, "natural_position": natural_position, "count": (state or {}).get("count", 0)}
+    prompt = f"Pair {new_state['count'] + 1}: listen to both clips, then answer."
+    return str(clips[0]), str(clips[1]), prompt, new_state, None, None, None
+
+
+def submit_pair(store: ListeningStore, rater: str, state: dict | None, choice: str | None, rating_a: int | None, rating_b: int | None):
+    """Gradio handler: store the answer; returns (feedback, results table, state)."""
+    if not state or not state.get("pair_id"):
+        return "Press 'Next pair' first.", preference_table(store), state
+    if choice not in ("A", "B"):
+        return "Choose the clip that sounds more natural (A or B).", preference_table(store), state
+    pair = _pairs_by_id().get(state["pair_id"])
+    if pair is None:
+        return "That pair is no longer available; press 'Next pair'.", preference_table(store), state
+    try:
+        store.add_pair_answer(PairAnswer(
+            rater=(rater or "").strip(), session=state["session"], pair_id=pair.pair_id, perturbation_type=pair.perturbation_type,
+            natural_position=state["natural_position"], choice=choice, rating_a=rating_a, rating_b=rating_b,
+        ))
+    except ListeningError as err:
+        return str(err), preference_table(store), state
+    verdict = "you picked the natural one" if choice == state["natural_position"] else "you picked the perturbed one"
+    feedback = (f"Saved. The natural clip was **{state['natural_position']}** ({verdict}); "
+                f"the other had a *{pair.perturbation_type.replace('_', ' ')}* edit: {pair.description}. Press 'Next pair'.")
+    return feedback, preference_table(store), {**state, "pair_id": None, "count": state.get("count", 0) + 1}
+
+
+def _naturalness_tab(store: ListeningStore, rater: gr.Textbox) -> None:
+    gr.Markdown(
+        "Each pair is the same stretch of a conversation twice: once as it happened and once with one turn-taking "
+        "edit (a late or early response, a missing or inserted turn, extra backchannels). The order is random. "
+        "Pick the clip whose **timing** sounds more natural and rate both."
+    )
+    state = gr.State(None)
+    start = gr.Button("Next pair", elem_id="next-pair")
+    prompt = gr.Markdown()
+    with gr.Row():
+        clip_a = gr.Audio(label="Clip A", type="filepath", interactive=False, elem_id="clip-a")
+        clip_b = gr.Audio(label="Clip B", type="filepath", interactive=False, elem_id="clip-b")
+    choice = gr.Radio(["A", "B"], label="Which clip sounds more natural?", elem_id="pair-choice")
+    with gr.Row():
+        rating_a = gr.Radio(RATING_CHOICES, label="Naturalness of clip A", elem_id="rating-a")
+        rating_b = gr.Radio(RATING_CHOICES, label="Naturalness of clip B", elem_id="rating-b")
+    submit = gr.Button("Submit answer", variant="primary", elem_id="submit-pair")
+    feedback = gr.Markdown(elem_id="pair-feedback")
+    gr.Markdown("#### Results so far (each rater's latest answer per pair)")
+    results = gr.Dataframe(headers=PREFERENCE_COLUMNS, value=lambda: preference_table(store), interactive=False, elem_id="preference-results")
+    start.click(lambda r, s: next_pair(store, r, s), inputs=[rater, state], outputs=[clip_a, clip_b, prompt, state, choice, rating_a, rating_b])
+    submit.click(lambda r, s, c, a, b: submit_pair(store, r, s, c, a, b), inputs=[rater, state, choice, rating_a, rating_b], outputs=[feedback, results, state])
+
+
+# ---------------------------------------------------------------------------------------
+# Switching backchannel test (SWOZ)
+# ---------------------------------------------------------------------------------------
+
+
+def _audio_data_url(audio) -> str:
+    """The stimulus inline (Ogg Vorbis), so the page's own audio element can report its time."""
+    import soundfile as sf
+
+    buffer = io.BytesIO()
+    sf.write(buffer, audio.T, 16000, format="OGG", subtype="VORBIS")
+    return "data:audio/ogg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def yuck_table(store: ListeningStore) -> list[list[Any]]:
+    rates = yuck_rates(store.swoz_sessions(), store.yuck_presses())
+    return [[source, r["n_yucks"], _num(r["minutes"]), _num(r["yucks_per_minute"])] for source, r in rates.items()]
+
+
+def start_swoz(store: ListeningStore, rater: str, dialogue_id: str | None):
+    """Gradio handler: render a fresh stimulus (new random schedule); returns (player html, status, state)."""
+    rater = (rater or "").strip()
+    if not rater:
+        return "", "Enter your name (any nickname) first.", None
+    dialogues = {d.id: d for d in example_dialogues()}
+    if dialogue_id not in dialogues:
+        return "", "Choose a conversation.", None
+    dialogue = dialogues[dialogue_id]
+    rng = random.Random()
+    try:
+        listener = default_listener(dialogue)
+        schedule = switching_schedule(dialogue.duration, rng)
+        stimulus = build_swoz_stimulus(dialogue, listener, schedule, pause_rule_backchannels(dialogue, listener))
+    except SwozError as err:
+        return "", f"**Cannot build the test:** {err}", None
+    session = uuid.uuid4().hex
+    store.start_swoz_session(session, rater, stimulus.stimulus_id, stimulus.duration, schedule)
+    player = f'<div id="{PLAYER_ID}"><audio controls preload="auto" src="{_audio_data_url(stimulus.audio)}"></audio></div>'
+    status = (f"Listener: channel {listener} ({'left' if listener == 0 else 'right'}). Press play, and press **Not human!** "
+              "whenever the listener's backchannels (uh-huh, yeah, ...) do not sound like a human listener.")
+    return player, status, {"session": session, "schedule": [vars(s) for s in schedule], "backchannels": stimulus.backchannels}
+
+
+def press_yuck(store: ListeningStore, time_s: float, state: dict | None):
+    if not state:
+        return "Press 'Start' first."
+    try:
+        store.add_yuck(state["session"], time_s)
+    except ListeningError as err:
+        return str(err)
+    return f"'Not human' recorded at {time_s:.1f} s."
+
+
+def finish_swoz(store: ListeningStore, time_s: float, state: dict | None):
+    """Gradio handler: record the listened time, reveal the schedule; returns (status, results)."""
+    if not state:
+        return "Press 'Start' first.", yuck_table(store)
+    listened = time_s if time_s is not None and time_s > 0 else None
+    if listened is not None:
+        store.finish_swoz_session(state["session"], listened)
+    schedule = ", ".join(f"{s['start']:.0f}-{s['end']:.0f} s {s['source']}" for s in state["schedule"])
+    return f"Thank you. The sources were: {schedule}.", yuck_table(store)
+
+
+def _swoz_tab(store: ListeningStore, rater: gr.Textbox) -> None:
+    gr.Markdown(
+        "The listener's backchannels in this conversation come either from the **human** listener or from an **algorithm** "
+        "(a pause-triggered rule that reuses the listener's own backchannel sounds). The source switches at random intervals "
+        "(mean 30 s, sd 10 s, 10-50 s; Switching Wizard of Oz, Poppe et al.)."
+    )
+    choices = [d.id for d in example_dialogues()]
+    state = gr.State(None)
+    time_box = gr.Number(visible=False)
+    with gr.Row():
+        conversation = gr.Dropdown(choices, value=choices[0] if choices else None, label="Conversation", elem_id="swoz-conversation")
+        start = gr.Button("Start", elem_id="swoz-start")
+    player = gr.HTML(elem_id="swoz-player-box")
+    status = gr.Markdown(elem_id="swoz-status")
+    with gr.Row():
+        yuck = gr.Button("Not human!", variant="stop", elem_id="yuck")
+        finish = gr.Button("Finish", elem_id="swoz-finish")
+    gr.Markdown("#### Yuck rate by source (all sessions)")
+    results = gr.Dataframe(headers=YUCK_COLUMNS, value=lambda: yuck_table(store), interactive=False, elem_id="yuck-results")
+    start.click(lambda r, c: start_swoz(store, r, c), inputs=[rater, conversation], outputs=[player, status, state])
+    yuck.click(lambda t, s: press_yuck(store, t, s), inputs=[time_box, state], outputs=[status], js=READ_PLAYER_TIME_JS)
+    finish.click(lambda t, s: finish_swoz(store, t, s), inputs=[time_box, state], outputs=[status, results], js=READ_PLAYER_TIME_JS)
+
+
+# ---------------------------------------------------------------------------------------
+# The app
+# ---------------------------------------------------------------------------------------
+
+
+def build_demo(store: ListeningStore | None = None) -> gr.Blocks:
+    """The Space's Blocks (the store defaults to ``$TURNEVAL_SPACE_DB``)."""
+    store = store if store is not None else ListeningStore()
+    # Gradio's own upload cache is swept hourly; analysis folders are swept by analyse().
+    with gr.Blocks(title=TITLE, delete_cache=(3600, 3600)) as demo:
+        gr.Markdown(f"# {TITLE}\nTurn-taking metrics of human-AI conversations (Talking Turns, TurnNat, FD-Bench, Full-Duplex-Bench, SWOZ).")
+        rater = gr.Textbox(label="Your name (any nickname; used only to group your listening-test answers)", elem_id="rater")
+        with gr.Tabs():
+            with gr.Tab("Analyse", id="analyse"):
+                _analyse_tab()
+            with gr.Tab("Listening test: naturalness", id="naturalness"):
+                _naturalness_tab(store, rater)
+            with gr.Tab("Switching backchannel test", id="swoz"):
+                _swoz_tab(store, rater)
+    return demo
+
+
+def launch_kwargs() -> dict[str, Any]:
+    """Paths Gradio may serve (examples, pair clips, analysis outputs) and the upload cap."""
+    allowed = [str(cache_dir()), str(work_root())]
+    examples = example_files()
+    if examples:
+        allowed.append(str(examples[0].parent))
+    return {"allowed_paths": allowed, "max_file_size": max_bytes()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=TITLE)
+    parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "0.0.0.0"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
+    parser.add_argument("--db", default=None, help="SQLite file for the answers (default: $TURNEVAL_SPACE_DB or a temp folder)")
+    args = parser.parse_args(argv)
+    demo = build_demo(ListeningStore(args.db))
+    demo.queue().launch(server_name=args.host, server_port=args.port, **launch_kwargs())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
