@@ -32,11 +32,7 @@ import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from .grids import CHUNK_HZ, SAMPLE_RATE
-
-try:  # the label inventory is owned by labels.py (SPEC §4)
-    from .labels import LABELS
-except ImportError:  # pragma: no cover - labels.py not installed yet; same order as SPEC §4
-    LABELS = ("NA", "BC", "I", "T", "C")
+from .labels import LABELS
 
 __all__ = ["BalancedChunkSampler", "ConversationRef", "read_context_window", "balanced_indices"]
 

@@ -23,20 +23,14 @@ import numpy as np
 
 from ..dialogue import SPEAKERS, Dialogue
 from ..grids import CHUNK_HZ, CHUNK_S, segments_to_activity
+from ..labels import FLOOR_STATES, LABELS, chunk_labels
 from .manifest import manifest_splits, read_dialogue_manifest, resolve_manifest
 
 _DESCRIPTION = "Two-party conversations with 40 ms turn-taking labels (NA, BC, I, T, C) and floor owner."
 
 
-def _label_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    from ..labels import FLOOR_STATES, LABELS  # local: the builder module imports without the labeller
-
-    return LABELS, FLOOR_STATES
-
-
 def chunk_features() -> datasets.Features:
     """The row schema of turn_taking_chunks."""
-    labels, floors = _label_names()
     return datasets.Features(
         {
             "conversation_id": datasets.Value("string"),
@@ -45,8 +39,8 @@ def chunk_features() -> datasets.Features:
             "chunk_s": datasets.Value("float64"),
             "first_chunk_s": datasets.Value("float64"),
             "n_chunks": datasets.Value("int32"),
-            "labels": datasets.List(datasets.ClassLabel(names=list(labels))),
-            "floor": datasets.List(datasets.ClassLabel(names=list(floors))),
+            "labels": datasets.List(datasets.ClassLabel(names=list(LABELS))),
+            "floor": datasets.List(datasets.ClassLabel(names=list(FLOOR_STATES))),
             "voice_activity_a": datasets.List(datasets.Value("int8")),
             "voice_activity_b": datasets.List(datasets.Value("int8")),
             "segments": datasets.List(
@@ -73,8 +67,6 @@ def conversation_row(dialogue: Dialogue, *, start_s: float = 0.0, **label_kwargs
         start_s: time of the first chunk (0.0 is turneval's grid; 0.2 s the ESPnet recipe's).
         **label_kwargs: passed on to ``chunk_labels`` (e.g. ``backchannel_words``).
     """
-    from ..labels import chunk_labels
-
     labelled = chunk_labels(dialogue, start_s=start_s, **label_kwargs)
     count = len(labelled)
     activity = dialogue.activity(CHUNK_HZ, count=count) if start_s == 0.0 else _shifted_activity(dialogue, start_s, count)
