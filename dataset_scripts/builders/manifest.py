@@ -14,9 +14,7 @@ import json
 from pathlib import Path
 from typing import Iterable, Iterator
 
-import numpy as np
-import soundfile as sf
-
+from ..audio import load_stereo, write_audio
 from ..dialogue import Dialogue, DialogueError
 from ..grids import SAMPLE_RATE
 
@@ -46,7 +44,7 @@ def write_dialogue_manifest(
     Returns:
         The manifest path.
     """
-    from turneval.io_utils import atomic_path, atomic_write_text
+    from turneval.io_utils import atomic_write_text
 
     path = Path(path)
     if path.suffix != ".jsonl":
@@ -67,8 +65,7 @@ def write_dialogue_manifest(
         if not row.get("audio_path") and dialogue.audio is not None:
             audio_dir.mkdir(parents=True, exist_ok=True)
             target = audio_dir / f"{dialogue.id}.wav"
-            with atomic_path(target) as tmp:
-                sf.write(str(tmp), dialogue.audio.T, SAMPLE_RATE, subtype="FLOAT", format="WAV")
+            write_audio(target, dialogue.audio, SAMPLE_RATE, subtype="FLOAT")
             row["audio_path"] = str(target.resolve())
         row["split"] = split if isinstance(split, str) else split.get(dialogue.id, "train")
         lines.append(json.dumps(row))
@@ -123,25 +120,11 @@ def manifest_splits(path: str | Path) -> list[str]:
     return list(seen)
 
 
-def load_stereo(path: str | Path, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
-    """A stereo file as float32 [2, n] at ``sample_rate`` (mono is duplicated)."""
-    try:
-        data, sr = sf.read(str(path), dtype="float32", always_2d=True)
-    except (RuntimeError, sf.LibsndfileError) as err:
-        raise DialogueError(f"{path}: cannot read audio ({err})") from None
-    if data.shape[1] == 1:
-        data = np.repeat(data, 2, axis=1)
-    elif data.shape[1] != 2:
-        raise DialogueError(f"{path}: expected 1 or 2 channels (one speaker per channel), got {data.shape[1]}")
-    if sr != sample_rate:
-        import soxr
-
-        data = soxr.resample(data, sr, sample_rate)
-    return np.ascontiguousarray(data.T, dtype=np.float32)
-
-
 def with_audio(dialogue: Dialogue) -> Dialogue:
-    """The dialogue with its audio loaded from ``audio_path`` (unchanged if already loaded)."""
+    """The dialogue with its audio loaded from ``audio_path`` (unchanged if already loaded).
+
+    The file must have two channels, one speaker each (:func:`~turneval.dataset_scripts.audio.load_stereo`).
+    """
     if dialogue.audio is not None:
         return dialogue
     if not dialogue.audio_path:
