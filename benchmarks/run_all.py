@@ -126,7 +126,9 @@ def run_benchmark(path: Path, quick: bool, timeout_s: float = DEFAULT_TIMEOUT_S,
         record["seconds"] = time.perf_counter() - start
         if proc.returncode != 0 or not result_path.is_file():
             tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-15:]
-            record["error"] = f"exit status {proc.returncode}: " + "\n".join(tail)
+            # The exception line first (it goes into the one-line summaries), then the traceback.
+            last = tail[-1] if tail else "no output"
+            record["error"] = f"exit status {proc.returncode}: {last}\n" + "\n".join(tail)
             return record
         payload = json.loads(result_path.read_text(encoding="utf-8"))
     record["figures"] = payload["figures"]
