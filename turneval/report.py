@@ -286,10 +286,6 @@ def load_conversation(
         samples = load_stereo(audio, max_seconds=max_seconds, allow_silent=False)
         source = {"audio": str(audio)}
         name = Path(audio).stem
-    for channel, who in ((system_channel, "system"), (1 - system_channel, "user")):
-        if float(np.abs(samples[channel]).max(initial=0.0)) == 0.0:
-            where = source.get(f"{who}_audio", source.get("audio"))
-            raise ReportError(f"{where}: the {who} channel ({channel}) is silent (every sample is 0); check --system-channel")
     if data is not None:
         try:
             dialogue = Dialogue.from_dict({**data, "system_speaker": system_channel, "duration": samples.shape[1] / SAMPLE_RATE}, audio=samples)

@@ -1,0 +1,159 @@
+"""`turneval score`: the naturalness score of many dialogues, and their mean with a 95 % CI.
+
+    turneval score examples/                       # every annotation JSON (or audio file) in a folder
+    turneval score a.wav b.wav --system-channel 1  # stereo files (speech found by VAD)
+    turneval score manifest.csv --out scores.json  # a CSV with a `path` column (optional `id`)
+    accelerate launch --num_processes 4 -m turneval.cli score corpus/ --out scores.json
+
+Under ``accelerate launch`` the dialogues are split across the ranks
+(``Accelerator.split_between_processes``), each rank scores its share with its own copy of the
+predictor, and the results are gathered on the main process (``gather_object``), which alone
+prints and writes them: a large evaluation set scales out unchanged.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from turneval.cli import UserError
+
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
+MANIFEST_COLUMNS = ("path", "audio", "file")
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "score",
+        help="naturalness score of many dialogues (files, a folder or a manifest CSV) with the mean and its CI",
+        description="Score the turn-taking naturalness (TurnNat m = -(l MeanNLL + (1 - l) TailNLL)) of each dialogue "
+        "with a FutureActivityPredictor and report the mean with a 95 % confidence interval. Inputs: annotation "
+        "JSONs (their segments are used), stereo audio files (speech found by VAD), folders of either, or a "
+        "manifest CSV with a 'path' column. Runs data-parallel under `accelerate launch`.",
+    )
+    parser.add_argument("inputs", nargs="+", metavar="DIALOGUES", help="files, folders or manifest CSVs")
+    parser.add_argument("--predictor", metavar="PATH", default=None, help="FutureActivityPredictor checkpoint (default: the bundled demo)")
+    parser.add_argument("--system-channel", type=int, choices=(0, 1), default=1, help="system channel of audio inputs (default 1)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (under accelerate: each rank's device)")
+    parser.add_argument("--out", metavar="FILE.json", default=None, help="write per-dialogue scores and the aggregate here")
+    parser.add_argument("--n-worst", type=int, default=3, help="worst boundary units kept per dialogue (default 3)")
+    return parser
+
+
+def _read_manifest(path: Path) -> list[tuple[str, Path]]:
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a text CSV file") from None
+    if not rows:
+        raise UserError(f"{path}: the manifest has no rows")
+    column = next((c for c in MANIFEST_COLUMNS if c in rows[0]), None)
+    if column is None:
+        raise UserError(f"{path}:1: the manifest needs a column named one of {', '.join(MANIFEST_COLUMNS)}; found {list(rows[0])}")
+    items = []
+    for line, row in enumerate(rows, start=2):
+        value = (row.get(column) or "").strip()
+        if not value:
+            raise UserError(f"{path}:{line}: empty {column!r}")
+        file = Path(value) if Path(value).is_absolute() else path.parent / value
+        items.append(((row.get("id") or "").strip() or file.stem, file))
+    return items
+
+
+def _folder_items(folder: Path) -> list[tuple[str, Path]]:
+    annotations = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".json")
+    if annotations:
+        return [(p.stem, p) for p in annotations]
+    audio = sorted(p for p in folder.iterdir() if p.suffix.lower() in AUDIO_SUFFIXES)
+    if not audio:
+        raise UserError(f"{folder}: no annotation JSON or audio files ({', '.join(AUDIO_SUFFIXES)}) in this folder")
+    return [(p.stem, p) for p in audio]
+
+
+def collect_inputs(inputs: Sequence[str | Path]) -> list[tuple[str, Path]]:
+    """``(dialogue id, file)`` for every dialogue named by files, folders and manifest CSVs."""
+    items: list[tuple[str, Path]] = []
+    for raw in inputs:
+        path = Path(raw)
+        if path.is_dir():
+            items += _folder_items(path)
+        elif path.suffix.lower() == ".csv":
+            if not path.is_file():
+                raise UserError(f"{path}: manifest not found")
+            items += _read_manifest(path)
+        else:
+            items.append((path.stem, path))
+    for _, file in items:
+        if not file.is_file():
+            raise UserError(f"{file}: file not found")
+    seen: dict[str, Path] = {}
+    for name, file in items:
+        if name in seen and seen[name] != file:
+            raise UserError(f"two dialogues share the id {name!r}: {seen[name]} and {file}; give them distinct ids in a manifest")
+        seen[name] = file
+    return items
+
+
+def score_one(name: str, file: Path, model: Any, system_channel: int = 1, n_worst: int = 3) -> dict[str, Any]:
+    """The naturalness of one dialogue file (annotation JSON or stereo audio)."""
+    from turneval.naturalness import score_dialogue
+    from turneval.report import jsonable, load_conversation
+
+    dialogue = load_conversation(file, system_channel=system_channel)
+    dialogue.id = name
+    result = score_dialogue(dialogue, model).to_dict(n_worst=n_worst)
+    result.pop("units")
+    return jsonable({"id": name, "file": str(file), "duration_s": dialogue.duration, **result})
+
+
+def aggregate(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Mean (with its 95 % CI over dialogues) of the naturalness score, MeanNLL and TailNLL."""
+    from turneval.metrics.intervals import mean_interval
+    from turneval.report import jsonable
+
+    out: dict[str, Any] = {"n_dialogues": len(results)}
+    for key in ("naturalness_score", "mean_nll", "tail_nll"):
+        values = [r[key] for r in results if r.get(key) is not None]
+        out[key] = mean_interval(values).to_dict()
+    out["n_unscored"] = sum(1 for r in results if r.get("naturalness_score") is None)
+    return jsonable(out)
+
+
+def format_scores(results: Sequence[dict[str, Any]], summary: dict[str, Any]) -> str:
+    width = max([len(r["id"]) for r in results] + [8])
+    lines = [f"{'dialogue':{width}}  {'m':>9}  {'MeanNLL':>9}  {'TailNLL':>9}  units"]
+    fmt = lambda v: "n/a" if v is None else f"{v:.4f}"  # noqa: E731
+    for r in results:
+        lines.append(f"{r['id']:{width}}  {fmt(r['naturalness_score']):>9}  {fmt(r['mean_nll']):>9}  {fmt(r['tail_nll']):>9}  {r['num_units']}")
+    m = summary["naturalness_score"]
+    lines.append(f"mean naturalness m over {m['n']} dialogue(s): {fmt(m['mean'])} (95% CI {fmt(m['ci95_low'])} .. {fmt(m['ci95_high'])})")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from accelerate import Accelerator
+    from accelerate.utils import gather_object
+
+    from turneval.io_utils import atomic_write_text
+    from turneval.report import load_predictor_model
+
+    items = collect_inputs(args.inputs)
+    accelerator = Accelerator(cpu=args.device == "cpu")
+    model, checkpoint = load_predictor_model(args.predictor, str(accelerator.device))
+    with accelerator.split_between_processes(items) as mine:
+        local = [score_one(name, file, model, args.system_channel, args.n_worst) for name, file in mine]
+    results = gather_object(local)
+    if not accelerator.is_main_process:
+        return 0
+    order = {name: k for k, (name, _) in enumerate(items)}
+    results = sorted(results, key=lambda r: order[r["id"]])
+    summary = aggregate(results)
+    print(format_scores(results, summary))
+    if args.out:
+        document = {"predictor": checkpoint, "n_processes": accelerator.num_processes, "aggregate": summary, "dialogues": results}
+        atomic_write_text(args.out, json.dumps(document, indent=1, allow_nan=False))
+        print(f"wrote {args.out}")
+    return 0
