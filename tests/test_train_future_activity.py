@@ -74,6 +74,13 @@ def test_resume_is_exact(corpus, tmp_path):
     assert w1.keys() == w2.keys()
     for key in w1:
         np.testing.assert_allclose(w1[key], w2[key], rtol=1e-5, atol=1e-6, err_msg=key)
+    # --export-latest writes the same final model from the newest checkpoint
+    exported = tmp_path / "exported"
+    shutil.copytree(resumed / "checkpoints", exported / "checkpoints")
+    shutil.copy(resumed / "config.json", exported / "config.json")
+    train_future_activity.main(["--output-dir", str(exported), "--train-dir", str(corpus), "--export-latest"])
+    w3 = load_file(exported / "final" / "model.safetensors")
+    assert w3.keys() == w2.keys() and all(np.array_equal(w3[k], w2[k]) for k in w2)
 
 
 @pytest.mark.skipif(shutil.which("accelerate") is None, reason="accelerate CLI not on PATH")

@@ -53,6 +53,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--eval-every", type=int, default=500)
     p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
     p.add_argument("--stop-at", type=int, help="save and stop after this step (to fit a time slot); --resume goes on")
+    p.add_argument("--export-latest", action="store_true", help="only write OUTPUT_DIR/final from the latest checkpoint, without training")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cpu", action="store_true", help="run on CPU even where a GPU exists")
     p.add_argument("--mixed-precision", choices=["no", "fp16", "bf16"], default="no")
@@ -99,8 +100,31 @@ def evaluate(model, dataset: FutureActivityWindows | None, args, accelerator: Ac
     return float(gathered.mean()) if gathered.numel() else None
 
 
+def save_final(model: FutureActivityPredictorModel, output_dir: Path) -> Path:
+    """The model as a standalone checkpoint (safetensors + code for trust_remote_code) in OUTPUT_DIR/final."""
+    model.config.register_for_auto_class()
+    model.register_for_auto_class("AutoModel")
+    model.save_pretrained(output_dir / "final", safe_serialization=True)
+    return output_dir / "final"
+
+
+def export_latest(output_dir: Path) -> Path:
+    """Write OUTPUT_DIR/final from the newest training checkpoint (e.g. after --stop-at)."""
+    from safetensors.torch import load_file
+
+    found = latest_checkpoint(output_dir)
+    if found is None:
+        raise FileNotFoundError(f"{output_dir}: no checkpoint to export (expected checkpoints/step_N/)")
+    model = FutureActivityPredictorModel(FutureActivityPredictorConfig.from_pretrained(output_dir))
+    model.load_state_dict(load_file(str(found[0] / "model.safetensors")))
+    return save_final(model, output_dir)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.export_latest:
+        print(f"wrote {export_latest(Path(args.output_dir))}")
+        return 0
     accelerator = Accelerator(cpu=args.cpu, mixed_precision=args.mixed_precision, gradient_accumulation_steps=args.grad_accum)
     set_seed(args.seed)
     output_dir = Path(args.output_dir)
@@ -164,10 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         accelerator.wait_for_everyone()
 
     if accelerator.is_main_process and last_step == args.steps:
-        final = accelerator.unwrap_model(model)
-        final.config.register_for_auto_class()
-        final.register_for_auto_class("AutoModel")
-        final.save_pretrained(output_dir / "final", safe_serialization=True)
+        save_final(accelerator.unwrap_model(model), output_dir)
     accelerator.end_training()
     if start_step < last_step and not math.isfinite(record["loss"]):
         raise RuntimeError("training diverged: the last loss is not finite")
