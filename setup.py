@@ -72,8 +72,8 @@ setup(
         "matplotlib",
     ],
     extras_require={
-        "space": ["gradio"],
-        "test": ["pytest", "krippendorff", "lifelines", "statsmodels"],
+        "space": ["gradio", "krippendorff"],
+        "test": ["pytest", "krippendorff", "lifelines", "statsmodels", "playwright"],
     },
     entry_points={"console_scripts": ["turneval=turneval.cli:main"]},
 )

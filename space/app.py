@@ -116,7 +116,8 @@ def _analyse_tab() -> None:
         gr.Examples([[str(p), 1] for p in examples], inputs=[stereo, system_channel], label="Bundled examples (synthetic conversations; the system is channel 1)", cache_examples=False)
     status = gr.Markdown(elem_id="analysis-status")
     timeline = gr.Image(label="Timeline", type="filepath", elem_id="timeline", interactive=False)
-    table = gr.Dataframe(headers=TABLE_COLUMNS, label="Metrics (reference values: Talking Turns, human, in domain)", elem_id="summary-table", interactive=False, wrap=True)
+    table = gr.Dataframe(headers=TABLE_COLUMNS, label="Metrics (reference values: Talking Turns, human, in domain)", elem_id="summary-table", interactive=False, wrap=True,
+                         max_height=1600, column_widths=["9%", "33%", "11%", "7%", "10%", "30%"])
     files = gr.File(label="report.json and report.html", file_count="multiple", elem_id="report-files", interactive=False)
     notes = gr.Markdown(elem_id="analysis-notes")
     run.click(run_analysis, inputs=[stereo, user, system, system_channel], outputs=[status, timeline, table, files, notes], concurrency_limit=1)
