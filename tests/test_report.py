@@ -203,3 +203,17 @@ def test_bundled_examples_show_the_system_behaviours(repo_root):
     interruptions = {name: r.statistics["interruption_count_B"] for name, r in reps.items()}
     assert interruptions["eager_duplex_like"] > interruptions["cascaded_like"]
     assert interruptions["eager_duplex_like"] > interruptions["human_like"]
+
+
+DEMO_PREDICTOR = Path(__file__).resolve().parents[1] / "checkpoints" / "future_activity_predictor_demo"
+
+
+@pytest.mark.skipif(not (DEMO_PREDICTOR / "config.json").is_file(), reason="the demo predictor checkpoint is not installed yet")
+def test_demo_predictor_ranks_the_human_like_example_first(repo_root):
+    examples = repo_root / "examples"
+    score = {
+        name: report(examples / f"{name}.json", judge=False, predictor=DEMO_PREDICTOR, progress=False).naturalness["naturalness_score"]
+        for name in ("human_like", "cascaded_like", "eager_duplex_like")
+    }
+    assert score["human_like"] > score["cascaded_like"]
+    assert score["human_like"] > score["eager_duplex_like"]

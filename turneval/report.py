@@ -726,12 +726,17 @@ def summary_rows(rep: Report) -> list[dict[str, Any]]:
         ("backchannel", "backchannel.in_band_share", "Minutes in the 4-6 /min band", _pct(rep.backchannel_timing.get("in_band_share")), "%"),
     ]
     if rep.agreement is not None:
-        for metric, occ in rep.agreement["occurrence_rates"].items():
-            rows.append(("agreement", f"occurrence.{metric}", refs.get(f"occurrence.{metric}", {}).get("label", f"({metric}) occurrence"), _pct(occ["rate"]), "%"))
-        for metric, entry in rep.agreement["metrics"].items():
-            for decision, summary in entry["decisions"].items():
-                label = f"({metric}) agreement: {summary['description']}"
-                rows.append(("agreement", f"agreement.{metric}.{decision}", label, _pct(summary["agreement"]), "%"))
+        from turneval.dataset_scripts.agreement_instances import METRIC_DECISIONS, METRIC_DESCRIPTIONS
+
+        # every metric and decision gets a row, so that reports line up (n/a: no such decision here)
+        for metric in METRIC_DECISIONS:
+            occ = _get(rep.agreement, "occurrence_rates", metric, "rate")
+            rows.append(("agreement", f"occurrence.{metric}", refs[f"occurrence.{metric}"]["label"], _pct(occ), "%"))
+        for metric, decisions in METRIC_DECISIONS.items():
+            for decision in decisions:
+                value = _get(rep.agreement, "metrics", metric, "decisions", decision, "agreement")
+                label = f"({metric}) agreement: {METRIC_DESCRIPTIONS[metric][decision]}"
+                rows.append(("agreement", f"agreement.{metric}.{decision}", label, _pct(value), "%"))
     if rep.naturalness is not None:
         rows += [
             ("naturalness", "naturalness.score", "Naturalness m (higher is more natural)", rep.naturalness.get("naturalness_score"), ""),
@@ -753,7 +758,7 @@ def _fmt(value: Any) -> str:
     if value is None:
         return "n/a"
     if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+        return f"{value:.4g}" if abs(value) < 10000 else f"{value:.0f}"
     return str(value)
 
 
