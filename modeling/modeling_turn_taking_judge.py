@@ -338,7 +338,7 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
             batch_ends = chunk_ends[start : start + batch_size]
             windows = torch.stack([padded[(t + 1) * spc : (t + 1) * spc + width] for t in batch_ends])
             result = self(input_values=windows.to(self.device))
-            out[start : start + len(batch_ends)] = result.probabilities[:, -1].cpu().numpy()
+            out[start : start + len(batch_ends)] = result.probabilities[:, -1].detach().cpu().numpy()
         return out
 
     def _score_causal(self, audio: torch.Tensor, batch_size: int) -> np.ndarray:
@@ -351,7 +351,7 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
         rest = [p for p in plan if p[1] - p[0] != self.config.context_chunks]
         for group in [full[i : i + batch_size] for i in range(0, len(full), batch_size)] + [[p] for p in rest]:
             windows = torch.stack([audio[s * spc : e * spc] for s, e, _ in group]).to(self.device)
-            probs = self(input_values=windows).probabilities.cpu().numpy()
+            probs = self(input_values=windows).probabilities.detach().cpu().numpy()
             for row, (s, e, keep_from) in zip(probs, group):
                 out[keep_from:e] = row[keep_from - s :]
         return out
