@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 MAX_ROWS = 10
 """At most this many timeline rows; a row spans at least MIN_ROW_S seconds."""
 MIN_ROW_S = 60.0
+MAX_INSTANCE_ROWS = 2000
+"""The page lists at most this many decisions (report.json has all of them)."""
 LABEL_COLOURS = {"NA": "#9e9e9e", "BC": "#2e7d32", "I": "#c62828", "T": "#1565c0", "C": "#ef6c00"}
 METRIC_ROWS = ("a", "b", "c", "d", "e")
 
@@ -180,8 +182,10 @@ def _agreement_section(rep: "Report") -> str:
         parts.append("<h3>Single-label confusion matrix of the system's decisions (% of decisions; rows: taken, columns: judge)</h3>"
                      + _table(["taken \\ judge"] + labels, [[a] + list(row) for a, row in zip(labels, cm["matrix"])]))
     inst = [(i["time"], f"({i['metric']})", i["decision"], i["judge_label"], i["agrees"]) for i in agreement["instances"]]
-    parts.append(f"<details><summary>All {len(inst)} evaluated decisions</summary>"
-                 + _table(("time (s)", "metric", "decision taken", "judge label", "agrees"), inst) + "</details>")
+    shown = inst[:MAX_INSTANCE_ROWS]
+    more = "" if len(shown) == len(inst) else f" (the first {len(shown)} here; all of them are in report.json)"
+    parts.append(f"<details><summary>All {len(inst)} evaluated decisions{more}</summary>"
+                 + _table(("time (s)", "metric", "decision taken", "judge label", "agrees"), shown) + "</details>")
     return "\n".join(parts)
 
 

@@ -255,7 +255,7 @@ def load_conversation(
     Raises:
         ReportError / AudioError: naming the file and the problem.
     """
-    from turneval.dataset_scripts.audio import load_stereo, load_two_mono
+    from turneval.dataset_scripts.audio import AudioError, load_stereo, load_two_mono
 
     if system_channel not in (0, 1):
         raise ReportError(f"system channel must be 0 or 1, got {system_channel!r}")
@@ -283,7 +283,12 @@ def load_conversation(
             audio = Path(annotations).parent / data["audio_path"]
         if audio is None:
             raise ReportError("no audio given: pass a stereo file, or --user A.wav --system B.wav")
-        samples = load_stereo(audio, max_seconds=max_seconds, allow_silent=False)
+        try:
+            samples = load_stereo(audio, max_seconds=max_seconds, allow_silent=False)
+        except AudioError as err:
+            if "expected 2 channel(s), found 1" in str(err):
+                raise AudioError(f"{err}: one speaker per channel is needed; for two mono files use --user A.wav --system B.wav") from None
+            raise
         source = {"audio": str(audio)}
         name = Path(audio).stem
     if data is not None:
