@@ -83,4 +83,27 @@ def load_judge(path: str | os.PathLike | None = None, **kwargs: Any) -> TurnTaki
     return model.eval()
 
 
-__all__ = ["JudgeCheckpointError", "check_checkpoint", "demo_checkpoint_path", "load_judge"]
+def compact_checkpoint(folder: str | os.PathLike) -> int:
+    """Store every float32 tensor of ``folder/model.safetensors`` that fp16 holds exactly as fp16.
+
+    A frozen backbone converted from fp16 weights (the bundled tiny.en) halves in size and
+    loads back bit for bit (the config's dtype stays float32, so loading upcasts). Returns the
+    new file size in bytes.
+    """
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    path = check_checkpoint(folder) / "model.safetensors"
+    tensors = load_file(str(path))
+    for name, tensor in tensors.items():
+        if tensor.dtype == torch.float32:
+            half = tensor.half()
+            if torch.equal(half.float(), tensor):
+                tensors[name] = half
+    tmp = path.with_suffix(".tmp")
+    save_file(tensors, str(tmp), metadata={"format": "pt"})
+    os.replace(tmp, path)
+    return path.stat().st_size
+
+
+__all__ = ["JudgeCheckpointError", "check_checkpoint", "compact_checkpoint", "demo_checkpoint_path", "load_judge"]

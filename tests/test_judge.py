@@ -250,6 +250,28 @@ def test_damaged_checkpoints_give_clear_errors(saved_judge, tmp_path):
         load_judge(tmp_path / "nowhere")
 
 
+def test_compact_checkpoint_is_lossless(saved_judge, tmp_path):
+    import shutil
+
+    from turneval.modeling.judge_loading import compact_checkpoint
+
+    model, folder, audio, expected = saved_judge
+    copy = tmp_path / "compact"
+    shutil.copytree(folder, copy)
+    with torch.no_grad():  # weights that fp16 holds exactly, as in a converted fp16 backbone
+        model_half = TurnTakingJudge.from_pretrained(copy)
+        for param in model_half.encoder.parameters():
+            param.copy_(param.half().float())
+    model_half.save_pretrained(copy)
+    before = (copy / "model.safetensors").stat().st_size
+    after = compact_checkpoint(copy)
+    assert after < 0.6 * before
+    reloaded = load_judge(copy)
+    assert all(p.dtype == torch.float32 for p in reloaded.parameters())
+    for (name, a), b in zip(model_half.state_dict().items(), reloaded.state_dict().values()):
+        assert torch.equal(a, b), name
+
+
 def test_config_validation():
     with pytest.raises(ValueError, match="context_mode"):
         TurnTakingJudgeConfig(context_mode="bidirectional")
