@@ -24,7 +24,9 @@ import math
 import os
 import random
 import sys
+import threading
 import uuid
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gradio as gr  # noqa: E402
 
+from turneval.dataset_scripts.dialogue import DialogueError  # noqa: E402
+
 from analysis import TABLE_COLUMNS, AnalysisError, analyse, max_bytes, max_seconds, model_checkpoints, work_root  # noqa: E402
 from listening import ListeningError, ListeningStore, PairAnswer, preference_summary, yuck_rates  # noqa: E402
 from stimuli import PairStimulus, StimulusError, cache_dir, choose_pair, example_dialogues, example_files, pair_stimuli  # noqa: E402
-from swoz import SwozError, build_swoz_stimulus, default_listener, pause_rule_backchannels, switching_schedule  # noqa: E402
+from swoz import SwozError, build_swoz_stimulus, default_listener, judge_listener_backchannels, pause_rule_backchannels, switching_schedule  # noqa: E402
 
 TITLE = "turneval: turn-taking evaluation"
 RATING_CHOICES = [("1 very unnatural", 1), ("2", 2), ("3", 3), ("4", 4), ("5 very natural", 5)]
@@ -111,16 +115,23 @@ def _analyse_tab() -> None:
         with gr.Row():
             user = gr.Audio(label="User (mono)", type="filepath", sources=["upload"])
             system = gr.Audio(label="System (mono)", type="filepath", sources=["upload"])
-    examples = example_files()
-    if examples:
-        gr.Examples([[str(p), 1] for p in examples], inputs=[stereo, system_channel], label="Bundled examples (synthetic conversations; the system is channel 1)", cache_examples=False)
+    example_slot = gr.Column()  # the examples sit here, but need the outputs (below) to exist first
     status = gr.Markdown(elem_id="analysis-status")
     timeline = gr.Image(label="Timeline", type="filepath", elem_id="timeline", interactive=False)
     table = gr.Dataframe(headers=TABLE_COLUMNS, label="Metrics (reference values: Talking Turns, human, in domain)", elem_id="summary-table", interactive=False, wrap=True,
                          max_height=1600, column_widths=["9%", "33%", "11%", "7%", "10%", "30%"])
     files = gr.File(label="report.json and report.html", file_count="multiple", elem_id="report-files", interactive=False)
     notes = gr.Markdown(elem_id="analysis-notes")
-    run.click(run_analysis, inputs=[stereo, user, system, system_channel], outputs=[status, timeline, table, files, notes], concurrency_limit=1)
+    outputs = [status, timeline, table, files, notes]
+    run.click(run_analysis, inputs=[stereo, user, system, system_channel], outputs=outputs, concurrency_limit=1, concurrency_id="analysis")
+    examples = example_files()
+    if examples:
+        with example_slot:
+            gr.Examples(
+                [[str(p), 1] for p in examples], inputs=[stereo, system_channel], outputs=outputs,
+                fn=lambda s, c: run_analysis(s, None, None, c), run_on_click=True, cache_examples=False,
+                label="Bundled examples: click one to analyse it (synthetic conversations; the system is channel 1)",
+            )
 
 
 # ---------------------------------------------------------------------------------------
@@ -128,8 +139,24 @@ def _analyse_tab() -> None:
 # ---------------------------------------------------------------------------------------
 
 
+_PAIRS_LOCK = threading.Lock()
+
+
+def cached_pairs() -> list[PairStimulus]:
+    """The pairs, cut once per process (the lock keeps two first visitors from both cutting)."""
+    with _PAIRS_LOCK:
+        if not hasattr(cached_pairs, "value"):
+            cached_pairs.value = pair_stimuli()
+        return cached_pairs.value
+
+
+@lru_cache(maxsize=1)
+def _example_dialogues() -> dict[str, Any]:
+    return {d.id: d for d in example_dialogues()}
+
+
 def _pairs_by_id() -> dict[str, PairStimulus]:
-    return {p.pair_id: p for p in pair_stimuli()}
+    return {p.pair_id: p for p in cached_pairs()}
 
 
 def preference_table(store: ListeningStore) -> list[list[Any]]:
@@ -152,7 +179,7 @@ def next_pair(store: ListeningStore, rater: str, state: dict | None):
         gr.Warning("Enter your name (any nickname) first.")
         return None, None, "Enter your name (any nickname) first.", state, None, None, None
     try:
-        pairs = pair_stimuli()
+        pairs = cached_pairs()
     except StimulusError as err:
         return None, None, f"**No pairs:** {err}", state, None, None, None
     pair, natural_position = choose_pair(pairs, store.answered_pairs(rater), random.Random())
@@ -228,12 +255,15 @@ def yuck_table(store: ListeningStore) -> list[list[Any]]:
     return [[source, r["n_yucks"], _num(r["minutes"]), _num(r["yucks_per_minute"])] for source, r in rates.items()]
 
 
-def start_swoz(store: ListeningStore, rater: str, dialogue_id: str | None):
+ALGORITHMS = {"pause rule": "pause", "turn-taking judge (BC probability)": "judge"}
+
+
+def start_swoz(store: ListeningStore, rater: str, dialogue_id: str | None, algorithm: str = "pause"):
     """Gradio handler: render a fresh stimulus (new random schedule); returns (player html, status, state)."""
     rater = (rater or "").strip()
     if not rater:
         return "", "Enter your name (any nickname) first.", None
-    dialogues = {d.id: d for d in example_dialogues()}
+    dialogues = _example_dialogues()
     if dialogue_id not in dialogues:
         return "", "Choose a conversation.", None
     dialogue = dialogues[dialogue_id]
@@ -241,8 +271,12 @@ def start_swoz(store: ListeningStore, rater: str, dialogue_id: str | None):
     try:
         listener = default_listener(dialogue)
         schedule = switching_schedule(dialogue.duration, rng)
-        stimulus = build_swoz_stimulus(dialogue, listener, schedule, pause_rule_backchannels(dialogue, listener))
-    except SwozError as err:
+        if algorithm == "judge":
+            times = judge_listener_backchannels(dialogue, listener, model_checkpoints()["judge"])
+        else:
+            times = pause_rule_backchannels(dialogue, listener)
+        stimulus = build_swoz_stimulus(dialogue, listener, schedule, times)
+    except (SwozError, DialogueError) as err:  # DialogueError: a judge checkpoint that does not load
         return "", f"**Cannot build the test:** {err}", None
     session = uuid.uuid4().hex
     store.start_swoz_session(session, rater, stimulus.stimulus_id, stimulus.duration, schedule)
@@ -276,14 +310,17 @@ def finish_swoz(store: ListeningStore, time_s: float, state: dict | None):
 def _swoz_tab(store: ListeningStore, rater: gr.Textbox) -> None:
     gr.Markdown(
         "The listener's backchannels in this conversation come either from the **human** listener or from an **algorithm** "
-        "(a pause-triggered rule that reuses the listener's own backchannel sounds). The source switches at random intervals "
+        "(a pause-triggered rule, or the turn-taking judge when its checkpoint is installed; either reuses the listener's own "
+        "backchannel sounds). The source switches at random intervals "
         "(mean 30 s, sd 10 s, 10-50 s; Switching Wizard of Oz, Poppe et al.)."
     )
-    choices = [d.id for d in example_dialogues()]
+    choices = list(_example_dialogues())
+    algorithms = [(label, key) for label, key in ALGORITHMS.items() if key != "judge" or model_checkpoints()["judge"]]
     state = gr.State(None)
     time_box = gr.Number(visible=False)
     with gr.Row():
         conversation = gr.Dropdown(choices, value=choices[0] if choices else None, label="Conversation", elem_id="swoz-conversation")
+        algorithm = gr.Radio(algorithms, value="pause", label="Algorithm", elem_id="swoz-algorithm")
         start = gr.Button("Start", elem_id="swoz-start")
     player = gr.HTML(elem_id="swoz-player-box")
     status = gr.Markdown(elem_id="swoz-status")
@@ -292,7 +329,7 @@ def _swoz_tab(store: ListeningStore, rater: gr.Textbox) -> None:
         finish = gr.Button("Finish", elem_id="swoz-finish")
     gr.Markdown("#### Yuck rate by source (all sessions)")
     results = gr.Dataframe(headers=YUCK_COLUMNS, value=lambda: yuck_table(store), interactive=False, elem_id="yuck-results")
-    start.click(lambda r, c: start_swoz(store, r, c), inputs=[rater, conversation], outputs=[player, status, state])
+    start.click(lambda r, c, a: start_swoz(store, r, c, a), inputs=[rater, conversation, algorithm], outputs=[player, status, state], concurrency_id="analysis")
     yuck.click(lambda t, s: press_yuck(store, t, s), inputs=[time_box, state], outputs=[status], js=READ_PLAYER_TIME_JS)
     finish.click(lambda t, s: finish_swoz(store, t, s), inputs=[time_box, state], outputs=[status, results], js=READ_PLAYER_TIME_JS)
 

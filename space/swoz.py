@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -119,6 +119,34 @@ def judge_backchannels(
         if not times or t - times[-1] >= min_spacing_s:
             times.append(t)
     return times
+
+
+def judge_listener_backchannels(
+    dialogue: Dialogue,
+    listener: int,
+    judge: Any,
+    *,
+    threshold: float = 0.1,
+    min_spacing_s: float = MIN_BACKCHANNEL_SPACING_S,
+) -> list[float]:
+    """The judge as the listener algorithm: :func:`judge_backchannels` on its BC probability
+    over the conversation's mono mix, kept only inside the speaker's turns (the judge says
+    *that* a backchannel fits, not who gives it).
+
+    Args:
+        judge: a TurnTakingJudge checkpoint folder or a loaded model.
+    """
+    from turneval.dataset_scripts.events import extract_events
+    from turneval.report import judge_probabilities, load_judge_model
+
+    if dialogue.audio is None:
+        raise SwozError(f"dialogue {dialogue.id!r} has no audio for the judge")
+    model, _ = load_judge_model(judge)
+    probs = judge_probabilities(model, dialogue.audio)
+    bc = list(model.config.label_names).index("BC")
+    turns = extract_events(dialogue).of_speaker("turns", 1 - listener)
+    times = judge_backchannels(probs[:, bc], threshold=threshold, min_spacing_s=min_spacing_s)
+    return [t for t in times if any(turn.start <= t < turn.end for turn in turns)]
 
 
 @dataclass
@@ -244,6 +272,7 @@ __all__ = [
     "build_swoz_stimulus",
     "default_listener",
     "judge_backchannels",
+    "judge_listener_backchannels",
     "pause_rule_backchannels",
     "switching_schedule",
 ]

@@ -362,7 +362,7 @@ def test_app_builds_and_pair_handlers_store_answers(app_module, store: Listening
     natural = _write(tmp_path / "n.wav", np.zeros((2, SAMPLE_RATE)))
     perturbed = _write(tmp_path / "p.wav", np.zeros((2, SAMPLE_RATE)))
     pair = stimuli.PairStimulus("p1", "late_response", "B's response comes 1.50 s later", natural, perturbed)
-    monkeypatch.setattr(app_module, "pair_stimuli", lambda: [pair])
+    monkeypatch.setattr(app_module, "cached_pairs", lambda: [pair])
     assert app_module.build_demo(store) is not None
     clip_a, clip_b, _, state, *_ = app_module.next_pair(store, "ann", None)
     assert {clip_a, clip_b} == {str(natural), str(perturbed)}

@@ -172,3 +172,27 @@ def test_switching_backchannel_yuck_is_stored(page, space) -> None:
         raters = conn.execute("SELECT rater FROM swoz_sessions").fetchall()
     assert raters == [("browser-test",)]
     assert len(presses) == 1 and presses[0][0] == 0.0 and presses[0][1] in ("human", "algorithm")
+
+
+def test_bundled_example_runs_on_one_click(page) -> None:
+    page.get_by_text("human_like.wav", exact=True).click()
+    page.wait_for_selector("#timeline img", timeout=ANALYSIS_TIMEOUT_MS)
+    assert "human_like (60.0 s, system = channel 1)" in page.inner_text("#analysis-status")
+
+
+def test_naturalness_pair_answer_is_stored(page, space) -> None:
+    page.fill("#rater textarea", "browser-test")
+    page.get_by_role("tab", name="Listening test: naturalness").click()
+    page.click("#next-pair")
+    page.wait_for_selector("#clip-a a[data-testid=download-link]", timeout=60_000)
+    page.wait_for_selector("#clip-b a[data-testid=download-link]", timeout=10_000)
+    page.locator("#pair-choice").get_by_text("A", exact=True).click()
+    page.locator("#rating-a").get_by_text("5 very natural").click()
+    page.locator("#rating-b").get_by_text("2", exact=True).click()
+    page.click("#submit-pair")
+    page.wait_for_function("() => document.querySelector('#pair-feedback').innerText.includes('Saved')", timeout=30_000)
+    assert "the other had a" in page.inner_text("#pair-feedback")
+    assert "all" in page.inner_text("#preference-results")
+    with sqlite3.connect(space[1]) as conn:
+        rows = conn.execute("SELECT rater, choice, rating_a, rating_b FROM pair_answers").fetchall()
+    assert rows == [("browser-test", "A", 5, 2)]
