@@ -310,8 +310,8 @@ def dialogue_from_audio(
     )
 
 
-def audio_duration(path: PathLike) -> float:
-    """The length of an audio file in seconds, from its header."""
+def audio_duration(path: PathLike, *, channels: int | None = None) -> float:
+    """The length of an audio file in seconds, from its header (``channels``: required count)."""
     info = _info(path)
-    _check_header(path, info, None, None)
+    _check_header(path, info, channels, None)
     return info.frames / info.samplerate

@@ -267,6 +267,48 @@ def test_annotations_round_trip(tmp_path):
     assert "not a turneval annotation file (no 'segments')" in _error(read_annotations, path)
 
 
+def _annotated_pair(folder: Path, name: str, seconds: int = 2, channels: int = 2) -> Path:
+    """Write NAME.json (audio_path: the bare file name, as turneval synth does) + NAME.wav."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_audio(folder / f"{name}.wav", np.zeros((channels, seconds * SAMPLE_RATE)), SAMPLE_RATE)
+    dialogue = Dialogue(id=name, segments=[[(0.1, 0.9)], [(1.0, 1.5)]], duration=9.0, audio_path=f"{name}.wav")
+    dialogue.save_annotations(folder / f"{name}.json")
+    return folder / f"{name}.json"
+
+
+def test_annotations_resolve_relative_audio(tmp_path):
+    path = _annotated_pair(tmp_path / "corpus", "c1", seconds=2)
+    light = read_annotations(path, load_audio=False)
+    assert light.audio is None and Path(light.audio_path) == tmp_path / "corpus" / "c1.wav"
+    assert light.duration == 2.0  # the audio's length, not the JSON's 9.0
+    as_written = read_annotations(path, resolve_audio_path=False)
+    assert as_written.audio_path == "c1.wav" and as_written.audio.shape == (2, 2 * SAMPLE_RATE)
+    (tmp_path / "corpus" / "c1.wav").unlink()
+    assert read_annotations(path).audio is None  # missing audio is tolerated unless required
+    assert "its audio file" in _error(read_annotations, path, require_audio=True)
+    mono = _annotated_pair(tmp_path / "mono", "m1", channels=1)
+    assert "expected 2 channel(s), found 1" in _error(read_annotations, mono, load_audio=False)
+
+
+def test_annotated_corpus_from_folder_and_manifest(tmp_path):
+    from turneval.dataset_scripts.readers import read_annotated_corpus
+
+    folder = tmp_path / "corpus"
+    for name in ("b2", "a1"):
+        _annotated_pair(folder, name)
+    (folder / "notes.json").write_text("{}")  # no audio beside it: passed over
+    assert [d.id for d in read_annotated_corpus(folder)] == ["a1", "b2"]
+    manifest = folder / "manifest.csv"
+    manifest.write_text("id,audio,annotations\nx,b2.wav,b2.json\n")
+    (dialogue,) = read_annotated_corpus(manifest)
+    assert dialogue.id == "b2" and Path(dialogue.audio_path) == folder / "b2.wav" and dialogue.audio is None
+    manifest.write_text("id,audio\nx,b2.wav\n")
+    assert "manifest.csv:1: manifest needs the columns" in _error(read_annotated_corpus, manifest)
+    (tmp_path / "empty").mkdir()
+    assert "no annotated dialogues" in _error(read_annotated_corpus, tmp_path / "empty")
+    assert "expected a folder" in _error(read_annotated_corpus, folder / "a1.json")
+
+
 def test_vad_csv_writer_round_trip(tmp_path):
     from turneval.dataset_scripts.readers import write_vad_csv
 

@@ -15,6 +15,9 @@ seamless        stereo wav + ``*.json`` sidecar, or a pair   :func:`read_seamles
 turneval        ``Dialogue.save_annotations`` JSON           :func:`read_annotations`
 audio           stereo wav/flac/ogg only: speech by VAD      :func:`dialogue_from_audio`
 ==============  ===========================================  =========================
+
+A corpus of turneval annotation files (a folder of ``NAME.json`` + ``NAME.wav`` pairs, or a
+``manifest.csv`` as ``turneval synth`` writes it) is read by :func:`read_annotated_corpus`.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..dialogue import Dialogue, DialogueError
 from ._common import NON_SPEECH_TOKENS, load_json, located
+from .annotations import AUDIO_SUFFIXES, annotation_pairs, read_annotated_corpus, read_annotations
 from .fisher import read_fisher
 from .rttm import read_rttm, read_rttm_all
 from .seamless import _PARTICIPANT_RE as _SEAMLESS_PARTICIPANT_RE
@@ -31,31 +35,6 @@ from .switchboard import FILE_RE as SWITCHBOARD_FILE_RE
 from .switchboard import parse_ms98_lines, read_switchboard, switchboard_from_lines
 from .vad_csv import format_vad_csv, read_vad_csv, write_vad_csv
 from .word_json import read_word_json
-
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
-
-
-def read_annotations(path: str | Path, *, load_audio: bool = True) -> Dialogue:
-    """A Dialogue saved with :meth:`Dialogue.save_annotations`; its audio is loaded if present."""
-    from ..audio import load_stereo
-
-    path = Path(path)
-    data = load_json(path)
-    for key in ("id", "segments"):
-        if not isinstance(data, dict) or key not in data:
-            raise located(path, getattr(data, "line", None), f"not a turneval annotation file (no {key!r})")
-    audio = None
-    audio_path = data.get("audio_path")
-    if load_audio and audio_path:
-        candidate = Path(audio_path)
-        if not candidate.is_absolute() and not candidate.exists():
-            candidate = path.parent / candidate  # a relative path is relative to the annotation file
-        if candidate.is_file():
-            audio = load_stereo(candidate)
-    try:
-        return Dialogue.from_dict(data, audio=audio)
-    except (TypeError, ValueError) as err:
-        raise located(path, None, str(err)) from err
 
 
 def _audio_reader(path: str | Path, *, load_audio: bool = True, **kwargs: Any) -> Dialogue:
@@ -166,8 +145,10 @@ def read_corpus(paths: Iterable[str | Path], format: str | None = None, **option
 __all__ = [
     "NON_SPEECH_TOKENS",
     "READERS",
+    "annotation_pairs",
     "guess_format",
     "parse_ms98_lines",
+    "read_annotated_corpus",
     "read_annotations",
     "read_corpus",
     "read_dialogue",

@@ -182,14 +182,23 @@ def attach_audio(
         return None, None, None
     if isinstance(audio, np.ndarray):
         return audio, None, audio.shape[-1] / SAMPLE_RATE
-    path = Path(audio)
-    if not path.is_absolute() and not path.exists():
-        # Relative paths inside annotation files are relative to that file.
-        path = Path(annotation_path).parent / path
+    path = resolve_audio_reference(annotation_path, audio)
     if load_audio:
         array = load_stereo(path)
         return array, str(path), array.shape[1] / SAMPLE_RATE
-    return None, str(path), audio_duration(path)
+    return None, str(path), audio_duration(path, channels=2)
+
+
+def resolve_audio_reference(annotation_path: PathLike, audio: PathLike) -> Path:
+    """Where an audio path named by an annotation file points.
+
+    An absolute path, or one that exists from the current folder, is taken as it is; any
+    other relative path is relative to the annotation file's folder.
+    """
+    path = Path(audio)
+    if not path.is_absolute() and not path.exists():
+        path = Path(annotation_path).parent / path
+    return path
 
 
 def check_fits_audio(

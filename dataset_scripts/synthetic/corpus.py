@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from pathlib import Path
 from typing import Sequence
@@ -26,6 +25,7 @@ from turneval.io_utils import atomic_path, atomic_write_text
 
 from ..dialogue import Dialogue
 from ..grids import SAMPLE_RATE
+from ..readers.annotations import read_annotations
 from .generator import generate_dialogue
 from .timing import STYLES
 
@@ -142,17 +142,9 @@ def generate_corpus(
 
 
 def load_dialogue(json_path: str | Path) -> Dialogue:
-    """Read a conversation written by :func:`write_dialogue` (annotations and audio)."""
-    json_path = Path(json_path)
-    try:
-        data = json.loads(json_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{json_path}:{err.lineno}: not valid JSON: {err.msg}") from err
-    audio = None
-    if data.get("audio_path"):
-        audio_file = json_path.parent / data["audio_path"]
-        samples, rate = sf.read(audio_file, dtype="float32", always_2d=True)
-        if rate != SAMPLE_RATE or samples.shape[1] != 2:
-            raise ValueError(f"{audio_file}: expected stereo {SAMPLE_RATE} Hz audio, got {samples.shape[1]} channel(s) at {rate} Hz")
-        audio = samples.T
-    return Dialogue.from_dict(data, audio=audio)
+    """Read a conversation written by :func:`write_dialogue` (annotations and audio).
+
+    The dialogue's ``audio_path`` stays as written (the file name, relative to the JSON), so
+    saving the annotations beside the audio again writes the same file.
+    """
+    return read_annotations(json_path, require_audio=True, resolve_audio_path=False)
