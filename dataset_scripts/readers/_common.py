@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from bisect import bisect_right
 from json import decoder as _json_decoder
 from json import scanner as _json_scanner
 from pathlib import Path
@@ -105,26 +107,31 @@ class _LineDecoder(json.JSONDecoder):
 
     def __init__(self) -> None:
         super().__init__()
-        self._text = ""
+        self._newlines: list[int] = []
 
         def parse_object(s_and_end, *args, **kwargs):
             obj, end = _json_decoder.JSONObject(s_and_end, *args, **kwargs)
             out = LinedDict(obj)
-            out.line = self._text.count("\n", 0, s_and_end[1]) + 1
+            out.line = self._line_at(s_and_end[1])
             return out, end
 
         def parse_array(s_and_end, *args, **kwargs):
             arr, end = _json_decoder.JSONArray(s_and_end, *args, **kwargs)
             out = LinedList(arr)
-            out.line = self._text.count("\n", 0, s_and_end[1]) + 1
+            out.line = self._line_at(s_and_end[1])
             return out, end
 
         self.parse_object = parse_object
         self.parse_array = parse_array
         self.scan_once = _json_scanner.py_make_scanner(self)
 
+    def _line_at(self, offset: int) -> int:
+        # A bisect over the newline offsets: counting from the start for every object and
+        # array made large annotation files quadratic to read.
+        return bisect_right(self._newlines, offset - 1) + 1
+
     def decode(self, s: str, *args, **kwargs):  # noqa: D401 - json API
-        self._text = s
+        self._newlines = [m.start() for m in re.finditer("\n", s)]
         return super().decode(s, *args, **kwargs)
 
 
