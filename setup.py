@@ -73,7 +73,7 @@ setup(
     ],
     extras_require={
         "space": ["gradio", "krippendorff"],
-        "test": ["pytest", "krippendorff", "lifelines", "statsmodels", "playwright"],
+        "test": ["pytest", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema"],
     },
     entry_points={"console_scripts": ["turneval=turneval.cli:main"]},
 )

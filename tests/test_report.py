@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 import soundfile as sf
@@ -17,7 +18,7 @@ from turneval.modeling.configuration_future_activity_predictor import FutureActi
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
-from turneval.report import Report, ReportError, format_summary, judge_probabilities, report
+from turneval.report import Report, format_summary, judge_probabilities, report, report_schema
 
 TINY_WHISPER = {"d_model": 64, "encoder_layers": 2, "encoder_attention_heads": 4, "encoder_ffn_dim": 128, "max_source_positions": 1500}
 TINY_PREDICTOR = dict(hidden_size=32, num_attention_heads=2, intermediate_size=64, num_mel_bins=32, num_channel_layers=1, num_cross_layers=1)
@@ -83,10 +84,7 @@ def test_json_round_trip_and_references(full_report):
 
 
 def test_json_schema(full_report):
-    jsonschema = pytest.importorskip("jsonschema")
-    from importlib import resources
-
-    schema = json.loads(resources.files("turneval").joinpath("data/report.schema.json").read_text())
+    schema = report_schema()
     jsonschema.validate(json.loads(full_report.to_json()), schema)
     broken = json.loads(full_report.to_json())
     del broken["conversation"]["duration_s"]
