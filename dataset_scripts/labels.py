@@ -46,9 +46,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .dialogue import SPEAKERS, Dialogue
+from .dialogue import SPEAKERS, Dialogue, DialogueError
 from .events import TurnTakingEvents, extract_events, is_speech_word
 from .grids import CHUNK_S
+from .readers.switchboard import parse_ms98_lines
 
 LABELS: tuple[str, ...] = ("NA", "BC", "I", "T", "C")
 """The five judge classes, in class-index order."""
@@ -442,23 +443,15 @@ class Ms98Word:
 def parse_ms98_word_lines(lines: Iterable[str], source: str = "<word lines>") -> list[Ms98Word]:
     """Parse ``-word.text`` lines (``<utt-id> <start> <end> <word>``); blank lines are skipped.
 
-    Raises LabelError naming ``source`` and the line number on a malformed line.
+    The lines are parsed by the Switchboard reader's
+    :func:`~turneval.dataset_scripts.readers.switchboard.parse_ms98_lines`. Raises LabelError
+    naming ``source`` and the line number on a malformed line.
     """
-    words = []
-    for number, line in enumerate(lines, start=1):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) < 4:
-            raise LabelError(f"{source}:{number}: expected '<utterance-id> <start> <end> <word>', got {line.strip()!r}")
-        try:
-            start, end = float(parts[1]), float(parts[2])
-        except ValueError:
-            raise LabelError(f"{source}:{number}: start and end must be numbers, got {parts[1]!r} {parts[2]!r}") from None
-        if not (math.isfinite(start) and math.isfinite(end)):
-            raise LabelError(f"{source}:{number}: non-finite time in {line.strip()!r}")
-        words.append(Ms98Word(parts[0], start, end, parts[3]))
-    return words
+    try:
+        tokens = parse_ms98_lines(lines, source, kind="word")
+    except DialogueError as err:
+        raise LabelError(str(err)) from None
+    return [Ms98Word(t.utt_id, t.start, t.end, t.text) for t in tokens]
 
 
 @dataclass(frozen=True)
