@@ -229,6 +229,33 @@ def test_swoz_stimulus_swaps_backchannels_in_algorithm_intervals() -> None:
         swoz.build_swoz_stimulus(dialogue, 0, schedule, [7.0])
 
 
+def _constant_judge(bc_logit: float):
+    """A tiny random-init judge whose head ignores the audio: p_BC is fixed by the bias."""
+    import torch
+
+    from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
+    from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
+
+    tiny = {"d_model": 64, "encoder_layers": 2, "encoder_attention_heads": 4, "encoder_ffn_dim": 128, "max_source_positions": 1500}
+    model = TurnTakingJudge(TurnTakingJudgeConfig(encoder_config=tiny, context_mode="causal", context_s=2.0))
+    with torch.no_grad():
+        model.classifier.weight.zero_()
+        model.classifier.bias.zero_()
+        model.classifier.bias[list(model.config.label_names).index("BC")] = bc_logit
+    return model.eval()
+
+
+def test_judge_as_listener_algorithm() -> None:
+    dialogue = _toned_dialogue()  # speaker A holds one turn over 0-9.5 s; B (listener) backchannels
+    judge = _constant_judge(10.0)
+    times = swoz.judge_listener_backchannels(dialogue, 1, judge)
+    # p_BC ~ 1 on every chunk: one backchannel per second (SWOZ spacing), all inside A's turn
+    assert len(times) == 10 and times[0] <= 0.04 and times[-1] < 9.5
+    assert np.diff(times) == pytest.approx(np.ones(9))
+    # listener A: B never holds a turn, so the judge's backchannels have nowhere to go
+    assert swoz.judge_listener_backchannels(dialogue, 0, judge) == []
+
+
 def test_default_listener_has_more_backchannels() -> None:
     assert swoz.default_listener(_toned_dialogue()) == 1
 
