@@ -61,6 +61,7 @@ def _load(path: Path):
     if spec is None or spec.loader is None:
         raise BenchmarkError(f"{path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and pickling look their module up here
     spec.loader.exec_module(module)
     if not callable(getattr(module, "run", None)):
         raise BenchmarkError(f"{path}: defines no run(quick: bool) -> list[dict]")

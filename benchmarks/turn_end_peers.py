@@ -1,0 +1,197 @@
+"""Peer comparison on metric (a)'s decision: after the user's IPU ends, shift (T) or continue (C)?
+
+On held-out synthetic conversations (corpus seed 2026; the demo judge is trained on seed 0),
+every metric (a) instance of ``dialogue_agreement_instances`` whose silence starts where one of
+the user's IPUs ends is one decision (silences entered otherwise, e.g. after an overlap, are
+left out), taken in both directions (each speaker in turn plays the user). Contestants, all deciding from the same audio,
+which ends at the *decision time*: 200 ms after the user's IPU ends (pipecat's VAD
+``stop_secs``, after which it asks smart-turn), or earlier if the other party speaks before:
+
+* smart-turn v3.2 (pipecat-ai's ONNX model; ``_smart_turn.py`` replicates pipecat's input
+  pipeline): the user's own channel since the turn started, last 8 s; P(complete) vs 0.5;
+* our TurnTakingJudge (the demo checkpoint when installed, else UNTRAINED random weights, and
+  the figure names say so): the mono mix, one pass over its context window ending at the
+  decision time; score ``p_T - p_C`` vs metric (a)'s threshold 0;
+* fixed silence thresholds (200/500/700 ms), what most deployed voice agents use: shift iff
+  the user stays silent that long. They decide *at* the threshold, not at the decision time.
+
+Balanced accuracy and ROC-AUC (T positive) for each, and the latency per decision.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from _harness import figure, limit_threads
+
+HELD_OUT_SEED = 2026
+VAD_STOP_S = 0.2  # pipecat VADParams.stop_secs: silence before the turn analyser is asked
+SILENCE_THRESHOLDS_MS = (200, 500, 700)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One metric (a) decision of one conversation, with what each contestant may see."""
+
+    session: str
+    user: int  # the speaker whose IPU just ended
+    decision: str  # "T": the other party takes the turn; "C": the user continues
+    ipu_end: float  # seconds
+    horizon: float  # the audio observed ends here (on the 40 ms grid)
+    turn_start: float  # start of the user's current turn (smart-turn's segment start)
+    user_silence: float  # seconds until the user speaks again (inf: never)
+
+
+def metric_a_decisions(dialogue, system_speaker: int) -> list[Decision]:
+    """The metric (a) instances of ``dialogue`` with ``system_speaker`` as the system."""
+    from dataclasses import replace as dc_replace
+
+    from turneval.dataset_scripts.agreement_instances import dialogue_agreement_instances, floor_owners
+    from turneval.dataset_scripts.grids import CHUNK_S
+    from turneval.dataset_scripts.labels import chunk_labels
+
+    dialogue = dc_replace(dialogue, system_speaker=system_speaker)
+    labels = chunk_labels(dialogue)
+    n = len(labels)
+    placeholder = np.full((n, 5), 0.2)  # the instances only need the decisions, not the judge
+    instances = dialogue_agreement_instances(dialogue, placeholder, labels=labels, metrics=("a",))
+    user = 1 - system_speaker
+    owners = floor_owners(labels.floor)
+    user_segments = dialogue.segments[user]
+    out = []
+    names = labels.labels
+    for inst in instances:
+        decision_start = float(labels.chunk_starts[inst.chunk])
+        first_silent = inst.chunk
+        while first_silent > 0 and names[first_silent - 1] == "NA":
+            first_silent -= 1
+        silence_start = float(labels.chunk_starts[first_silent])
+        # The user's IPU must end where the silence starts (the labels look one chunk ahead);
+        # a silence entered otherwise (after an overlap, say) is no "after the user's IPU" case.
+        ends = [e for s, e in user_segments if silence_start - 4 * CHUNK_S <= e <= silence_start + 2 * CHUNK_S]
+        if not ends:
+            continue
+        ipu_end = max(ends)
+        grid_end = math.ceil(ipu_end / CHUNK_S - 1e-9) * CHUNK_S
+        horizon = round(min(grid_end + VAD_STOP_S, decision_start) / CHUNK_S) * CHUNK_S
+        # The user's turn began after the system last held the floor (backchannels do not take it).
+        last_system = [t for t in np.flatnonzero(owners[: inst.chunk] == system_speaker)]
+        since = float(labels.chunk_ends[last_system[-1]]) if last_system else 0.0
+        starts = [s for s, e in user_segments if s >= since - 1e-9 and s < ipu_end]
+        turn_start = min(starts) if starts else max(0.0, ipu_end - 8.0)
+        later = [s for s, e in user_segments if s > ipu_end + 1e-9]
+        silence = (min(later) - ipu_end) if later else math.inf
+        out.append(Decision(dialogue.id, user, inst.decision, ipu_end, horizon, turn_start, silence))
+    return out
+
+
+def _judge():
+    """The demo judge if installed, else the demo configuration with random weights."""
+    import torch
+
+    from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
+    from turneval.modeling.judge_loading import demo_checkpoint_path, load_judge
+    from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
+
+    path = demo_checkpoint_path()
+    if path is not None:
+        judge = load_judge(path)
+        return judge, f"judge ({judge.config.context_mode} {judge.config.context_s:g} s, demo checkpoint)"
+    torch.manual_seed(0)
+    judge = TurnTakingJudge(TurnTakingJudgeConfig(context_mode="causal", context_s=10.0, stream_hop_s=5.0)).eval()
+    return judge, "judge (UNTRAINED: random weights, no checkpoint installed)"
+
+
+def judge_probabilities(judge, mono: np.ndarray, horizon: float) -> np.ndarray:
+    """The judge's distribution for the chunk after ``horizon``, from the audio before it:
+    one pass over the context window that ends there (zero-padded in window mode, as
+    ``score`` does)."""
+    import torch
+
+    spc = judge.config.samples_per_chunk
+    width = judge.config.context_chunks * spc
+    end = int(round(horizon * judge.config.sample_rate)) // spc * spc
+    window = mono[max(0, end - width) : end]
+    if judge.config.context_mode == "window" and window.size < width:
+        window = np.pad(window, (width - window.size, 0))
+    with torch.inference_mode():
+        out = judge(input_values=torch.from_numpy(np.ascontiguousarray(window, dtype=np.float32))[None])
+    return out.probabilities[0, -1].numpy()
+
+
+def _scores(y: np.ndarray, predicted: np.ndarray, score: np.ndarray) -> tuple[float, float]:
+    from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
+    if len(set(y.tolist())) < 2:
+        return float("nan"), float("nan")
+    return float(balanced_accuracy_score(y, predicted)), float(roc_auc_score(y, score))
+
+
+def run(quick: bool) -> list[dict]:
+    from turneval.dataset_scripts.synthetic import conversation_seed, generate_dialogue
+    from turneval.metrics.agreement import DEFAULT_THRESHOLDS, judge_scores
+
+    from _smart_turn import PRE_SPEECH_S, SmartTurnV3
+
+    threads = limit_threads()
+    n_conversations, duration_s = (4, 60.0) if quick else (24, 120.0)
+    smart_turn = SmartTurnV3(threads=threads)
+    judge, judge_name = _judge()
+    rows = []  # (decision, judge score, smart-turn probability, judge seconds, smart-turn seconds)
+    for i in range(n_conversations):
+        seed = conversation_seed(HELD_OUT_SEED, i)
+        dialogue = generate_dialogue(seed, duration_s=duration_s, style="human", dialogue_id=f"heldout_{i}")
+        mono = dialogue.mono()
+        for system in (0, 1):
+            for d in metric_a_decisions(dialogue, system):
+                start = time.perf_counter()
+                probs = judge_probabilities(judge, mono, d.horizon)
+                judge_s = time.perf_counter() - start
+                user_audio = dialogue.audio[d.user, int(max(0.0, d.turn_start - PRE_SPEECH_S) * 16000) : int(round(d.horizon * 16000))]
+                start = time.perf_counter()
+                p_complete = smart_turn.probability(user_audio)
+                smart_s = time.perf_counter() - start
+                rows.append((d, float(judge_scores("a", probs[None])[0]), p_complete, judge_s, smart_s))
+    if not rows:
+        raise RuntimeError("the held-out conversations gave no metric (a) decisions")
+    y = np.array([r[0].decision == "T" for r in rows], dtype=int)
+    n_t, n_c = int(y.sum()), int((1 - y).sum())
+    judge_score = np.array([r[1] for r in rows])
+    smart = np.array([r[2] for r in rows])
+    # The user never speaking again is a very long silence (the last IPU of a conversation).
+    silence = np.minimum(np.array([r[0].user_silence for r in rows]), 1e6)
+    where = (f"{len(rows)} decisions ({n_t} T, {n_c} C) from {n_conversations} held-out synthetic conversations "
+             f"of {duration_s:g} s, both directions")
+
+    smart_ba, smart_auc = _scores(y, (smart > 0.5).astype(int), smart)
+    judge_ba, judge_auc = _scores(y, (judge_score > DEFAULT_THRESHOLDS["a"]).astype(int), judge_score)
+    silence_auc = _scores(y, (silence >= 0.5).astype(int), silence)[1]
+    out = [
+        figure("metric (a) decisions", len(rows), "decisions", note=where),
+        figure("metric (a) balanced accuracy: smart-turn v3.2", smart_ba, "", headline=True,
+               note="P(complete) > 0.5 at 200 ms after the IPU end"),
+        figure(f"metric (a) balanced accuracy: {judge_name}", judge_ba, "", headline=True,
+               reference="metric (a) balanced accuracy: smart-turn v3.2", note="p_T - p_C > 0 at the same time"),
+        figure("metric (a) ROC-AUC: smart-turn v3.2", smart_auc, "", headline=True),
+        figure(f"metric (a) ROC-AUC: {judge_name}", judge_auc, "", headline=True,
+               reference="metric (a) ROC-AUC: smart-turn v3.2"),
+    ]
+    for ms in SILENCE_THRESHOLDS_MS:
+        ba = _scores(y, (silence >= ms / 1000).astype(int), silence)[0]
+        out.append(figure(f"metric (a) balanced accuracy: silence >= {ms} ms", ba, "", headline=True,
+                          reference="metric (a) balanced accuracy: smart-turn v3.2",
+                          note=f"decides {ms} ms after the IPU end"))
+    out.append(figure("metric (a) ROC-AUC: silence length (any threshold)", silence_auc, "",
+                      note="needs to wait for the whole silence: an upper bound for fixed thresholds"))
+    smart_ms = 1000 * np.median([r[4] for r in rows])
+    judge_ms = 1000 * np.median([r[3] for r in rows])
+    out += [
+        figure("latency per decision: smart-turn v3.2", smart_ms, "ms (median wall)", headline=True,
+               note=f"features + ONNX, {threads} thread(s)"),
+        figure(f"latency per decision: {judge_name}", judge_ms, "ms (median wall)", headline=True,
+               reference="latency per decision: smart-turn v3.2", note=f"one pass over {judge.config.context_s:g} s, {threads} thread(s)"),
+    ]
+    return out
