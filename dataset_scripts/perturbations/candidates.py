@@ -60,6 +60,41 @@ def only_active(active: np.ndarray, other: np.ndarray, start: int, end: int) -> 
     return bool(active[start:end].min() > 0 and other[start:end].max() == 0)
 
 
+def _clean_gap(
+    first: Segment,
+    second: Segment,
+    first_vad: np.ndarray,
+    first_other: np.ndarray,
+    second_vad: np.ndarray,
+    second_other: np.ndarray,
+    *,
+    frame_ms: float,
+    pre_offset_ms: float,
+    post_onset_ms: float,
+    eval_start_ms: float,
+    eval_dur_ms: float,
+    max_gap_ms: float | None = None,
+) -> bool:
+    """A mutual-silence gap from ``first`` to ``second`` at least the VAP evaluation window
+    long (and at most ``max_gap_ms``), ``first_vad`` alone for ``pre_offset_ms`` before it and
+    ``second_vad`` alone for ``post_onset_ms`` after it (each against its ``*_other``)."""
+    if second.start <= first.end:
+        return False
+    pre_frames = ms_to_frames(pre_offset_ms, frame_ms)
+    post_frames = ms_to_frames(post_onset_ms, frame_ms)
+    eval_frames = ms_to_frames(eval_start_ms + eval_dur_ms, frame_ms)
+    gap_start, gap_end = first.end + 1, second.start
+    if gap_end - gap_start < eval_frames:
+        return False
+    if max_gap_ms is not None and (gap_end - gap_start) * float(frame_ms) > float(max_gap_ms):
+        return False
+    return (
+        mutual_silence(first_vad, first_other, gap_start, gap_end)
+        and only_active(first_vad, first_other, first.end + 1 - pre_frames, first.end + 1)
+        and only_active(second_vad, second_other, second.start, second.start + post_frames)
+    )
+
+
 def proper_transition(
     pre: Segment,
     post: Segment,
@@ -75,20 +110,10 @@ def proper_transition(
 ) -> bool:
     """A clean shift: a mutual-silence gap of at least the VAP evaluation window, the
     first speaker alone for ``pre_offset_ms`` before it, the next alone after it."""
-    if post.start <= pre.end:
-        return False
-    pre_frames = ms_to_frames(pre_offset_ms, frame_ms)
-    post_frames = ms_to_frames(post_onset_ms, frame_ms)
-    eval_frames = ms_to_frames(eval_start_ms + eval_dur_ms, frame_ms)
-    gap_start, gap_end = pre.end + 1, post.start
-    if gap_end - gap_start < eval_frames:
-        return False
-    if max_gap_ms is not None and (gap_end - gap_start) * float(frame_ms) > float(max_gap_ms):
-        return False
-    return (
-        mutual_silence(pre_vad, post_vad, gap_start, gap_end)
-        and only_active(pre_vad, post_vad, pre.end + 1 - pre_frames, pre.end + 1)
-        and only_active(post_vad, pre_vad, post.start, post.start + post_frames)
+    return _clean_gap(
+        pre, post, pre_vad, post_vad, post_vad, pre_vad,
+        frame_ms=frame_ms, pre_offset_ms=pre_offset_ms, post_onset_ms=post_onset_ms,
+        eval_start_ms=eval_start_ms, eval_dur_ms=eval_dur_ms, max_gap_ms=max_gap_ms,
     )
 
 
@@ -105,18 +130,10 @@ def proper_hold_transition(
     eval_dur_ms: float = 100.0,
 ) -> bool:
     """A clean hold: like ``proper_transition`` but the same speaker on both sides."""
-    if nxt.start <= curr.end:
-        return False
-    pre_frames = ms_to_frames(pre_offset_ms, frame_ms)
-    post_frames = ms_to_frames(post_onset_ms, frame_ms)
-    eval_frames = ms_to_frames(eval_start_ms + eval_dur_ms, frame_ms)
-    gap_start, gap_end = curr.end + 1, nxt.start
-    if gap_end - gap_start < eval_frames:
-        return False
-    return (
-        mutual_silence(speaker_vad, other_vad, gap_start, gap_end)
-        and only_active(speaker_vad, other_vad, curr.end + 1 - pre_frames, curr.end + 1)
-        and only_active(speaker_vad, other_vad, nxt.start, nxt.start + post_frames)
+    return _clean_gap(
+        curr, nxt, speaker_vad, other_vad, speaker_vad, other_vad,
+        frame_ms=frame_ms, pre_offset_ms=pre_offset_ms, post_onset_ms=post_onset_ms,
+        eval_start_ms=eval_start_ms, eval_dur_ms=eval_dur_ms,
     )
 
 
