@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..dialogue import Dialogue, DialogueError
-from ._common import NON_SPEECH_TOKENS, load_json, located
-from .annotations import AUDIO_SUFFIXES, annotation_pairs, read_annotated_corpus, read_annotations
+from ._common import AUDIO_SUFFIXES, NON_SPEECH_TOKENS, load_json, located
+from .annotations import annotation_pairs, read_annotated_corpus, read_annotations
 from .fisher import read_fisher
 from .rttm import read_rttm, read_rttm_all
 from .seamless import _PARTICIPANT_RE as _SEAMLESS_PARTICIPANT_RE

@@ -171,6 +171,20 @@ def require_list(value: Any, path: PathLike, line: int | None, what: str) -> lis
 
 
 # -- audio beside annotations ----------------------------------------------------------------
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
+"""Suffixes of the audio files readers accept (whatever libsndfile reads of these)."""
+
+
+def audio_beside(annotation_path: PathLike) -> Path | None:
+    """``NAME.wav`` / ``.flac`` / ``.ogg`` next to the annotation file ``NAME.*``, or None."""
+    annotation_path = Path(annotation_path)
+    for suffix in AUDIO_SUFFIXES:
+        candidate = annotation_path.with_suffix(suffix)
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def attach_audio(
     annotation_path: PathLike,
     audio: PathLike | np.ndarray | None,

@@ -15,10 +15,7 @@ import csv
 from pathlib import Path
 
 from ..dialogue import Dialogue, DialogueError
-from ._common import PathLike, attach_audio, load_json, located, resolve_audio_reference
-
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
-"""Audio file suffixes looked for beside an annotation file."""
+from ._common import PathLike, attach_audio, audio_beside, load_json, located, resolve_audio_reference
 
 MANIFEST_COLUMNS = ("annotations", "audio")
 """The columns a corpus manifest CSV needs (others, such as ``id`` or ``seed``, are ignored)."""
@@ -72,16 +69,6 @@ def read_annotations(
         return Dialogue.from_dict(data, audio=array)
     except (TypeError, ValueError) as err:
         raise located(path, None, str(err)) from err
-
-
-def audio_beside(annotation: PathLike) -> Path | None:
-    """``NAME.wav`` / ``.flac`` / ``.ogg`` next to ``NAME.json``, or None."""
-    annotation = Path(annotation)
-    for suffix in AUDIO_SUFFIXES:
-        candidate = annotation.with_suffix(suffix)
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def annotation_pairs(path: PathLike) -> list[tuple[Path, Path]]:

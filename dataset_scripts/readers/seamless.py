@@ -37,7 +37,9 @@ from typing import Any
 
 from ..dialogue import Dialogue, DialogueError, Word
 from ._common import (
+    AUDIO_SUFFIXES,
     PathLike,
+    audio_beside,
     build_dialogue,
     line_of,
     load_json,
@@ -51,7 +53,6 @@ from ._common import (
 TRANSCRIPT_KEY = "metadata:transcript"
 VAD_KEY = "metadata:vad"
 SEGMENT_SOURCES = ("auto", "words", "transcript", "vad")
-_AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
 _PARTICIPANT_RE = re.compile(r"^(?P<interaction>.+)_(?P<participant>P[^_]+)$")
 
 
@@ -107,11 +108,7 @@ def _find_audio(json_path: Path, named: Any) -> Path | None:
         if not audio.is_file():
             raise located(json_path, None, f"its audio {audio} does not exist")
         return audio
-    for suffix in _AUDIO_SUFFIXES:
-        candidate = json_path.with_suffix(suffix)
-        if candidate.is_file():
-            return candidate
-    return None
+    return audio_beside(json_path)
 
 
 def _read_sidecar(path: Path, data: dict, *, load_audio: bool, segments_from: str, system_speaker: int | None) -> Dialogue:
@@ -224,7 +221,7 @@ def read_seamless(
     release pair (see the module docstring).
     """
     path = Path(path)
-    if path.suffix.lower() in _AUDIO_SUFFIXES:
+    if path.suffix.lower() in AUDIO_SUFFIXES:
         sidecar = path.with_suffix(".json")
         if not sidecar.is_file():
             raise DialogueError(f"{path}: no sidecar {sidecar.name} beside it")
