@@ -173,6 +173,8 @@ def test_missing_checkpoint_says_how_to_fix(tmp_path, conversation, capsys):
     assert "nowhere" in err and "--no-judge" in err
     err = _fails(["report", str(conversation["wav"]), "--no-judge", "--predictor", str(tmp_path), "--out", str(tmp_path / "o")], capsys)
     assert "--no-predictor" in err
+    err = _fails(["report", str(conversation["wav"]), "--judge", "nobody/no-such-judge", "--no-predictor", "--out", str(tmp_path / "o")], capsys)
+    assert "nobody/no-such-judge" in err and "Hub id" in err and "--no-judge" in err
     assert not (tmp_path / "o").exists()
 
 
