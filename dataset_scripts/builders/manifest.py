@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import datasets
+
 from ..audio import load_stereo, write_audio
 from ..dialogue import Dialogue, DialogueError
 from ..grids import SAMPLE_RATE
@@ -118,6 +120,14 @@ def manifest_splits(path: str | Path) -> list[str]:
     for split, _ in read_dialogue_manifest(path):
         seen.setdefault(split, None)
     return list(seen)
+
+
+def manifest_split_generators(
+    manifest: str | Path | None = None, data_dir: str | Path | None = None
+) -> list[datasets.SplitGenerator]:
+    """One SplitGenerator per split of a builder config's manifest (``gen_kwargs``: manifest, split)."""
+    path = resolve_manifest(manifest, data_dir)
+    return [datasets.SplitGenerator(name=s, gen_kwargs={"manifest": str(path), "split": s}) for s in manifest_splits(path)]
 
 
 def with_audio(dialogue: Dialogue) -> Dialogue:

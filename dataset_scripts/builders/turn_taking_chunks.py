@@ -24,7 +24,7 @@ import numpy as np
 from ..dialogue import SPEAKERS, Dialogue
 from ..grids import CHUNK_HZ, CHUNK_S, segments_to_activity
 from ..labels import FLOOR_STATES, LABELS, chunk_labels
-from .manifest import manifest_splits, read_dialogue_manifest, resolve_manifest
+from .manifest import manifest_split_generators, read_dialogue_manifest
 
 _DESCRIPTION = "Two-party conversations with 40 ms turn-taking labels (NA, BC, I, T, C) and floor owner."
 
@@ -125,12 +125,8 @@ class TurnTakingChunks(datasets.GeneratorBasedBuilder):
     def _info(self) -> datasets.DatasetInfo:
         return datasets.DatasetInfo(description=_DESCRIPTION, features=chunk_features())
 
-    def _manifest(self):
-        return resolve_manifest(self.config.manifest, self.config.data_dir)
-
     def _split_generators(self, dl_manager) -> list[datasets.SplitGenerator]:
-        manifest = self._manifest()
-        return [datasets.SplitGenerator(name=s, gen_kwargs={"manifest": str(manifest), "split": s}) for s in manifest_splits(manifest)]
+        return manifest_split_generators(self.config.manifest, self.config.data_dir)
 
     def _generate_examples(self, manifest: str, split: str) -> Iterator[tuple[str, dict[str, Any]]]:
         for _, dialogue in read_dialogue_manifest(manifest, split=split):

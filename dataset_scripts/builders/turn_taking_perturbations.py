@@ -31,7 +31,7 @@ from ..dialogue import SPEAKERS, Dialogue
 from ..grids import FRAME_HZ, SAMPLE_RATE
 from ..perturbations.edits import PERTURBATION_TYPES
 from ..perturbations.pairs import PerturbationPair, iter_pairs
-from .manifest import manifest_splits, read_dialogue_manifest, resolve_manifest, with_audio
+from .manifest import manifest_split_generators, read_dialogue_manifest, with_audio
 
 logger = datasets.logging.get_logger(__name__)
 
@@ -174,8 +174,7 @@ class TurnTakingPerturbations(datasets.GeneratorBasedBuilder):
             raise ValueError(f"audio_storage must be 'bytes' or 'path', got {cfg.audio_storage!r}")
         if cfg.audio_storage == "path" and not cfg.audio_dir:
             raise ValueError("audio_storage='path' needs audio_dir (where the pair WAVs are written)")
-        manifest = resolve_manifest(cfg.manifest, cfg.data_dir)
-        return [datasets.SplitGenerator(name=s, gen_kwargs={"manifest": str(manifest), "split": s}) for s in manifest_splits(manifest)]
+        return manifest_split_generators(cfg.manifest, cfg.data_dir)
 
     def _generate_examples(self, manifest: str, split: str) -> Iterator[tuple[str, dict[str, Any]]]:
         cfg = self.config

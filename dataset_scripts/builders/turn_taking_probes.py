@@ -40,8 +40,9 @@ import soundfile as sf
 
 from ..dialogue import Dialogue
 from ..grids import CHUNK_S, SAMPLE_RATE
+from ..labels import chunk_labels
 from ..sampler import read_context_window
-from .manifest import manifest_splits, read_dialogue_manifest, resolve_manifest
+from .manifest import manifest_split_generators, read_dialogue_manifest
 
 UNDERSTANDING_TASKS = ("understand_T", "understand_BC", "understand_I")
 PREDICTION_TASKS = ("predict_T", "predict_BC", "predict_I", "predict_floor_taking")
@@ -298,12 +299,9 @@ class TurnTakingProbes(datasets.GeneratorBasedBuilder):
         return datasets.DatasetInfo(description="Turn-taking understanding/prediction probes for audio foundation models.", features=probe_features())
 
     def _split_generators(self, dl_manager) -> list[datasets.SplitGenerator]:
-        manifest = resolve_manifest(self.config.manifest, self.config.data_dir)
-        return [datasets.SplitGenerator(name=s, gen_kwargs={"manifest": str(manifest), "split": s}) for s in manifest_splits(manifest)]
+        return manifest_split_generators(self.config.manifest, self.config.data_dir)
 
     def _generate_examples(self, manifest: str, split: str) -> Iterator[tuple[str, dict[str, Any]]]:
-        from ..labels import chunk_labels
-
         cfg = self.config
         paths: dict[str, str] = {}
         labelled: list[tuple[str, Sequence[str]]] = []
@@ -340,6 +338,4 @@ class TurnTakingProbes(datasets.GeneratorBasedBuilder):
 
 def dialogue_labels(dialogues: Iterable[Dialogue]) -> list[tuple[str, Sequence[str]]]:
     """(id, five-class chunk labels) for dialogues, the input of :func:`probe_instances`."""
-    from ..labels import chunk_labels
-
     return [(d.id, chunk_labels(d).labels) for d in dialogues]
