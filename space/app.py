@@ -24,6 +24,7 @@ import math
 import os
 import random
 import sys
+import tempfile
 import threading
 import uuid
 from functools import lru_cache
@@ -232,6 +233,7 @@ def _naturalness_tab(store: ListeningStore, rater: gr.Textbox) -> None:
     feedback = gr.Markdown(elem_id="pair-feedback")
     gr.Markdown("#### Results so far (each rater's latest answer per pair)")
     results = gr.Dataframe(headers=PREFERENCE_COLUMNS, value=lambda: preference_table(store), interactive=False, elem_id="preference-results")
+    _export_row(store)
     start.click(lambda r, s: next_pair(store, r, s), inputs=[rater, state], outputs=[clip_a, clip_b, prompt, state, choice, rating_a, rating_b])
     submit.click(lambda r, s, c, a, b: submit_pair(store, r, s, c, a, b), inputs=[rater, state, choice, rating_a, rating_b], outputs=[feedback, results, state])
 
@@ -329,9 +331,23 @@ def _swoz_tab(store: ListeningStore, rater: gr.Textbox) -> None:
         finish = gr.Button("Finish", elem_id="swoz-finish")
     gr.Markdown("#### Yuck rate by source (all sessions)")
     results = gr.Dataframe(headers=YUCK_COLUMNS, value=lambda: yuck_table(store), interactive=False, elem_id="yuck-results")
+    _export_row(store)
     start.click(lambda r, c, a: start_swoz(store, r, c, a), inputs=[rater, conversation, algorithm], outputs=[player, status, state], concurrency_id="analysis")
     yuck.click(lambda t, s: press_yuck(store, t, s), inputs=[time_box, state], outputs=[status], js=READ_PLAYER_TIME_JS)
     finish.click(lambda t, s: finish_swoz(store, t, s), inputs=[time_box, state], outputs=[status, results], js=READ_PLAYER_TIME_JS)
+
+
+def _export_row(store: ListeningStore) -> None:
+    """A button that hands out every stored answer as CSV files."""
+
+    def export() -> list[str]:
+        out = Path(tempfile.mkdtemp(prefix="analysis_export_", dir=work_root()))  # swept like analysis outputs
+        return [str(p) for p in store.export_csv(out)]
+
+    with gr.Row():
+        button = gr.Button("Download all answers (CSV)", size="sm")
+        files = gr.File(label="Answers", file_count="multiple", interactive=False)
+    button.click(export, outputs=[files])
 
 
 # ---------------------------------------------------------------------------------------

@@ -241,6 +241,29 @@ class ListeningStore:
             return [dict(row) for row in conn.execute("SELECT * FROM yuck_presses ORDER BY created_at, id").fetchall()]
 
 
+    # -- export ------------------------------------------------------------------------------
+    def export_csv(self, out_dir: str | Path) -> list[Path]:
+        """Every table as ``<table>.csv`` in ``out_dir`` (each written atomically), for analysis
+        elsewhere; returns the paths."""
+        import csv
+        import io
+
+        from turneval.io_utils import atomic_write_text
+
+        out_dir = Path(out_dir)
+        written = []
+        with closing(self._connect()) as conn:
+            for table in ("pair_answers", "swoz_sessions", "yuck_presses"):
+                cursor = conn.execute(f"SELECT * FROM {table} ORDER BY rowid")  # table names are ours, not user input
+                buffer = io.StringIO()
+                writer = csv.writer(buffer)
+                writer.writerow([column[0] for column in cursor.description])
+                writer.writerows(cursor.fetchall())
+                atomic_write_text(out_dir / f"{table}.csv", buffer.getvalue())
+                written.append(out_dir / f"{table}.csv")
+        return written
+
+
 # ---------------------------------------------------------------------------------------
 # Naturalness-test statistics
 # ---------------------------------------------------------------------------------------

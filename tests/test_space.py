@@ -87,6 +87,10 @@ def test_yuck_presses_take_the_source_playing(store: ListeningStore) -> None:
     store.finish_swoz_session("s1", 45.0)
     (session,) = store.swoz_sessions()
     assert session["listened_s"] == 45.0 and session["schedule"] == schedule
+    paths = store.export_csv(store.path.parent / "export")
+    assert [p.name for p in paths] == ["pair_answers.csv", "swoz_sessions.csv", "yuck_presses.csv"]
+    lines = paths[2].read_text().splitlines()
+    assert lines[0] == "id,created_at,session,time_s,source" and len(lines) == 4 and lines[2].endswith(",s1,35.0,algorithm")
     rates = listening.yuck_rates(store.swoz_sessions(), store.yuck_presses())
     assert rates["human"] == {"n_yucks": 1, "minutes": 0.5, "yucks_per_minute": 2.0}
     assert rates["algorithm"]["n_yucks"] == 2
