@@ -17,12 +17,10 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..dialogue import Dialogue, DialogueError, Segment, Word, normalize_segments
+from ..events import NON_SPEECH_TOKENS  # one list of transcript markers that are not speech (re-exported)
 
 PathLike = str | Path
 
-NON_SPEECH_TOKENS = frozenset({"[silence]", "[noise]", "[vocalized-noise]"})
-"""Transcript tokens that are not speech (Switchboard ms98 / Fisher conventions).
-``[laughter]`` is speech: it is the speaker's own voice and holds the floor."""
 
 
 def located(path: PathLike, line: int | None, problem: str) -> DialogueError:
