@@ -9,6 +9,7 @@ import math
 import datasets
 import evaluate
 
+from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.metrics.fdbench import (
     FDBenchConversation,
     FDBenchThresholds,
@@ -157,7 +158,7 @@ class FullDuplexTiming(evaluate.Metric):
         system_segments,
         round_types,
         time_unit: str = "seconds",
-        sample_rate: int = 16000,
+        sample_rate: int = SAMPLE_RATE,
         drop_first_system_segment: bool = False,
         transcript_references=None,
         transcript_hypotheses=None,
@@ -168,7 +169,7 @@ class FullDuplexTiming(evaluate.Metric):
 
         # seconds go onto FD-Bench's own 16 kHz grid; sample indices keep their rate and the
         # thresholds are scaled to it
-        rate = 16000 if time_unit == "seconds" else sample_rate
+        rate = SAMPLE_RATE if time_unit == "seconds" else sample_rate
 
         def to_samples(segments):
             if time_unit == "seconds":
