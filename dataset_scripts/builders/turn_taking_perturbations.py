@@ -29,8 +29,9 @@ import soundfile as sf
 
 from ..dialogue import SPEAKERS, Dialogue
 from ..grids import FRAME_HZ, SAMPLE_RATE
+from ..perturbations.audio_ops import TARGET_RMS_DBFS
 from ..perturbations.edits import PERTURBATION_TYPES
-from ..perturbations.pairs import PerturbationPair, iter_pairs
+from ..perturbations.pairs import MAX_CONTEXT_S, MIN_CONTEXT_S, PerturbationPair, iter_pairs
 from .manifest import manifest_split_generators, read_dialogue_manifest, with_audio
 
 logger = datasets.logging.get_logger(__name__)
@@ -144,10 +145,10 @@ class TurnTakingPerturbationsConfig(datasets.BuilderConfig):
     manifest: str | None = None
     types: tuple[str, ...] = PERTURBATION_TYPES
     seed: int = 0
-    min_context_s: float = 20.0
-    max_context_s: float = 25.0
+    min_context_s: float = MIN_CONTEXT_S
+    max_context_s: float = MAX_CONTEXT_S
     normalize: bool = True
-    target_rms_dbfs: float = -20.0
+    target_rms_dbfs: float = TARGET_RMS_DBFS
     audio_storage: str = "bytes"
     audio_dir: str | None = None
     wav_subtype: str = "PCM_16"

@@ -12,6 +12,10 @@ from typing import Sequence
 import numpy as np
 
 FADE_MS = 10.0
+TARGET_RMS_DBFS = -20.0
+"""Clip loudness of the TurnNat builder: RMS over both channels, in dBFS."""
+PEAK_DBFS = -1.0
+"""Peak ceiling of the loudness normalisation (dBFS)."""
 
 
 def fade_len(sr: int, fade_ms: float = FADE_MS) -> int:
@@ -152,7 +156,9 @@ def room_tone(
     return (tone - tone.mean()).astype(np.float32)
 
 
-def normalize_loudness(stereo: np.ndarray, target_rms_dbfs: float = -20.0, peak_dbfs: float = -1.0) -> tuple[np.ndarray, dict]:
+def normalize_loudness(
+    stereo: np.ndarray, target_rms_dbfs: float = TARGET_RMS_DBFS, peak_dbfs: float = PEAK_DBFS
+) -> tuple[np.ndarray, dict]:
     """Scale to a target RMS (over both channels) with a peak ceiling, as the TurnNat builder.
 
     Returns the scaled audio and a description (gain, input levels).

@@ -15,9 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..dialogue import Dialogue
-from .audio_ops import normalize_loudness
+from .audio_ops import TARGET_RMS_DBFS, normalize_loudness
 from .conflicts import edit_anchor_ms
 from .edits import EDIT_FUNCTIONS, PERTURBATION_TYPES, EditResult, NoCandidateError
+
+MIN_CONTEXT_S = 20.0
+MAX_CONTEXT_S = 25.0
+"""Clip length range of a pair (TurnNat: 20-25 s); shorter conversations are not cropped."""
 
 ABSOLUTE_MS_SUFFIX = "_ms"
 RELATIVE_MS_KEYS = frozenset({
@@ -65,8 +69,8 @@ def crop_bounds(
     result: EditResult,
     rng: random.Random,
     *,
-    min_context_s: float = 20.0,
-    max_context_s: float = 25.0,
+    min_context_s: float = MIN_CONTEXT_S,
+    max_context_s: float = MAX_CONTEXT_S,
     scorer_before_s: float = 5.0,
     scorer_after_s: float = 2.0,
     min_silence_s: float = 0.35,
@@ -134,10 +138,10 @@ def make_pair(
     perturbation_type: str,
     seed: int = 0,
     *,
-    min_context_s: float = 20.0,
-    max_context_s: float = 25.0,
+    min_context_s: float = MIN_CONTEXT_S,
+    max_context_s: float = MAX_CONTEXT_S,
     normalize: bool = True,
-    target_rms_dbfs: float = -20.0,
+    target_rms_dbfs: float = TARGET_RMS_DBFS,
     max_tries: int = 5,
     **edit_kwargs: Any,
 ) -> PerturbationPair:
