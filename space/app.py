@@ -38,7 +38,7 @@ import gradio as gr  # noqa: E402
 
 from turneval.dataset_scripts.dialogue import DialogueError  # noqa: E402
 
-from analysis import TABLE_COLUMNS, AnalysisError, analyse, max_bytes, max_seconds, model_checkpoints, work_root  # noqa: E402
+from analysis import TABLE_COLUMNS, AnalysisError, AnalysisResult, analyse, max_bytes, max_seconds, model_checkpoints, work_root  # noqa: E402
 from listening import ListeningError, ListeningStore, PairAnswer, preference_summary, yuck_rates  # noqa: E402
 from stimuli import PairStimulus, StimulusError, cache_dir, choose_pair, example_dialogues, example_files, pair_stimuli  # noqa: E402
 from swoz import SwozError, build_swoz_stimulus, default_listener, judge_listener_backchannels, pause_rule_backchannels, switching_schedule  # noqa: E402
@@ -69,7 +69,8 @@ def _num(value: Any, pattern: str = "{:.2f}") -> str:
 # ---------------------------------------------------------------------------------------
 
 
-def headline_markdown(result) -> str:
+def headline_markdown(result: AnalysisResult) -> str:
+    """The conversation's name and the few figures shown above the table, as a Markdown table."""
     h = result.headline
     lines = [
         f"### {h['conversation']} ({h['duration_s']:.1f} s, system = channel {h['system_channel']})",
@@ -288,7 +289,8 @@ def start_swoz(store: ListeningStore, rater: str, dialogue_id: str | None, algor
     return player, status, {"session": session, "schedule": [vars(s) for s in schedule], "backchannels": stimulus.backchannels}
 
 
-def press_yuck(store: ListeningStore, time_s: float, state: dict | None):
+def press_yuck(store: ListeningStore, time_s: float, state: dict | None) -> str:
+    """Gradio handler: store a 'not human' press at the player's time; returns the status line."""
     if not state:
         return "Press 'Start' first."
     try:
