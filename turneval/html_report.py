@@ -143,7 +143,7 @@ def timeline_png(rep: "Report", dpi: int = 90) -> bytes:
         + (", worst naturalness units shaded" if worst else ""),
         fontsize=10,
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.25 / fig.get_figheight()))  # room for the title
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
     plt.close(fig)
