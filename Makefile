@@ -1,10 +1,10 @@
 # Two commands set everything up on a fresh machine:
-#   make demo   installs turneval and runs `turneval report` on a bundled conversation
+#   make demo   installs turneval and runs `turneval report` on a bundled human-AI style conversation
 #   make test   installs turneval with its test extras and runs the test suite
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
-EXAMPLE ?= examples/human_like.wav
-REPORT_DIR ?= reports/human_like
+EXAMPLE ?= examples/cascaded_like.wav
+REPORT_DIR ?= reports/cascaded_like
 
 .PHONY: install demo test bench
 

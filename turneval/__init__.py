@@ -10,6 +10,10 @@ __version__ = "0.1.0"
 
 from .dataset_scripts.dialogue import Dialogue, DialogueError, Word  # noqa: E402
 
+# Importing turneval registers both model types with AutoConfig / AutoModel (SPEC §5, §6), so
+# that AutoModel.from_pretrained(path) works on turneval checkpoints from here on.
+from . import modeling  # noqa: E402,F401
+
 __all__ = ["Dialogue", "DialogueError", "Word", "__version__"]
 
 

@@ -1,0 +1,30 @@
+"""Packaging: one `turneval` namespace, model registration on import."""
+import importlib.util
+import subprocess
+import sys
+
+
+def test_nothing_generic_at_the_top_of_site_packages(tmp_path):
+    # run outside the repository, whose folders are importable from its root by design
+    code = "import importlib.util; print([n for n in ('modeling', 'metrics', 'dataset_scripts', 'training') if importlib.util.find_spec(n)])"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def test_subpackages_live_in_the_namespace():
+    for name in ("turneval.modeling", "turneval.metrics", "turneval.dataset_scripts", "turneval.training"):
+        assert importlib.util.find_spec(name) is not None
+
+
+def test_import_registers_both_model_types_with_the_auto_classes():
+    code = (
+        "import turneval\n"
+        "from transformers import AutoConfig, AutoModel\n"
+        "for model_type in ('turn_taking_judge', 'future_activity_predictor'):\n"
+        "    config = AutoConfig.for_model(model_type)\n"
+        "    print(model_type, type(AutoModel.from_config(config)).__name__)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "turn_taking_judge TurnTakingJudge" in result.stdout
+    assert "future_activity_predictor FutureActivityPredictorModel" in result.stdout
