@@ -25,6 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from turneval.dataset_scripts import vap_targets
+from turneval.dataset_scripts.dialogue import SPEAKERS
 from turneval.dataset_scripts.grids import FRAME_HZ
 
 from .turnnat_units import (
@@ -46,8 +47,6 @@ TAIL_GAMMA = 0.25
 """Fraction of worst units averaged into TailNLL."""
 LAMBDA_MEAN = 0.5
 """Weight of MeanNLL against TailNLL in the dialogue NLL."""
-
-SPEAKER_NAMES = ("A", "B")
 
 
 @dataclass(frozen=True)
@@ -166,7 +165,7 @@ class NaturalnessResult:
 
 def describe_unit(row: UnitRow) -> dict[str, Any]:
     """What a report shows for one unit: boundary time and kind, speaker, window, NLL."""
-    speaker = None if row.speaker is None or row.speaker < 0 else SPEAKER_NAMES[row.speaker]
+    speaker = None if row.speaker is None or row.speaker < 0 else SPEAKERS[row.speaker]
     return {
         "time": row.boundary_time,
         "type": row.boundary,

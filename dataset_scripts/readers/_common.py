@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..dialogue import Dialogue, DialogueError, Segment, Word, normalize_segments
+from ..dialogue import SPEAKERS, Dialogue, DialogueError, Segment, Word, normalize_segments
 from ..events import NON_SPEECH_TOKENS  # one list of transcript markers that are not speech (re-exported)
 
 PathLike = str | Path
@@ -256,7 +256,7 @@ def build_dialogue(
 ) -> Dialogue:
     """Assemble a Dialogue with its audio (if any) and provenance metadata."""
     array, audio_path, audio_duration = attach_audio(source, audio, load_audio)
-    segments = [normalize_segments(s, f"{source}: speaker {'AB'[i]}: ") for i, s in enumerate(segments)]
+    segments = [normalize_segments(s, f"{source}: speaker {SPEAKERS[i]}: ") for i, s in enumerate(segments)]
     check_fits_audio(segments, audio_duration, source, audio_path, audio_tolerance_s)
     meta = {"format": format_name, "source": str(source)}
     meta.update(metadata or {})

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dialogue import Dialogue
+from ..dialogue import SPEAKERS, Dialogue
 from ._common import PathLike, build_dialogue, located, parse_span, parse_speaker, read_lines
 
 REQUIRED_COLUMNS = ("speaker", "start", "end")
@@ -62,7 +62,7 @@ def read_vad_csv(
 
 def format_vad_csv(dialogue: Dialogue, *, decimals: int = 3) -> str:
     """The dialogue's segments as VAD CSV text (rows sorted by start time)."""
-    rows = sorted((start, end, "AB"[speaker]) for speaker, segs in enumerate(dialogue.segments) for start, end in segs)
+    rows = sorted((start, end, SPEAKERS[speaker]) for speaker, segs in enumerate(dialogue.segments) for start, end in segs)
     lines = ["speaker,start,end"] + [f"{spk},{start:.{decimals}f},{end:.{decimals}f}" for start, end, spk in rows]
     return "\n".join(lines) + "\n"
 

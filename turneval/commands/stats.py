@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from turneval.cli import UserError
+from turneval.dataset_scripts.dialogue import SPEAKERS
 
 _TABLE_ROWS = (
     ("IPU", "ipu"),
@@ -64,7 +65,7 @@ def format_table(title: str, stats: dict[str, Any]) -> str:
     for label, key in (("Backchannel", "backchannel"), ("Turn", "turn"), ("Interruption", "interruption")):
         lines.append(f"  {label:<12}{stats[f'{key}_count']:>8}{_fmt(stats[f'{key}s_per_min']):>10}")
     lines.append(f"  floor-taking share of interruptions: {_fmt(stats['floor_taking_share'])}")
-    for spk in ("A", "B"):
+    for spk in SPEAKERS:
         lines.append(
             f"  speaker {spk}: {stats[f'ipu_count_{spk}']} IPUs, {_fmt(stats[f'ipu_percent_{spk}'])} % speech, "
             f"{stats[f'backchannel_count_{spk}']} backchannels, {stats[f'interruption_count_{spk}']} interruptions, "
