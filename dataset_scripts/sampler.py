@@ -31,6 +31,7 @@ import soundfile as sf
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
+from .audio import resample
 from .grids import CHUNK_HZ, SAMPLE_RATE
 from .labels import LABELS
 
@@ -120,9 +121,7 @@ def read_context_window(
             f.seek(min(src_first, f.frames))
             data = f.read(src_last - src_first, dtype="float32", always_2d=True)
             if data.shape[0]:
-                import soxr  # local: only files at other rates need it
-
-                data = soxr.resample(data, file_sr, sample_rate)
+                data = resample(data.T, file_sr, sample_rate).T
     mono = _mono(data)[: end_sample - first]
     offset = first - start_sample  # zeros on the left near the start of the file
     values[offset : offset + len(mono)] = mono
