@@ -1,4 +1,4 @@
-"""The Space in a real browser: start it on 127.0.0.1, drive it with Chromium via Playwright.
+"""The Space in a real browser: serve it on 127.0.0.1, drive it with Chromium via Playwright.
 
 Uploads a bundled example, waits for the report, checks the timeline plot and the key
 figures against the downloadable report JSON, and saves a screenshot as a test artifact
@@ -9,12 +9,11 @@ is missing; CI installs both.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
 import sqlite3
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -55,45 +54,42 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def space(tmp_path_factory: pytest.TempPathFactory):
-    """The Space running in a subprocess; yields (url, database path)."""
+    """The Space served from this process (Gradio's server thread); yields (url, database path).
+
+    In-process rather than a subprocess: the suite has already paid for importing torch and
+    gradio, and the 2-core CI machine should not pay again.
+    """
     root = tmp_path_factory.mktemp("space")
-    port = free_port()
-    env = {
-        **os.environ,
+    settings = {
         "TURNEVAL_SPACE_DB": str(root / "answers.sqlite3"),
         "TURNEVAL_SPACE_CACHE": str(root / "cache"),
         "TURNEVAL_SPACE_WORK": str(root / "work"),
         "GRADIO_ANALYTICS_ENABLED": "False",
-        "HF_HUB_OFFLINE": "1",
     }
-    log = open(root / "server.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, str(REPO_ROOT / "space" / "app.py"), "--host", "127.0.0.1", "--port", str(port)],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + START_TIMEOUT_S
-    try:
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the Space exited with code {proc.returncode}:\n{(root / 'server.log').read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                pytest.fail(f"the Space did not answer within {START_TIMEOUT_S} s:\n{(root / 'server.log').read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield url, root / "answers.sqlite3"
-    finally:
-        proc.terminate()
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in settings.items():
+            patch.setenv(key, value)
+        spec = importlib.util.spec_from_file_location("turneval_space_app_browser", REPO_ROOT / "space" / "app.py")
+        app = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(app)
+        demo = app.build_demo(app.ListeningStore(settings["TURNEVAL_SPACE_DB"]))
+        port = free_port()
+        demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.launch_kwargs())
+        url = f"http://127.0.0.1:{port}/"
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+            deadline = time.time() + START_TIMEOUT_S
+            while True:
+                try:
+                    with urllib.request.urlopen(url, timeout=2) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    if time.time() > deadline:
+                        pytest.fail(f"the Space did not answer at {url} within {START_TIMEOUT_S} s")
+                    time.sleep(0.5)
+            yield url, root / "answers.sqlite3"
+        finally:
+            demo.close()
 
 
 @pytest.fixture(scope="module")
