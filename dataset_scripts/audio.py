@@ -8,6 +8,7 @@ traceback.
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
@@ -185,6 +186,20 @@ def write_audio(path: PathLike, audio: np.ndarray, sr: int = SAMPLE_RATE, *, sub
     with atomic_path(path) as tmp:
         # The temp file has a .tmp suffix, so the format must be named explicitly.
         sf.write(str(tmp), audio.T, sr, subtype=subtype, format=fmt)
+
+
+def wav_bytes(audio: np.ndarray, sr: int = SAMPLE_RATE, *, subtype: str = "PCM_16") -> bytes:
+    """``[channels, n]`` (or 1-D) float audio as the bytes of a WAV file (e.g. for a dataset row)."""
+    audio = np.asarray(audio, dtype=np.float32)
+    buffer = io.BytesIO()
+    sf.write(buffer, audio.T, sr, subtype=subtype, format="WAV")
+    return buffer.getvalue()
+
+
+def read_wav_bytes(data: bytes) -> np.ndarray:
+    """The samples of in-memory audio file bytes as float32 ``[channels, n]`` (rate as stored)."""
+    samples, _ = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    return np.ascontiguousarray(samples.T)
 
 
 def iter_audio_blocks(

@@ -14,7 +14,9 @@ from turneval.dataset_scripts.audio import (
     load_stereo,
     load_two_mono,
     mono_mix,
+    read_wav_bytes,
     resample,
+    wav_bytes,
     write_audio,
 )
 from turneval.dataset_scripts.dialogue import DialogueError
@@ -190,3 +192,13 @@ def test_vad_command_writes_csv_and_json(tmp_path, capsys):
         vad_command.run(parser.parse_args(["vad", str(path), "--out", str(tmp_path / "x.txt")]))
     with pytest.raises(UserError, match="threshold"):
         vad_command.run(parser.parse_args(["vad", str(path), "--threshold", "2"]))
+
+
+def test_wav_bytes_round_trip_and_header_channel_check(tmp_path):
+    stereo = np.stack([_tone(220, 0.1, SAMPLE_RATE), -_tone(330, 0.1, SAMPLE_RATE)])
+    np.testing.assert_allclose(read_wav_bytes(wav_bytes(stereo, subtype="FLOAT")), stereo)
+    assert read_wav_bytes(wav_bytes(stereo[0])).shape == (1, stereo.shape[1])  # 1-D is one channel
+    write_audio(tmp_path / "mono.wav", stereo[0])
+    assert audio_duration(tmp_path / "mono.wav") == pytest.approx(0.1)
+    with pytest.raises(AudioError, match="expected 2 channel"):
+        audio_duration(tmp_path / "mono.wav", channels=2)

@@ -17,7 +17,6 @@ Usage::
 """
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ import datasets
 import numpy as np
 import soundfile as sf
 
+from ..audio import read_wav_bytes, wav_bytes
 from ..dialogue import SPEAKERS, Dialogue
 from ..grids import FRAME_HZ, SAMPLE_RATE
 from ..perturbations.audio_ops import TARGET_RMS_DBFS
@@ -66,22 +66,14 @@ def perturbation_features() -> datasets.Features:
     })
 
 
-def encode_wav(audio: np.ndarray, subtype: str = "PCM_16") -> bytes:
-    """[2, n] float audio -> WAV bytes (16 kHz)."""
-    buf = io.BytesIO()
-    sf.write(buf, np.asarray(audio, dtype=np.float32).T, SAMPLE_RATE, subtype=subtype, format="WAV")
-    return buf.getvalue()
-
-
 def decode_audio(entry: Mapping[str, Any]) -> np.ndarray:
     """A row's ``*_audio`` entry (bytes or path) -> float32 [2, n] at 16 kHz."""
     if entry.get("bytes"):
-        data, _ = sf.read(io.BytesIO(entry["bytes"]), dtype="float32", always_2d=True)
-    elif entry.get("path"):
+        return read_wav_bytes(entry["bytes"])
+    if entry.get("path"):
         data, _ = sf.read(entry["path"], dtype="float32", always_2d=True)
-    else:
-        raise ValueError("audio entry has neither bytes nor path")
-    return np.ascontiguousarray(data.T)
+        return np.ascontiguousarray(data.T)
+    raise ValueError("audio entry has neither bytes nor path")
 
 
 def _side(dialogue: Dialogue, name: str, audio: dict[str, Any]) -> dict[str, Any]:
@@ -102,7 +94,7 @@ def pair_row(pair: PerturbationPair, conversation_id: str, *, audio_dir: str | P
     """One dataset row; audio as WAV bytes, or written under ``audio_dir`` and stored by path."""
     audio = {}
     for name, dialogue in (("natural", pair.natural), ("perturbed", pair.perturbed)):
-        data = encode_wav(dialogue.audio, wav_subtype)
+        data = wav_bytes(dialogue.audio, SAMPLE_RATE, subtype=wav_subtype)
         if audio_dir is None:
             audio[name] = {"bytes": data, "path": f"{pair.pair_id}__{name}.wav"}
         else:

@@ -28,7 +28,6 @@ balanced accuracy per task (chance = 0.5).
 """
 from __future__ import annotations
 
-import io
 import math
 import random
 from dataclasses import dataclass
@@ -36,8 +35,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import datasets
 import numpy as np
-import soundfile as sf
 
+from ..audio import mono_mix, read_wav_bytes, wav_bytes
 from ..dialogue import Dialogue
 from ..grids import CHUNK_S, SAMPLE_RATE
 from ..labels import chunk_labels
@@ -215,8 +214,7 @@ def _item_audio(item: Mapping[str, Any]) -> np.ndarray:
     if isinstance(audio, np.ndarray):
         return audio.astype(np.float32, copy=False)
     if isinstance(audio, Mapping) and audio.get("bytes"):
-        data, _ = sf.read(io.BytesIO(audio["bytes"]), dtype="float32", always_2d=True)
-        return data.mean(axis=1)
+        return mono_mix(read_wav_bytes(audio["bytes"]))
     if item.get("audio_path"):
         return clip_audio(item["audio_path"], item["clip_start_s"], item["clip_end_s"])
     raise ValueError(f"probe item {item.get('task')!r} has no audio (array, bytes or audio_path + clip bounds)")
@@ -319,9 +317,8 @@ class TurnTakingProbes(datasets.GeneratorBasedBuilder):
             item_id = f"{inst.task}-{i:05d}"
             audio = {"bytes": None, "path": None}
             if cfg.embed_audio:
-                buf = io.BytesIO()
-                sf.write(buf, clip_audio(paths[inst.conversation_id], inst.clip_start_s, inst.clip_end_s), SAMPLE_RATE, format="WAV", subtype="PCM_16")
-                audio = {"bytes": buf.getvalue(), "path": f"{item_id}.wav"}
+                clip = clip_audio(paths[inst.conversation_id], inst.clip_start_s, inst.clip_end_s)
+                audio = {"bytes": wav_bytes(clip, SAMPLE_RATE, subtype="PCM_16"), "path": f"{item_id}.wav"}
             yield item_id, {
                 "item_id": item_id,
                 "task": inst.task,
