@@ -12,6 +12,7 @@ import torch
 
 import turneval
 from turneval.cli import main
+from turneval.dataset_scripts.audio import load_stereo
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.dataset_scripts.synthetic import generate_dialogue, write_dialogue
 from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
@@ -217,3 +218,16 @@ def test_demo_predictor_ranks_the_human_like_example_first(repo_root):
     }
     assert score["human_like"] > score["cascaded_like"]
     assert score["human_like"] > score["eager_duplex_like"]
+
+
+def test_transformers_pipeline_task(checkpoints, conversation):
+    import turneval.pipelines  # noqa: F401  (registers the task)
+    from transformers import pipeline
+
+    judge = pipeline("turn-taking-judgement", model=str(checkpoints["judge"]))
+    rows = judge(str(conversation["wav"]))
+    expected = judge_probabilities(judge.model, load_stereo(conversation["wav"]))  # the file holds 16-bit samples
+    assert len(rows) == len(expected)
+    assert rows[0]["chunk"] == 1 and rows[0]["time"] == pytest.approx(0.04)
+    np.testing.assert_allclose([list(r["scores"].values()) for r in rows], expected, atol=1e-4)
+    assert all(r["label"] == max(r["scores"], key=r["scores"].get) for r in rows)
