@@ -138,8 +138,19 @@ def is_backchannel_text(words: Sequence[str], backchannel_words: Iterable[str] |
 # ---------------------------------------------------------------------------------------
 
 
+class _Span:
+    """Mixin of the event types that have ``start`` and ``end`` (seconds)."""
+
+    start: float
+    end: float
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
 @dataclass(frozen=True)
-class IPU:
+class IPU(_Span):
     """An inter-pausal unit of one speaker; ``words`` holds its tokens when words exist."""
 
     speaker: int
@@ -148,28 +159,20 @@ class IPU:
     words: tuple[str, ...] = ()
 
     @property
-    def duration(self) -> float:
-        return self.end - self.start
-
-    @property
     def text(self) -> str:
         return " ".join(self.words)
 
 
 @dataclass(frozen=True)
-class Silence:
+class Silence(_Span):
     """Nobody speaks in [start, end)."""
 
     start: float
     end: float
 
-    @property
-    def duration(self) -> float:
-        return self.end - self.start
-
 
 @dataclass(frozen=True)
-class Pause:
+class Pause(_Span):
     """Silence between two IPUs of ``speaker`` (indices into ``TurnTakingEvents.ipus``)."""
 
     speaker: int
@@ -178,13 +181,9 @@ class Pause:
     before: int
     after: int
 
-    @property
-    def duration(self) -> float:
-        return self.end - self.start
-
 
 @dataclass(frozen=True)
-class Gap:
+class Gap(_Span):
     """Silence between IPUs of different speakers: ``from_speaker`` stopped, ``to_speaker`` started.
 
     Either speaker is None when both stopped (or both started) at the same instant.
@@ -195,13 +194,9 @@ class Gap:
     from_speaker: int | None
     to_speaker: int | None
 
-    @property
-    def duration(self) -> float:
-        return self.end - self.start
-
 
 @dataclass(frozen=True)
-class Overlap:
+class Overlap(_Span):
     """Both speakers speak in [start, end); ``first_speaker`` was speaking first (None: both
     started together). ``ipus`` are the overlapping IPUs of A and of B."""
 
@@ -210,13 +205,9 @@ class Overlap:
     first_speaker: int | None
     ipus: tuple[int, int]
 
-    @property
-    def duration(self) -> float:
-        return self.end - self.start
-
 
 @dataclass(frozen=True)
-class Backchannel:
+class Backchannel(_Span):
     """A listener backchannel; ``ipu`` indexes ``TurnTakingEvents.ipus``; ``method`` is
     ``"words"`` or ``"duration"`` (the proxy)."""
 
@@ -227,23 +218,15 @@ class Backchannel:
     method: str
     text: str = ""
 
-    @property
-    def duration(self) -> float:
-        return self.end - self.start
-
 
 @dataclass(frozen=True)
-class Turn:
+class Turn(_Span):
     """Successive IPUs of one speaker (indices into ``TurnTakingEvents.ipus``)."""
 
     speaker: int
     start: float
     end: float
     ipus: tuple[int, ...]
-
-    @property
-    def duration(self) -> float:
-        return self.end - self.start
 
 
 @dataclass(frozen=True)
