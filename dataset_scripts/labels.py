@@ -425,6 +425,11 @@ def chunk_labels(
 # ---------------------------------------------------------------------------------------
 
 
+def _file_of_utterance(utterance: str) -> str:
+    """``sw0002B-ms98-a-0002`` -> ``sw0002B-ms98-a``: the transcript file of an utterance id."""
+    return utterance.rsplit("-", 1)[0]
+
+
 @dataclass(frozen=True)
 class Ms98Word:
     """One line of an MS-State ``-word.text`` file: utterance id, times, token."""
@@ -437,7 +442,7 @@ class Ms98Word:
     @property
     def file_name(self) -> str:
         """The transcript file the utterance belongs to, e.g. ``sw0002B-ms98-a``."""
-        return self.utterance.rsplit("-", 1)[0]
+        return _file_of_utterance(self.utterance)
 
 
 def parse_ms98_word_lines(lines: Iterable[str], source: str = "<word lines>") -> list[Ms98Word]:
@@ -464,7 +469,7 @@ class BackchannelRow:
 
     @property
     def file_name(self) -> str:
-        return self.utterance.rsplit("-", 1)[0]
+        return _file_of_utterance(self.utterance)
 
 
 def parse_backchannel_csv_lines(lines: Iterable[str], source: str = "<backchannels.csv>") -> list[BackchannelRow]:
