@@ -52,7 +52,7 @@ def run(quick: bool) -> list[dict]:
 
     limit_threads()
     conversation_s = 60.0 if quick else 300.0
-    sample = 8 if quick else 48
+    sample = 6 if quick else 48
     dialogue = synthetic_conversation(conversation_s, seed=11)
     audio = dialogue.mono()
     chunk_s = 0.04
@@ -80,16 +80,17 @@ def run(quick: bool) -> list[dict]:
         ]
         del window
         paper = _judge("window", PAPER_CONTEXT_S)
-        paper_cost = _window_cost(paper, audio, max(4, sample // 2))
+        paper_n = 2 if quick else 24
+        paper_cost = _window_cost(paper, audio, paper_n)
         del paper
         out += [
             figure("judge window (30 s, paper): chunk predictions per CPU second", 1 / paper_cost, "1/s",
                    reference="judge window (10 s): chunk predictions per CPU second"),
             figure(f"judge window (30 s, paper): RTF, {label}", paper_cost / chunk_s, "x real time",
-                   note=f"extrapolated from {max(4, sample // 2)} predictions"),
+                   note=f"extrapolated from {paper_n} predictions"),
         ]
 
-        stream_s = 10.0 if quick else 60.0
+        stream_s = 6.0 if quick else 60.0
         block = int(BLOCK_S * 16000)
         stream = TurnTakingJudgeStream(causal)
         piece = audio[: int(stream_s * 16000)]

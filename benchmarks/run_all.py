@@ -93,8 +93,13 @@ def _worker(path: str, quick: bool, result_path: str) -> int:
     start = time.perf_counter()
     module = _load(Path(path))
     figures = check_figures(module.run(quick), path)
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    payload = {"figures": figures, "peak_rss_mib": peak_kib / 1024, "seconds": time.perf_counter() - start}
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    payload = {
+        "figures": figures,
+        "peak_rss_mib": usage.ru_maxrss / 1024,  # KiB on Linux
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,  # imports included: what the run costs
+        "seconds": time.perf_counter() - start,
+    }
     Path(result_path).write_text(json.dumps(payload), encoding="utf-8")
     return 0
 
@@ -111,7 +116,15 @@ def run_benchmark(path: Path, quick: bool, timeout_s: float = DEFAULT_TIMEOUT_S,
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env[var] = str(threads)
     env.setdefault("HF_HUB_OFFLINE", "1")
-    record: dict[str, Any] = {"benchmark": path.stem, "figures": [], "seconds": float("nan"), "peak_rss_mib": float("nan"), "error": None}
+    record: dict[str, Any] = {
+        "benchmark": path.stem,
+        "description": module_docstring(path),
+        "figures": [],
+        "seconds": float("nan"),
+        "cpu_seconds": float("nan"),
+        "peak_rss_mib": float("nan"),
+        "error": None,
+    }
     with tempfile.TemporaryDirectory(prefix="turneval-bench-") as tmp:
         result_path = Path(tmp) / "result.json"
         command = [sys.executable, str(Path(__file__).resolve()), "--worker", str(path), "--result", str(result_path)]
@@ -134,6 +147,7 @@ def run_benchmark(path: Path, quick: bool, timeout_s: float = DEFAULT_TIMEOUT_S,
         payload = json.loads(result_path.read_text(encoding="utf-8"))
     record["figures"] = payload["figures"]
     record["peak_rss_mib"] = payload["peak_rss_mib"]
+    record["cpu_seconds"] = payload["cpu_seconds"]
     return record
 
 
@@ -186,7 +200,7 @@ def run_all(
         records.append(record)
         if progress:
             status = "FAILED: " + record["error"].splitlines()[0] if record["error"] else f"{len(record['figures'])} figures"
-            print(f"[bench] {path.stem}: {record['seconds']:.1f} s, peak {record['peak_rss_mib']:.0f} MiB, {status}", file=sys.stderr, flush=True)
+            print(f"[bench] {path.stem}: {record['seconds']:.1f} s ({record['cpu_seconds']:.1f} CPU s), peak {record['peak_rss_mib']:.0f} MiB, {status}", file=sys.stderr, flush=True)
     resolve_ratios(records)
     return {
         "date": started.strftime("%Y-%m-%d %H:%M UTC"),
@@ -197,6 +211,7 @@ def run_all(
         "versions": _harness.package_versions(),
         "git_commit": _git_commit(),
         "total_seconds": sum(r["seconds"] for r in records if math.isfinite(r["seconds"])),
+        "total_cpu_seconds": sum(r["cpu_seconds"] for r in records if math.isfinite(r["cpu_seconds"])),
         "benchmarks": records,
     }
 
@@ -243,7 +258,7 @@ def render_markdown(report: dict[str, Any], title: str = "Benchmark results") ->
         f"# {title}",
         "",
         f"Measured {report['date']} ({mode} run, {report['threads']} thread(s) per benchmark, "
-        f"{format_value(report['total_seconds'])} s in all){', commit ' + report['git_commit'] if report.get('git_commit') else ''}.",
+        f"{format_value(report['total_seconds'])} s wall and {format_value(report.get('total_cpu_seconds', float('nan')))} CPU s in all){', commit ' + report['git_commit'] if report.get('git_commit') else ''}.",
         f"Machine: {m['cpu']}, {m['cores']} cores ({m['usable_cores']} usable), {m['ram_gib']} GiB RAM; {m['os']}; Python {m['python']}.",
         f"Versions: {versions}.",
         "",
@@ -252,6 +267,9 @@ def render_markdown(report: dict[str, Any], title: str = "Benchmark results") ->
         "```bash",
         report["command"],
         "```",
+        "",
+        "(`turneval bench` takes the same options; `--quick` uses CI-sized inputs. The smart-turn "
+        "comparison needs the model file of pipecat-ai: `pip install \"turneval[bench]\"`.)",
         "",
         "CPU seconds count every thread of the benchmark's process; a real-time factor (RTF) is "
         "processing time divided by audio time (below 1 is faster than real time). A ratio is the "
@@ -267,7 +285,14 @@ def render_markdown(report: dict[str, Any], title: str = "Benchmark results") ->
         everything += [(rec["benchmark"], f) for f in rec["figures"]]
         everything.append((rec["benchmark"], {"name": "benchmark process peak RSS", "value": rec["peak_rss_mib"], "unit": "MiB"}))
         everything.append((rec["benchmark"], {"name": "benchmark wall time", "value": rec["seconds"], "unit": "s"}))
+        everything.append((rec["benchmark"], {"name": "benchmark CPU time", "value": rec.get("cpu_seconds", float("nan")), "unit": "CPU s",
+                                              "note": "whole process, imports and set-up included"}))
     lines += _rows(everything, with_benchmark=True) + [""]
+    described = [(r["benchmark"], r.get("description")) for r in report["benchmarks"] if r.get("description")]
+    if described:
+        lines += ["## What each benchmark measures", ""]
+        for name, text in described:
+            lines += [f"### `{name}`", "", text, ""]
     failed = [r for r in report["benchmarks"] if r["error"]]
     if failed:
         lines += ["## Failed benchmarks", ""]
@@ -336,13 +361,18 @@ def run_from_args(args: argparse.Namespace) -> int:
     return 1 if any(r["error"] for r in report["benchmarks"]) else 0
 
 
-def _first_doc_line(path: Path) -> str | None:
+def module_docstring(path: Path) -> str | None:
+    """A benchmark file's docstring, read without importing it (None if it has none)."""
     import ast
 
     try:
-        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
-    except SyntaxError:
+        return ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    except (SyntaxError, OSError, UnicodeDecodeError):
         return None
+
+
+def _first_doc_line(path: Path) -> str | None:
+    doc = module_docstring(path)
     return doc.splitlines()[0] if doc else None
 
 

@@ -137,7 +137,7 @@ def run(quick: bool) -> list[dict]:
     from _smart_turn import PRE_SPEECH_S, SmartTurnV3
 
     threads = limit_threads()
-    n_conversations, duration_s = (4, 60.0) if quick else (24, 120.0)
+    n_conversations, duration_s = (3, 60.0) if quick else (24, 120.0)
     smart_turn = SmartTurnV3(threads=threads)
     judge, judge_name = _judge()
     rows = []  # (decision, judge score, smart-turn probability, judge seconds, smart-turn seconds)

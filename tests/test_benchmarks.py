@@ -191,3 +191,14 @@ def test_metric_a_decisions_follow_the_users_ipu_ends():
         assert d.turn_start <= d.ipu_end and d.user_silence > 0
         # The generator's plan: a shift follows a turn-final IPU, a continuation a turn-internal one.
         assert roles[round(d.ipu_end, 4)] == ("turn_final" if d.decision == "T" else "turn_internal")
+
+
+def test_every_shipped_benchmark_exposes_run_quick():
+    import ast
+
+    for path in run_all.discover(BENCH_DIR):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        runs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run"]
+        assert runs, f"{path.name} has no run(quick) for benchmarks/run_all.py"
+        assert [a.arg for a in runs[0].args.args] == ["quick"], f"{path.name}: run must take (quick)"
+        assert ast.get_docstring(tree), f"{path.name} needs a module docstring (shown by --list)"
