@@ -47,6 +47,21 @@ def test_manifest_round_trip(manifest):
     assert rows[0][1].audio_path.endswith("d0.wav") and rows[0][1].words[1][1].text == "yeah"
 
 
+def test_synth_manifest_csv_is_a_builder_manifest(tmp_path):
+    from turneval.dataset_scripts.synthetic import write_dialogue
+
+    corpus = tmp_path / "corpus"
+    _, annotations = write_dialogue(tiny_dialogue("c0"), corpus)
+    manifest = corpus / "manifest.csv"
+    manifest.write_text(f"id,audio,annotations\nc0,c0.wav,{annotations.name}\n")
+    rows = list(read_dialogue_manifest(manifest))
+    assert [(s, d.id) for s, d in rows] == [("train", "c0")] and rows[0][1].audio is None
+    assert rows[0][1].audio_path == str(corpus / "c0.wav") and not list(read_dialogue_manifest(manifest, split="test"))
+    builder = TurnTakingChunks(cache_dir=str(tmp_path / "cache"), manifest=str(manifest))
+    builder.download_and_prepare()
+    assert builder.as_dataset()["train"][0]["conversation_id"] == "c0"
+
+
 def test_manifest_errors_name_file_and_line(tmp_path):
     bad = tmp_path / "manifest.jsonl"
     bad.write_text(json.dumps({"id": "x", "segments": [[], []]}) + "\n{not json\n")

@@ -6,7 +6,9 @@ A manifest is a JSON Lines file with one dialogue per line, in the form
 ``"train"``). Audio is referenced by path (relative paths are relative to the manifest),
 never stored inline, so a builder config stays small and hashable.
 
-Any reader's Dialogues become a manifest with :func:`write_dialogue_manifest`.
+Any reader's Dialogues become a manifest with :func:`write_dialogue_manifest`. The
+``manifest.csv`` of an annotated corpus (as ``turneval synth`` writes it) is read too, with
+every dialogue in split ``"train"``.
 """
 from __future__ import annotations
 
@@ -18,10 +20,14 @@ import datasets
 
 from ..audio import load_stereo, write_audio
 from ..dialogue import Dialogue, DialogueError
+from ..readers.annotations import read_annotated_corpus
 from ..grids import SAMPLE_RATE
 
 MANIFEST_NAME = "manifest.jsonl"
 """The file a builder looks for when it is given a ``data_dir``."""
+
+CSV_SPLIT = "train"
+"""The split of every dialogue of an annotated-corpus manifest CSV (it has no split column)."""
 
 
 def write_dialogue_manifest(
@@ -88,8 +94,19 @@ def resolve_manifest(manifest: str | Path | None = None, data_dir: str | Path | 
 
 
 def read_dialogue_manifest(path: str | Path, split: str | None = None) -> Iterator[tuple[str, Dialogue]]:
-    """Yield (split, Dialogue) for each line, audio not loaded; errors name file:line."""
+    """Yield (split, Dialogue) for each line, audio not loaded; errors name file:line.
+
+    A ``.csv`` is read as an annotated-corpus manifest (``turneval synth``'s ``manifest.csv``,
+    columns ``annotations`` and ``audio``; see
+    :func:`~turneval.dataset_scripts.readers.read_annotated_corpus`): all its dialogues are in
+    split ``"train"``.
+    """
     path = Path(path)
+    if path.suffix.lower() == ".csv":
+        if split in (None, CSV_SPLIT):
+            for dialogue in read_annotated_corpus(path, load_audio=False):
+                yield CSV_SPLIT, dialogue
+        return
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, start=1):
             if not line.strip():
