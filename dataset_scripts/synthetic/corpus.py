@@ -18,18 +18,19 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-import soundfile as sf
 from tqdm.auto import tqdm
 
-from turneval.io_utils import atomic_path, atomic_write_text
+from turneval.io_utils import atomic_write_text
 
+from ..audio import write_audio
 from ..dialogue import Dialogue
 from ..grids import SAMPLE_RATE
 from ..readers.annotations import read_annotations
 from .generator import generate_dialogue
 from .timing import STYLES
 
-AUDIO_FORMATS = {"wav": ("WAV", "PCM_16"), "flac": ("FLAC", "PCM_16")}
+AUDIO_FORMATS = {"wav": "PCM_16", "flac": "PCM_16"}
+"""``audio_format`` -> soundfile subtype (the container follows the file suffix)."""
 MANIFEST_COLUMNS = (
     "id", "audio", "annotations", "seed", "style", "system_speaker", "duration",
     "turns", "backchannels", "interruptions", "floor_taking_interruptions",
@@ -53,9 +54,7 @@ def write_dialogue(dialogue: Dialogue, out_dir: str | Path, audio_format: str = 
     out_dir = Path(out_dir)
     audio_path = out_dir / f"{dialogue.id}.{audio_format}"
     json_path = out_dir / f"{dialogue.id}.json"
-    container, subtype = AUDIO_FORMATS[audio_format]
-    with atomic_path(audio_path) as tmp:
-        sf.write(tmp, np.clip(dialogue.audio, -1.0, 1.0).T, SAMPLE_RATE, subtype=subtype, format=container)
+    write_audio(audio_path, np.clip(dialogue.audio, -1.0, 1.0), SAMPLE_RATE, subtype=AUDIO_FORMATS[audio_format])
     dialogue.audio_path = audio_path.name
     dialogue.save_annotations(json_path)
     _make_readable(audio_path, json_path)
