@@ -167,6 +167,8 @@ def test_bad_input_is_explained_and_nothing_is_written(tmp_path, conversation, c
     bad_json.write_text('{"segments": [[[0, 1]],\n oops')
     assert "bad.json:2" in _fails(["report", str(conversation["wav"]), "--annotations", str(bad_json), *base], capsys)
     assert not out.exists()
+    out.write_text("a file, not a folder")
+    assert "cannot write the report" in _fails(["report", str(conversation["json"]), *base], capsys)
 
 
 def test_missing_checkpoint_says_how_to_fix(tmp_path, conversation, capsys):

@@ -75,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
         raise
     except ValueError as err:  # VAD settings and other option values
         raise UserError(str(err)) from None
-    written = result.save(args.out, html=not args.no_html)
+    try:
+        written = result.save(args.out, html=not args.no_html)
+    except OSError as err:
+        raise UserError(f"cannot write the report to {args.out}: {err.strerror or err}") from None
     print(format_summary(result))
     print("wrote " + ", ".join(str(p) for p in written.values()))
     return 0
