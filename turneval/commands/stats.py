@@ -12,6 +12,7 @@ from typing import Any
 
 from turneval.cli import UserError
 from turneval.dataset_scripts.dialogue import SPEAKERS
+from turneval.dataset_scripts.events import DEFAULT_IPU_SILENCE_S, DEFAULT_MAX_BACKCHANNEL_S
 
 _TABLE_ROWS = (
     ("IPU", "ipu"),
@@ -35,10 +36,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--format", default=None, help="input format for every file (default: guessed per file)")
     parser.add_argument("--per-dialogue", action="store_true", help="also print (and store) each dialogue's statistics")
     parser.add_argument("--json", metavar="OUT", default=None, help="write all statistics to this JSON file")
-    parser.add_argument("--ipu-silence", type=float, default=0.2, help="own silence (s) that splits IPUs (default 0.2)")
     parser.add_argument(
-        "--max-backchannel", type=float, default=1.0,
-        help="without words: longest IPU (s) counted as a backchannel (default 1.0)",
+        "--ipu-silence", type=float, default=DEFAULT_IPU_SILENCE_S,
+        help=f"own silence (s) that splits IPUs (default {DEFAULT_IPU_SILENCE_S})",
+    )
+    parser.add_argument(
+        "--max-backchannel", type=float, default=DEFAULT_MAX_BACKCHANNEL_S,
+        help=f"without words: longest IPU (s) counted as a backchannel (default {DEFAULT_MAX_BACKCHANNEL_S})",
     )
     parser.add_argument("--backchannel-words", metavar="TXT", default=None, help="backchannel phrase list, one per line")
     parser.add_argument("--segments-only", action="store_true", help="ignore word timings; use speech segments")
