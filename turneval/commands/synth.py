@@ -11,6 +11,7 @@ from turneval.cli import UserError
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    from turneval.dataset_scripts.synthetic.corpus import AUDIO_FORMATS
     from turneval.dataset_scripts.synthetic.timing import STYLES
 
     parser = subparsers.add_parser(
@@ -30,7 +31,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--system-channel", type=int, choices=(0, 1), default=None,
                         help="system channel for the system styles (default: drawn per conversation)")
     parser.add_argument("--snr", type=float, default=None, help="add background noise at this SNR in dB")
-    parser.add_argument("--format", choices=("wav", "flac"), default="wav", help="audio format (default wav)")
+    parser.add_argument("--format", choices=tuple(AUDIO_FORMATS), default="wav", help="audio format (default wav)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
