@@ -233,3 +233,15 @@ def test_transformers_pipeline_task(checkpoints, conversation):
     assert rows[0]["chunk"] == 1 and rows[0]["time"] == pytest.approx(0.04)
     np.testing.assert_allclose([list(r["scores"].values()) for r in rows], expected, atol=1e-4)
     assert all(r["label"] == max(r["scores"], key=r["scores"].get) for r in rows)
+
+
+def test_system_channel_defaults_to_the_annotations(conversation, tmp_path, capsys):
+    data = json.loads(conversation["json"].read_text())
+    data["system_speaker"] = 0
+    data["audio_path"] = str(conversation["wav"])
+    (tmp_path / "swapped.json").write_text(json.dumps(data))
+    out = tmp_path / "out"
+    assert main(["report", str(tmp_path / "swapped.json"), "--no-judge", "--no-predictor", "--no-html", "--out", str(out), "--quiet"]) == 0
+    assert json.loads((out / "report.json").read_text())["conversation"]["system_channel"] == 0
+    assert main(["report", str(tmp_path / "swapped.json"), "--system-channel", "1", "--no-judge", "--no-predictor", "--out", str(out), "--quiet"]) == 0
+    assert json.loads((out / "report.json").read_text())["conversation"]["system_channel"] == 1

@@ -232,7 +232,7 @@ def _read_annotations(path: Path) -> dict[str, Any]:
 def load_conversation(
     audio: str | Path | Dialogue | None = None,
     *,
-    system_channel: int = 1,
+    system_channel: int | None = 1,
     user_audio: str | Path | None = None,
     system_audio: str | Path | None = None,
     annotations: str | Path | None = None,
@@ -245,7 +245,8 @@ def load_conversation(
     Args:
         audio: a stereo file (one speaker per channel), an annotation JSON (its ``audio_path``
             is read, relative to the JSON), or a ready Dialogue.
-        system_channel: which channel (0 or 1) is the system.
+        system_channel: which channel (0 or 1) is the system; None: the one a Dialogue or an
+            annotation JSON names (``system_speaker``), else 1.
         user_audio, system_audio: two mono files instead of a stereo one.
         annotations: a turneval annotation JSON (``Dialogue.save_annotations``) whose segments
             (and words) are used instead of VAD.
@@ -258,19 +259,24 @@ def load_conversation(
     """
     from turneval.dataset_scripts.audio import AudioError, load_stereo, load_two_mono
 
-    if system_channel not in (0, 1):
+    if system_channel not in (None, 0, 1):
         raise ReportError(f"system channel must be 0 or 1, got {system_channel!r}")
     if isinstance(audio, Dialogue):
         dialogue = audio
         if dialogue.audio is None and dialogue.audio_path:
             dialogue.audio = load_stereo(dialogue.audio_path, max_seconds=max_seconds, allow_silent=False)
-        if dialogue.system_speaker is None:
+        if system_channel is not None:
             dialogue.system_speaker = system_channel
+        elif dialogue.system_speaker is None:
+            dialogue.system_speaker = 1
         dialogue.metadata.setdefault("segments_source", "given")
         return dialogue
     if audio is not None and Path(audio).suffix.lower() == ".json" and annotations is None:
         annotations, audio = audio, None
     data = _read_annotations(Path(annotations)) if annotations is not None else None
+    if system_channel is None:
+        named = None if data is None else data.get("system_speaker")
+        system_channel = named if named in (0, 1) else 1
     if user_audio is not None or system_audio is not None:
         if user_audio is None or system_audio is None:
             raise ReportError("give both --user and --system mono files (or one stereo file)")
@@ -581,7 +587,7 @@ def agreement_section(dialogue: Dialogue, probs: np.ndarray, labels: Any) -> dic
 def report(
     audio_or_dialogue: str | Path | Dialogue | None = None,
     *,
-    system_channel: int = 1,
+    system_channel: int | None = 1,
     user_audio: str | Path | None = None,
     system_audio: str | Path | None = None,
     annotations: str | Path | None = None,
@@ -597,7 +603,8 @@ def report(
     Args:
         audio_or_dialogue: a stereo file (one speaker per channel), a turneval annotation
             JSON, or a Dialogue (its segments are used as they are).
-        system_channel: which channel (0 or 1) is the system; the other is the user.
+        system_channel: which channel (0 or 1) is the system; the other is the user. None:
+            the channel a Dialogue or annotation JSON names as the system, else 1.
         user_audio, system_audio: two mono files instead of one stereo file.
         annotations: ground-truth segments (and words) instead of VAD.
         judge: a TurnTakingJudge checkpoint folder or model; None: the demo checkpoint;

@@ -26,8 +26,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("conversation", nargs="?", default=None, metavar="CONVERSATION",
                         help="stereo audio file (one speaker per channel), or a turneval annotation JSON")
-    parser.add_argument("--system-channel", type=int, choices=(0, 1), default=1,
-                        help="channel of the AI system (default 1); the other channel is the user")
+    parser.add_argument("--system-channel", type=int, choices=(0, 1), default=None,
+                        help="channel of the AI system (default: the one an annotation JSON names, else 1); "
+                        "the other channel is the user")
     parser.add_argument("--user", metavar="A.wav", default=None, help="the user's mono file (with --system, instead of a stereo file)")
     parser.add_argument("--system", metavar="B.wav", default=None, help="the system's mono file")
     parser.add_argument("--annotations", metavar="X.json", default=None,

@@ -35,7 +35,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("inputs", nargs="+", metavar="DIALOGUES", help="files, folders or manifest CSVs")
     parser.add_argument("--predictor", metavar="PATH", default=None, help="FutureActivityPredictor checkpoint (default: the bundled demo)")
-    parser.add_argument("--system-channel", type=int, choices=(0, 1), default=1, help="system channel of audio inputs (default 1)")
+    parser.add_argument("--system-channel", type=int, choices=(0, 1), default=None,
+                        help="system channel (default: the one an annotation JSON names, else 1)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (under accelerate: each rank's device)")
     parser.add_argument("--out", metavar="FILE.json", default=None, help="write per-dialogue scores and the aggregate here")
     parser.add_argument("--n-worst", type=int, default=3, help="worst boundary units kept per dialogue (default 3)")
@@ -97,7 +98,7 @@ def collect_inputs(inputs: Sequence[str | Path]) -> list[tuple[str, Path]]:
     return items
 
 
-def score_one(name: str, file: Path, model: Any, system_channel: int = 1, n_worst: int = 3) -> dict[str, Any]:
+def score_one(name: str, file: Path, model: Any, system_channel: int | None = None, n_worst: int = 3) -> dict[str, Any]:
     """The naturalness of one dialogue file (annotation JSON or stereo audio)."""
     from turneval.naturalness import score_dialogue
     from turneval.report import jsonable, load_conversation
