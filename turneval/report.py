@@ -452,7 +452,8 @@ def _chunks_between(chunks: Sequence, start: float, end: float) -> list:
 FULL_DUPLEX_DERIVATION = (
     "The benchmarks script the user side; here the scenarios are derived from this conversation's events. "
     "FD-Bench: each user turn is a round (round 1 'First Inquiry', later rounds of unknown interruption type), "
-    "the system's IPUs are its segments. Full-Duplex-Bench: smooth turn-taking samples are the user's turn ends "
+    "the system's IPUs are its segments; as in FD-Bench, a user turn that starts while the system is still speaking "
+    "(even a brief overlap at a turn change) counts as an interruption. Full-Duplex-Bench: smooth turn-taking samples are the user's turn ends "
     "(latency from the turn end), pause-handling samples the user's pauses inside a turn (taking over is wrong), "
     "user-interruption samples the user's interruptions of the system (latency from the end of the interrupting IPU); "
     "the system's reply in a sample is its words (without a transcript: its IPUs, one 'word' each, so a reply takes "
