@@ -408,6 +408,8 @@ def judge_probabilities(judge: Any, audio: np.ndarray, progress: bool = False) -
     config = judge.config
     spc = config.samples_per_chunk
     n_chunks = mono.shape[0] // spc
+    if n_chunks < 2:
+        raise ReportError(f"the conversation is {mono.shape[0] / SAMPLE_RATE:.3f} s long; the judge needs at least two {config.chunk_s * 1000:g} ms chunks")
     if config.context_mode != "causal":
         return judge.score(mono, sample_rate=SAMPLE_RATE).probabilities
     stream = TurnTakingJudgeStream(judge)
