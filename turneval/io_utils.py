@@ -8,6 +8,13 @@ from pathlib import Path
 from typing import Iterator
 
 
+def _default_file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give (0o666 less the umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only on success."""
@@ -17,6 +24,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        # mkstemp creates owner-only files; the result should be readable like any other output
+        os.chmod(tmp, _default_file_mode())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from pathlib import Path
 from typing import Sequence
 
@@ -57,16 +56,7 @@ def write_dialogue(dialogue: Dialogue, out_dir: str | Path, audio_format: str = 
     write_audio(audio_path, np.clip(dialogue.audio, -1.0, 1.0), SAMPLE_RATE, subtype=AUDIO_FORMATS[audio_format])
     dialogue.audio_path = audio_path.name
     dialogue.save_annotations(json_path)
-    _make_readable(audio_path, json_path)
     return audio_path, json_path
-
-
-def _make_readable(*paths: Path) -> None:
-    """Give files the usual permissions (temp files are created private, 0600)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    for path in paths:
-        os.chmod(path, 0o666 & ~umask)
 
 
 def generate_corpus(
@@ -136,7 +126,6 @@ def generate_corpus(
     writer.writeheader()
     writer.writerows(rows)
     atomic_write_text(manifest, buffer.getvalue())
-    _make_readable(manifest)
     return manifest
 
 
