@@ -13,8 +13,6 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 from _harness import best_of, figure, scaling_figures, scaling_minutes, synthetic_conversation, timed
 
 
