@@ -301,6 +301,22 @@ def render_markdown(report: dict[str, Any], title: str = "Benchmark results") ->
     return "\n".join(lines)
 
 
+def load_report(path: str | os.PathLike) -> dict[str, Any]:
+    """A report written by :func:`write_report` (``latest.json``), checked for the keys the
+    markdown needs."""
+    path = Path(path)
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BenchmarkError(f"{path} does not exist; run the benchmarks first (it is their latest.json)") from None
+    except json.JSONDecodeError as err:
+        raise BenchmarkError(f"{path}:{err.lineno}: malformed JSON ({err.msg})") from None
+    missing = [k for k in ("date", "quick", "threads", "command", "machine", "versions", "benchmarks") if k not in report]
+    if missing:
+        raise BenchmarkError(f"{path} is not a benchmark report (missing {', '.join(missing)})")
+    return report
+
+
 def write_report(report: dict[str, Any], output_dir: str | os.PathLike, docs: str | os.PathLike | None = None) -> dict[str, Path]:
     """Write ``latest.json`` / ``latest.md`` (and a dated JSON copy) to ``output_dir``; the markdown
     also to ``docs`` when given. Every file is written atomically."""
@@ -332,6 +348,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--threads", type=int, default=1, help="threads per benchmark (default 1)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds before one benchmark is stopped")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    parser.add_argument("--render", metavar="JSON", default=None,
+                        help="run nothing: rewrite the markdown (and --docs) from a saved report JSON")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     return parser
@@ -349,6 +367,11 @@ def run_from_args(args: argparse.Namespace) -> int:
     only = [name.strip() for name in args.only.split(",") if name.strip()] if args.only else None
     if args.threads < 1:
         raise BenchmarkError(f"--threads must be at least 1, got {args.threads}")
+    if args.render:
+        report = load_report(args.render)
+        paths = write_report(report, args.output_dir, args.docs)
+        print(f"[bench] wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
+        return 0
     if args.list:
         for path in discover(args.benchmarks_dir, only):
             doc = (_first_doc_line(path) or "").strip()

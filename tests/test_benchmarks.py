@@ -85,6 +85,15 @@ def test_run_all_collects_figures_ratios_and_memory(tiny_dir: Path, tmp_path: Pa
     assert "## Headline figures" in markdown and "| sum slow | 8.00 | s |" in markdown
     assert "0.250x sum slow" in markdown
     assert "python benchmarks/run_all.py --quick --docs docs/performance.md" in markdown
+    assert "### `tiny`" in markdown and "allocates about 64 MiB" in markdown  # the module docstring
+
+    # --render rewrites the markdown from the saved JSON without running anything.
+    (tmp_path / "performance.md").unlink()
+    assert run_all.main(["--render", str(paths["json"]), "--output-dir", str(tmp_path / "again"), "--docs", str(tmp_path / "performance.md")]) == 0
+    assert (tmp_path / "performance.md").read_text(encoding="utf-8") == markdown
+    (tmp_path / "bad.json").write_text('{"date": 1,\n oops}', encoding="utf-8")
+    with pytest.raises(run_all.BenchmarkError, match=r"bad.json:2: malformed JSON"):
+        run_all.load_report(tmp_path / "bad.json")
 
 
 def test_failing_and_malformed_benchmarks_are_reported_not_fatal(tiny_dir: Path):
