@@ -3,8 +3,10 @@
 Random weights in the demo configuration (``training/configs/future_activity_demo.json``;
 speed and memory do not depend on the weights). One series of stereo conversations from 1 to
 60 minutes (quick: 0.5 to 1.5) gives the real-time factor at 10 minutes, the peak resident
-memory at 60 minutes and how both grow: ``predict_long`` works in overlapping 30 s windows,
-so its working memory should stay flat however long the audio is.
+memory at 60 minutes and how both grow. ``predict_long`` works in overlapping 30 s windows, so
+the model's own working memory stays flat however long the audio is; what grows is the returned
+``[frames, 256]`` float32 array (50 frames/s: about 3 MiB per audio minute), which the
+"working memory" figures include.
 """
 from __future__ import annotations
 
