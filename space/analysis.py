@@ -1,7 +1,7 @@
 """The Space's "Analyse" tab without the browser: caps, the report call, and its outputs.
 
 :func:`analyse` checks an upload (one stereo file, or the user's and the system's mono
-files) against the size and duration caps, runs :func:`turneval.report.report` (the one
+files) against the size and duration caps, runs :func:`turneval.reporting.report` (the one
 switchable analysis call, :func:`run_report`), and writes the timeline PNG, ``report.json``
 and ``report.html`` into a fresh folder under the Space's work folder. Folders older than
 ``max_age_s`` are removed on every call, so uploads and outputs do not pile up.
@@ -117,8 +117,8 @@ def run_report(
     system_channel: int,
     limit_seconds: float,
 ) -> Any:
-    """The analysis call: :func:`turneval.report.report` with the checkpoints found here."""
-    from turneval.report import report
+    """The analysis call: :func:`turneval.reporting.report` with the checkpoints found here."""
+    from turneval.reporting import report
 
     models = model_checkpoints()
     rep = report(

@@ -137,7 +137,7 @@ def judge_listener_backchannels(
         judge: a TurnTakingJudge checkpoint folder or a loaded model.
     """
     from turneval.dataset_scripts.events import extract_events
-    from turneval.report import judge_probabilities, load_judge_model
+    from turneval.reporting import judge_probabilities, load_judge_model
 
     if dialogue.audio is None:
         raise SwozError(f"dialogue {dialogue.id!r} has no audio for the judge")

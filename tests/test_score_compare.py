@@ -18,7 +18,7 @@ from turneval.dataset_scripts.synthetic import generate_dialogue, write_dialogue
 from turneval.metrics.intervals import Z95
 from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
-from turneval.report import report
+from turneval.reporting import report
 
 TINY_PREDICTOR = dict(hidden_size=32, num_attention_heads=2, intermediate_size=64, num_mel_bins=32, num_channel_layers=1, num_cross_layers=1)
 

@@ -361,7 +361,7 @@ def test_analyse_writes_plot_json_and_html(tmp_path: Path) -> None:
     clip = _write(tmp_path / "clip.wav", audio.T)
 
     def no_models(stereo, user, system, system_channel, limit_seconds):
-        from turneval.report import report
+        from turneval.reporting import report
 
         return report(stereo, system_channel=system_channel, judge=False, predictor=False, max_seconds=limit_seconds, progress=False)
 

@@ -18,11 +18,9 @@ __all__ = ["Dialogue", "DialogueError", "Word", "__version__"]
 
 
 def __getattr__(name: str):
-    """``turneval.report(...)`` and ``turneval.Report`` load the report pipeline lazily, so that
-    ``import turneval`` stays light."""
+    """``turneval.report(...)`` and ``turneval.Report`` load the report pipeline on first use."""
     if name in ("report", "Report"):
-        import importlib
+        from . import reporting
 
-        _report_module = importlib.import_module(".report", __name__)
-        return _report_module if name == "report" else _report_module.Report
+        return getattr(reporting, name)
     raise AttributeError(f"module 'turneval' has no attribute {name!r}")

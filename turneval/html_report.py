@@ -1,4 +1,4 @@
-"""A self-contained HTML page for a :class:`~turneval.report.Report`.
+"""A self-contained HTML page for a :class:`~turneval.reporting.Report`.
 
 No network, no JavaScript, no external CSS: the timeline is a PNG drawn by matplotlib (Agg
 backend) and embedded as base64; the tables are plain HTML. The timeline shows both
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from turneval.report import Report
+    from turneval.reporting import Report
 
 MAX_ROWS = 10
 """At most this many timeline rows; a row spans at least MIN_ROW_S seconds."""
@@ -230,7 +230,7 @@ def _backchannel_section(rep: "Report") -> str:
 
 
 def _references_section(rep: "Report") -> str:
-    from turneval.report import reference_values
+    from turneval.reporting import reference_values
 
     refs = reference_values()
     systems = list(refs["systems"])

@@ -74,7 +74,7 @@ def _figures(reports: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def compare_reports(reports_a: Sequence[dict[str, Any]], reports_b: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Per figure: each system's mean with its CI, and the difference B - A with its CI."""
     from turneval.metrics.intervals import Z95, mean_interval
-    from turneval.report import jsonable
+    from turneval.reporting import jsonable
 
     fig_a, fig_b = _figures(reports_a), _figures(reports_b)
     rows = []

@@ -49,7 +49,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from turneval.dataset_scripts.dialogue import DialogueError
-    from turneval.report import format_summary, report
+    from turneval.reporting import format_summary, report
 
     if args.no_judge and args.judge:
         raise UserError("--judge and --no-judge contradict each other; give one")

@@ -101,7 +101,7 @@ def collect_inputs(inputs: Sequence[str | Path]) -> list[tuple[str, Path]]:
 def score_one(name: str, file: Path, model: Any, system_channel: int | None = None, n_worst: int = 3) -> dict[str, Any]:
     """The naturalness of one dialogue file (annotation JSON or stereo audio)."""
     from turneval.naturalness import score_dialogue
-    from turneval.report import jsonable, load_conversation
+    from turneval.reporting import jsonable, load_conversation
 
     dialogue = load_conversation(file, system_channel=system_channel)
     dialogue.id = name
@@ -113,7 +113,7 @@ def score_one(name: str, file: Path, model: Any, system_channel: int | None = No
 def aggregate(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Mean (with its 95 % CI over dialogues) of the naturalness score, MeanNLL and TailNLL."""
     from turneval.metrics.intervals import mean_interval
-    from turneval.report import jsonable
+    from turneval.reporting import jsonable
 
     out: dict[str, Any] = {"n_dialogues": len(results)}
     for key in ("naturalness_score", "mean_nll", "tail_nll"):
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     from accelerate.utils import gather_object
 
     from turneval.io_utils import atomic_write_text
-    from turneval.report import load_predictor_model
+    from turneval.reporting import load_predictor_model
 
     items = collect_inputs(args.inputs)
     accelerator = Accelerator(cpu=args.device == "cpu")

@@ -24,7 +24,6 @@ import math
 import os
 import re
 import sys
-import types
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -820,16 +819,6 @@ def format_summary(rep: Report) -> str:
     lines += [f"note: {n}" for n in rep.notes]
     return "\n".join(lines)
 
-
-class _CallableModule(types.ModuleType):
-    """``turneval.report`` is both this module and the function: importing the submodule
-    binds the module to the package attribute, so the module forwards calls to :func:`report`."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Report:
-        return report(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 __all__ = [
     "Report",
