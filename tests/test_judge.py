@@ -68,9 +68,9 @@ def test_encoder_parts_equal_transformers_whisper_encoder():
 def test_no_leakage_after_chunk_end(mode):
     """Changing audio after the end of chunk t leaves the prediction for chunk t+1 unchanged."""
     model = tiny_judge(mode=mode, context_s=1.2, stream_hop_s=0.4)
-    audio = speechlike(3.0)
+    audio = speechlike(2.0)
     base = model.score(audio).probabilities
-    for t in (3, 30, 51):  # inside the first window, and in later overlapping windows
+    for t in (3, 37):  # inside the first window, and in later overlapping windows
         changed = audio.copy()
         rng = np.random.default_rng(t)
         changed[(t + 1) * SPC :] = rng.standard_normal(changed.size - (t + 1) * SPC).astype(np.float32)

@@ -137,7 +137,7 @@ def test_two_cpu_ranks_with_accelerate_launch(corpus, tmp_path):
         "accelerate", "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
         "--dynamo_backend", "no", "--main_process_port", str(29500 + os.getpid() % 1000),
         "-m", "turneval.training.train_judge", "--data", str(corpus), "--backbone", "random", "--encoder_config", TINY,
-        "--context_s", "0.4", "--batch_size", "2", "--max_steps", "2", "--save_steps", "2", "--max_eval_examples", "8",
+        "--context_s", "0.4", "--batch_size", "2", "--max_steps", "2", "--save_steps", "2", "--validation_split", "none",
         "--output_dir", str(tmp_path), "--cpu", "--cache_dir", str(tmp_path / "cache"),
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}

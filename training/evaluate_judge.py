@@ -161,13 +161,15 @@ def pooled(scored: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
 def human_human_instances(scored: Sequence[dict[str, Any]], label_names: Sequence[str]) -> list[Any]:
     """Agreement instances of human-human conversations: each speaker in turn plays the system."""
     from turneval.dataset_scripts.agreement_instances import build_agreement_instances
+    from turneval.dataset_scripts.labels import FLOOR_STATES
 
     instances = []
     for s in scored:
         if s["floor"] is None:
             continue
         names = [label_names[i] for i in s["label_ids"]]
-        floor = list(s["floor"])[: len(names)]
+        # turn_taking_chunks stores the floor state as an index into FLOOR_STATES ("NA", "A", ...)
+        floor = [FLOOR_STATES[int(v)] if not isinstance(v, str) else v for v in list(s["floor"])[: len(names)]]
         for system in (0, 1):
             instances += build_agreement_instances(names, floor, s["probs"], system, f"{s['conversation_id']}/{system}")
     return instances
