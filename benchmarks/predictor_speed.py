@@ -4,9 +4,10 @@ Random weights in the demo configuration (``training/configs/future_activity_dem
 speed and memory do not depend on the weights). One series of stereo conversations from 1 to
 60 minutes (quick: 0.5 to 1.5) gives the real-time factor at 10 minutes, the peak resident
 memory at 60 minutes and how both grow. ``predict_long`` works in overlapping 30 s windows, so
-the model's own working memory stays flat however long the audio is; what grows is the returned
-``[frames, 256]`` float32 array (50 frames/s: about 3 MiB per audio minute), which the
-"working memory" figures include.
+the model's activations do not grow with the length; the returned ``[frames, 256]`` float32
+array does (50 frames/s: about 3 MiB per audio minute), and the "working memory" figures
+include it. Growth well beyond that means more is kept per window than the output needs (in
+this version each kept slice holds its whole window's output alive until the final concatenation).
 """
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ if str(HERE) not in sys.path:
 import _harness  # noqa: E402  (a sibling helper module, importable once HERE is on the path)
 
 REPRODUCE = "python benchmarks/run_all.py{quick} --docs docs/performance.md"
-DEFAULT_TIMEOUT_S = 900.0
+DEFAULT_TIMEOUT_S = 1800.0  # the full judge and predictor runs take ~10 min each on a busy 2-core machine
 
 
 class BenchmarkError(RuntimeError):
