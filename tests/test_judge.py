@@ -116,11 +116,12 @@ def test_causal_window_plan_covers_each_chunk_once():
         assert all(e - s <= 10 and s <= keep for s, e, keep in plan)
 
 
-def test_stream_equals_offline_causal():
+@pytest.mark.parametrize("incremental", [True, False])
+def test_stream_equals_offline_causal(incremental):
     model = tiny_judge(mode="causal", context_s=1.2, stream_hop_s=0.4)
     audio = speechlike(2.6, seed=3)
     offline = model.score(audio).probabilities
-    stream = TurnTakingJudgeStream(model)
+    stream = TurnTakingJudgeStream(model, incremental=incremental)
     rng = np.random.default_rng(0)
     indices, rows, pos = [], [], 0
     while pos < audio.size:

@@ -413,14 +413,110 @@ def prepare_audio(audio: np.ndarray | torch.Tensor, sample_rate: int, config: Tu
     return tensor
 
 
+class _IncrementalWindow:
+    """One causal window computed chunk by chunk with cached keys and values.
+
+    Holds what the causal forward pass over ``[start, now)`` needs to extend itself: the
+    running log-mel maximum, the last two mel frames (conv1 looks back two), the last conv1
+    output (conv2 looks back one) and every layer's keys and values. The arithmetic is that of
+    ``TurnTakingJudge.forward`` in causal mode, frame for frame.
+    """
+
+    def __init__(self, model: "TurnTakingJudge", start_sample: int) -> None:
+        self.model = model
+        self.start = start_sample
+        self.n_chunks = 0  # chunks of this window already encoded
+        self.running_max: torch.Tensor | None = None
+        enc = model.encoder
+        d_model = enc.conv1.weight.shape[0]
+        n_mels = enc.conv1.weight.shape[1]
+        device = enc.conv1.weight.device
+        self.mel_tail = torch.zeros(1, n_mels, 2, device=device)
+        self.conv1_tail = torch.zeros(1, d_model, 1, device=device)
+        self.keys: list[torch.Tensor | None] = [None] * len(enc.layers)
+        self.values: list[torch.Tensor | None] = [None] * len(enc.layers)
+
+    def extend(self, audio: torch.Tensor, audio_start: int, n_chunks: int) -> torch.Tensor:
+        """Encode chunks ``self.n_chunks .. n_chunks - 1`` of this window; return their
+        probabilities ``[n_new, num_labels]``. ``audio`` starts at sample ``audio_start`` and
+        must reach the end of chunk ``n_chunks - 1`` of the window."""
+        model, config = self.model, self.model.config
+        spc = config.samples_per_chunk
+        first_mel = self.n_chunks * spc // HOP_LENGTH
+        last_mel = n_chunks * spc // HOP_LENGTH
+        lo = self.start + first_mel * HOP_LENGTH - (N_FFT - HOP_LENGTH)
+        hi = self.start + last_mel * HOP_LENGTH
+        piece = audio[max(lo, self.start) - audio_start : hi - audio_start]
+        piece = F.pad(piece, (max(0, self.start - lo), 0)).unsqueeze(0).float()
+        mel_filters, window = model._front_end_constants(piece.device)
+        stft = torch.stft(piece, N_FFT, HOP_LENGTH, window=window, center=False, return_complex=True)
+        log_spec = torch.clamp(torch.matmul(mel_filters, stft.abs() ** 2), min=1e-10).log10()
+        frame_max = torch.cummax(log_spec.amax(dim=1), dim=-1).values
+        if self.running_max is not None:
+            frame_max = torch.maximum(frame_max, self.running_max)
+        self.running_max = frame_max[:, -1:]
+        log_spec = torch.maximum(log_spec, frame_max.unsqueeze(1) - config.log_mel_dynamic_range)
+        mel = ((log_spec + 4.0) / 4.0).to(model.classifier.weight.dtype)
+        enc = model.encoder
+        mel_in = torch.cat([self.mel_tail, mel], dim=-1)
+        self.mel_tail = mel_in[..., -2:]
+        x1 = F.gelu(F.conv1d(mel_in, enc.conv1.weight, enc.conv1.bias))
+        x1_in = torch.cat([self.conv1_tail, x1], dim=-1)
+        self.conv1_tail = x1_in[..., -1:]
+        x2 = F.gelu(F.conv1d(x1_in, enc.conv2.weight, enc.conv2.bias, stride=2)).transpose(1, 2)
+        first_frame = first_mel // 2
+        n_new = x2.shape[1]
+        hidden = x2 + enc.embed_positions.weight[first_frame : first_frame + n_new].unsqueeze(0)
+        states = [hidden]
+        total = first_frame + n_new
+        mask = torch.zeros(n_new, total, dtype=hidden.dtype, device=hidden.device)
+        future = torch.arange(total, device=hidden.device)[None, :] > (first_frame + torch.arange(n_new, device=hidden.device))[:, None]
+        mask = mask.masked_fill(future, torch.finfo(hidden.dtype).min)[None, None]
+        for i, layer in enumerate(enc.layers):
+            hidden = self._layer(i, layer, hidden, mask)
+            states.append(hidden)
+        states[-1] = enc.layer_norm(hidden)
+        if config.use_weighted_layer_sum:
+            weights = torch.softmax(model.layer_weights, dim=0).to(hidden.dtype)
+            pooled = torch.einsum("l,lbtd->btd", weights, torch.stack(states))
+        else:
+            pooled = states[-1]
+        frames_per_chunk = spc // ENCODER_FRAME_SAMPLES
+        pooled = pooled[:, frames_per_chunk - 1 :: frames_per_chunk]
+        self.n_chunks = n_chunks
+        return torch.softmax(model.classifier(pooled).float(), dim=-1)[0]
+
+    def _layer(self, i: int, layer: nn.Module, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """`WhisperEncoderLayer.forward` on new frames, attending to the cached ones as well."""
+        attn = layer.self_attn
+        batch, n_new, _ = hidden.shape
+        shape = (batch, n_new, attn.num_heads, attn.head_dim)
+        residual = hidden
+        x = layer.self_attn_layer_norm(hidden)
+        query = (attn.q_proj(x) * attn.scaling).view(shape).transpose(1, 2)
+        key = attn.k_proj(x).view(shape).transpose(1, 2)
+        value = attn.v_proj(x).view(shape).transpose(1, 2)
+        if self.keys[i] is not None:
+            key = torch.cat([self.keys[i], key], dim=2)
+            value = torch.cat([self.values[i], value], dim=2)
+        self.keys[i], self.values[i] = key, value
+        out = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=1.0)
+        out = attn.out_proj(out.transpose(1, 2).reshape(batch, n_new, -1))
+        hidden = residual + out
+        residual = hidden
+        x = layer.activation_fn(layer.fc1(layer.final_layer_norm(hidden)))
+        return residual + layer.fc2(x)
+
+
 class TurnTakingJudgeStream:
     """Live next-chunk probabilities from a causal judge, fed audio blocks of any size.
 
     Every completed 40 ms chunk t yields the distribution over the label of chunk t + 1. The
     windows are those of offline causal scoring, so the outputs equal ``judge.score(audio)``
-    on the same audio (row t). The context is bounded by ``context_s``; each block costs
-    one causal pass over the current window (at most ``context_s`` of audio), so pick a short
-    context (a few seconds) and blocks of 40-200 ms for real time on a CPU.
+    on the same audio (row t). The context is bounded by ``context_s``. With
+    ``incremental=True`` (default) each window keeps its keys and values, so a block costs only
+    its new frames (attending to at most ``context_s`` of cache); ``incremental=False``
+    recomputes one causal pass over the current window per block (the reference path).
 
     Example::
 
@@ -430,11 +526,12 @@ class TurnTakingJudgeStream:
                 ...  # probs[judge.config.label2id["T"]]: turn change in chunk `chunk + 1`
     """
 
-    def __init__(self, model: TurnTakingJudge) -> None:
+    def __init__(self, model: TurnTakingJudge, incremental: bool = True) -> None:
         if model.config.context_mode != "causal":
             raise ValueError("streaming needs a judge with context_mode='causal'")
         self.model = model
         self.config = model.config
+        self.incremental = incremental
         self.reset()
 
     def reset(self) -> None:
@@ -442,6 +539,7 @@ class TurnTakingJudgeStream:
         self._buffer = torch.zeros(0)
         self._buffer_start = 0  # sample index of _buffer[0]
         self._next_chunk_end = 0  # first chunk t whose prediction is not yet emitted
+        self._windows: dict[int, _IncrementalWindow] = {}  # window start chunk -> cached state
 
     @torch.no_grad()
     def push(self, block: np.ndarray | torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
@@ -452,7 +550,7 @@ class TurnTakingJudgeStream:
             raise ValueError(f"push mono blocks [n_samples], got shape {tuple(block.shape)}")
         if not torch.isfinite(block).all():
             raise ValueError("audio block contains NaN or infinite samples")
-        self._buffer = torch.cat([self._buffer, block])
+        self._buffer = torch.cat([self._buffer, block.to(self._buffer.device)])
         spc = self.config.samples_per_chunk
         context, hop = self.config.context_chunks, self.config.hop_chunks
         done = (self._buffer_start + self._buffer.shape[0]) // spc  # completed chunks
@@ -460,21 +558,41 @@ class TurnTakingJudgeStream:
         while self._next_chunk_end < done:
             window = causal_window_for(self._next_chunk_end, context, hop)
             last = min(done, window + context) - 1  # last chunk end this window reports now
-            offset = window * spc - self._buffer_start
-            audio = self._buffer[offset : offset + (last + 1 - window) * spc].unsqueeze(0)
-            probs = self.model(input_values=audio.to(self.model.device)).probabilities[0].cpu().numpy()
-            ends = np.arange(self._next_chunk_end, last + 1)
-            rows.append(probs[ends - window])
+            if self.incremental:
+                probs = self._extend(window, last + 1 - window).cpu().numpy()
+                ends = np.arange(self._next_chunk_end, last + 1)
+                rows.append(probs[len(probs) - len(ends) :])
+            else:
+                offset = window * spc - self._buffer_start
+                audio = self._buffer[offset : offset + (last + 1 - window) * spc].unsqueeze(0)
+                probs = self.model(input_values=audio.to(self.model.device)).probabilities[0].cpu().numpy()
+                ends = np.arange(self._next_chunk_end, last + 1)
+                rows.append(probs[ends - window])
             indices.append(ends)
             self._next_chunk_end = last + 1
-        # Keep only what the window of the next prediction needs.
-        keep_from = causal_window_for(self._next_chunk_end, context, hop) * spc
+        if self.incremental:  # a window's cache is dropped once a later window reports
+            responsible = causal_window_for(self._next_chunk_end, context, hop)
+            self._windows = {s: w for s, w in self._windows.items() if s >= responsible}
+        # Keep only what the windows still to report need.
+        keep_from = min([causal_window_for(self._next_chunk_end, context, hop), *self._windows]) * spc
         if keep_from > self._buffer_start:
             self._buffer = self._buffer[keep_from - self._buffer_start :]
             self._buffer_start = keep_from
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, len(self.config.label_names)), dtype=np.float32)
         return np.concatenate(indices), np.concatenate(rows).astype(np.float32)
+
+    def _extend(self, window: int, n_chunks: int) -> torch.Tensor:
+        """Bring the cached window starting at chunk ``window`` to ``n_chunks`` chunks; return
+        the probabilities of the chunks it newly encoded."""
+        spc = self.config.samples_per_chunk
+        state = self._windows.get(window)
+        if state is None:
+            state = self._windows[window] = _IncrementalWindow(self.model, window * spc)
+        if n_chunks <= state.n_chunks:
+            return torch.zeros(0, len(self.config.label_names))
+        audio = self._buffer.to(self.model.device)
+        return state.extend(audio, self._buffer_start, n_chunks)
 
 
 __all__ = [
