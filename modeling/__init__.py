@@ -27,15 +27,12 @@ _MODELS = (
 def register() -> list[str]:
     """Register every model of this package with the Auto classes; return their model types.
 
-    Safe to call more than once. A model whose modules are not present yet is skipped.
+    Safe to call more than once.
     """
     registered = []
     for model_type, config_module, config_name, model_module, model_name in _MODELS:
-        try:
-            config_cls = getattr(importlib.import_module(f".{config_module}", __name__), config_name)
-            model_cls = getattr(importlib.import_module(f".{model_module}", __name__), model_name)
-        except (ImportError, AttributeError):
-            continue
+        config_cls = getattr(importlib.import_module(f".{config_module}", __name__), config_name)
+        model_cls = getattr(importlib.import_module(f".{model_module}", __name__), model_name)
         AutoConfig.register(model_type, config_cls, exist_ok=True)
         AutoModel.register(config_cls, model_cls, exist_ok=True)
         config_cls.register_for_auto_class()

@@ -28,3 +28,13 @@ def test_import_registers_both_model_types_with_the_auto_classes():
     assert result.returncode == 0, result.stderr[-2000:]
     assert "turn_taking_judge TurnTakingJudge" in result.stdout
     assert "future_activity_predictor FutureActivityPredictorModel" in result.stdout
+
+
+def test_checkpoint_code_copies_match_the_package(repo_root):
+    """Checkpoints carry modeling code for trust_remote_code; it must be the package's own."""
+    copies = sorted((repo_root / "checkpoints").glob("*/*.py"))
+    assert copies, "no demo checkpoint code found"
+    for copy in copies:
+        original = repo_root / "modeling" / copy.name
+        assert original.exists(), f"{copy} has no counterpart in modeling/"
+        assert copy.read_text() == original.read_text(), f"{copy} is stale: copy {original} over it"

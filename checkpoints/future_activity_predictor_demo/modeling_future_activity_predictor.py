@@ -330,21 +330,19 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
         is_audio = self.config.input_type == "audio"
         total = inputs.shape[-1] // hop if is_audio else inputs.shape[0]
         win, ctx = int(round(window_s * hz)), int(round(context_s * hz))
-        pieces = []
+        # Filled in place: keeping slices of each window's output (views) would hold every window alive.
+        out = torch.empty(total, self.config.num_classes, device=inputs.device)
         start_out = 0
         while start_out < total:
             win_start = max(0, start_out - ctx)
             win_end = min(total, win_start + win)
             if is_audio:
-                chunk = inputs[:, win_start * hop : win_end * hop].unsqueeze(0)
-                probs = self(input_values=chunk).probs[0]
+                probs = self(input_values=inputs[:, win_start * hop : win_end * hop].unsqueeze(0)).probs[0]
             else:
                 probs = self(voice_activity=inputs[win_start:win_end].unsqueeze(0)).probs[0]
-            pieces.append(probs[start_out - win_start :])
+            out[start_out:win_end] = probs[start_out - win_start :]
             start_out = win_end
-        if not pieces:
-            return torch.zeros(0, self.config.num_classes)
-        return torch.cat(pieces)
+        return out
 
 
 __all__ = ["FutureActivityPredictorModel", "FutureActivityPredictorOutput", "FutureActivityPredictorPreTrainedModel"]
