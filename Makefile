@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 EXAMPLE ?= examples/cascaded_like.wav
 REPORT_DIR ?= reports/cascaded_like
 
-.PHONY: install demo test bench
+.PHONY: install demo test bench-deps bench bench-quick
 
 # torch first, pinned: a looser pin would pull the CUDA build with several GB of packages.
 install:
@@ -19,5 +19,13 @@ demo: install
 test: install
 	HF_HUB_OFFLINE=1 $(PYTHON) -m pytest -q -p no:cacheprovider tests
 
-bench: install
-	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py
+# smart-turn v3.2, the peer of the judge, is the ONNX model inside pipecat-ai; only that file is
+# used, so pipecat's own (large) dependency tree is not installed.
+bench-deps: install
+	$(PIP) install -q --no-deps -c constraints.txt pipecat-ai
+
+bench: bench-deps
+	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py --docs docs/performance.md
+
+bench-quick: bench-deps
+	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py --quick --output-dir runs/bench

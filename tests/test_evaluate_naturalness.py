@@ -30,7 +30,7 @@ def test_benchmark_end_to_end(tmp_path):
     assert evaluate_naturalness.main(["--dialogues", str(corpus), "--vad-predictor", str(tmp_path / "vad_model"), "--out", str(out)]) == 0
     summary = json.loads((out / "naturalness.json").read_text())
     assert summary["n_pairs"] > 0 and summary["n_pairs"] == sum(summary["pairs_per_type"].values())
-    assert set(summary["results"]) == {"FutureActivityPredictor (VAD only)", "baseline: -mean |gap|"}
+    assert set(summary["results"]) == {"FutureActivityPredictor (VAD only)", "baseline: minus mean abs. gap"}
     for result in summary["results"].values():
         assert 0.0 <= result["pairwise_accuracy"] <= 1.0
         assert result["pairwise_accuracy_ci_low"] <= result["pairwise_accuracy"] <= result["pairwise_accuracy_ci_high"]

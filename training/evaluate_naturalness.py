@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         scorers["FutureActivityPredictor (audio)"] = model_scorer(args.predictor, args.device)
     if args.vad_predictor:
         scorers["FutureActivityPredictor (VAD only)"] = model_scorer(args.vad_predictor, args.device)
-    scorers["baseline: -mean |gap|"] = mean_gap_score
+    scorers["baseline: minus mean abs. gap"] = mean_gap_score
     summary = run(load_dialogues(args.dialogues), scorers, args.seed)
     out = Path(args.out)
     atomic_write_text(out / "naturalness.json", json.dumps(summary, indent=1))
