@@ -73,9 +73,6 @@ setup(
     ],
     extras_require={
         "space": ["gradio", "krippendorff"],
-        # benchmarks/turn_end_peers.py: the smart-turn v3.2 ONNX model ships in pipecat-ai
-        # (only its model file is used; pipecat itself is never imported).
-        "bench": ["pipecat-ai"],
         "test": ["pytest", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema"],
     },
     entry_points={"console_scripts": ["turneval=turneval.cli:main"]},

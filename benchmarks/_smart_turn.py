@@ -1,7 +1,7 @@
 """Pipecat's smart-turn v3.2 end-of-turn model, run the way pipecat runs it, without pipecat.
 
 The ONNX file ships in the PyPI package ``pipecat-ai`` (``pipecat/audio/turn/smart_turn/data/
-smart-turn-v3.2-cpu.onnx``); ``pip install "turneval[bench]"`` installs it. Importing pipecat
+smart-turn-v3.2-cpu.onnx``); ``pip install --no-deps pipecat-ai`` (or ``make bench-deps``) installs it; nothing else of pipecat is needed. Importing pipecat
 needs its whole dependency tree, so the file is located without importing the package and the
 pre-processing of ``LocalSmartTurnAnalyzerV3._predict_endpoint`` (pipecat-ai 1.14.0) is
 replicated here step by step:
@@ -40,7 +40,7 @@ def model_path() -> Path:
     """The ONNX file inside the installed pipecat package (found without importing pipecat)."""
     spec = importlib.util.find_spec("pipecat")
     if spec is None or not spec.submodule_search_locations:
-        raise SmartTurnUnavailable(f"smart-turn v3.2 needs the PyPI package {PACKAGE}: pip install 'turneval[bench]'")
+        raise SmartTurnUnavailable(f"smart-turn v3.2 needs the PyPI package {PACKAGE}: pip install --no-deps pipecat-ai (only its model file is used)")
     for root in spec.submodule_search_locations:
         candidate = Path(root) / "audio" / "turn" / "smart_turn" / "data" / MODEL_FILE
         if candidate.is_file():
