@@ -2,7 +2,7 @@
 
     python benchmarks/run_all.py --quick                     # CI-sized inputs, a few minutes
     python benchmarks/run_all.py                             # the full sizes (1-60 min of audio)
-    python benchmarks/run_all.py --only judge_speed,cindex_speed
+    python benchmarks/run_all.py --only judge,cindex_speed
     python benchmarks/run_all.py --docs docs/performance.md  # also regenerate the docs page
 
 Every ``benchmarks/<name>.py`` (names starting with ``_`` are helpers) exposes

@@ -142,6 +142,21 @@ class NaturalnessResult:
     def num_units(self) -> int:
         return len(self.units)
 
+    @property
+    def is_defined(self) -> bool:
+        """False when no unit could be scored: then every figure is NaN and m means nothing."""
+        return self.num_units > 0
+
+    @property
+    def undefined_reason(self) -> str | None:
+        """Why the score is undefined (None when it is defined)."""
+        if self.is_defined:
+            return None
+        return (
+            "no turn-taking boundary unit could be scored: the dialogue needs speech after its first "
+            "3 s (the model's context) with at least 5 scored frames around an utterance onset or offset"
+        )
+
     def worst_units(self, k: int | None = None) -> list[UnitRow]:
         """The units with the highest NLL first (the tail by default)."""
         k = self.tail_k if k is None else k
@@ -154,6 +169,8 @@ class NaturalnessResult:
             "tail_nll": self.tail_nll,
             "dialog_nll": self.dialog_nll,
             "naturalness_score": self.score,
+            "defined": self.is_defined,
+            "undefined_reason": self.undefined_reason,
             "num_units": self.num_units,
             "tail_k": self.tail_k,
             "gamma": self.gamma,

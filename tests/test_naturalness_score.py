@@ -163,3 +163,13 @@ def test_boundary_frame_mask_covers_unit_frames() -> None:
     assert mask[0:25].all()  # A's onset unit [0, 0.5 s], kept without a context cut
     assert mask[100:230].all() and not mask[230:300].any()
     assert tu.boundary_frame_mask(units, 600, context_s=3.0)[:150].sum() == 0
+
+
+def test_undefined_score_says_why():
+    from turneval.metrics.naturalness_score import score_naturalness
+
+    va = np.zeros((160, 2), dtype=np.int8)  # 3.2 s of silence: nothing after the 3 s context to score
+    result = score_naturalness(va, frame_nll=np.ones(60, dtype=np.float32))
+    assert not result.is_defined and np.isnan(result.score)
+    summary = result.to_dict()
+    assert summary["defined"] is False and "boundary unit" in summary["undefined_reason"]

@@ -11,6 +11,7 @@ its per-frame distributions are compared with the observed future voice activity
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -45,8 +46,13 @@ def _audio(dialogue: Dialogue) -> np.ndarray:
 
 
 @torch.no_grad()
-def frame_probabilities(dialogue: Dialogue, model: FutureActivityPredictorModel, window_s: float = 30.0, context_s: float = 20.0) -> np.ndarray:
-    """The model's ``[frames, 256]`` future-activity distribution over the whole dialogue."""
+def frame_probabilities(
+    dialogue: Dialogue, model: FutureActivityPredictorModel, window_s: float | None = None, context_s: float | None = None
+) -> np.ndarray:
+    """The model's ``[frames, 256]`` future-activity distribution over the whole dialogue.
+
+    ``window_s`` / ``context_s``: streaming windows (default: the model configuration's).
+    """
     device = next(model.parameters()).device
     if model.config.input_type == "audio":
         if model.config.sample_rate != SAMPLE_RATE:
@@ -57,14 +63,23 @@ def frame_probabilities(dialogue: Dialogue, model: FutureActivityPredictorModel,
     return model.predict_long(inputs, window_s=window_s, context_s=context_s).float().cpu().numpy()
 
 
+class NaturalnessUndefinedWarning(UserWarning):
+    """A dialogue had no turn-taking boundary unit to score: its naturalness is undefined (NaN)."""
+
+
 def score_dialogue(dialogue: Dialogue, model: FutureActivityPredictorModel, **score_kwargs) -> NaturalnessResult:
     """Naturalness (MeanNLL, TailNLL, m and the worst units) of one dialogue.
 
     Voice activity comes from the dialogue's segments (ground truth or VAD); extra keyword
-    arguments go to :func:`turneval.metrics.naturalness_score.score_naturalness`.
+    arguments go to :func:`turneval.metrics.naturalness_score.score_naturalness`. When no unit
+    can be scored the result's figures are NaN, ``result.is_defined`` is False and a
+    :class:`NaturalnessUndefinedWarning` says why.
     """
     if model.config.frame_hz != FRAME_HZ:
         raise ValueError(f"model runs at {model.config.frame_hz} Hz; naturalness units are defined at {FRAME_HZ} Hz")
     probs = frame_probabilities(dialogue, model)
     va = dialogue.frame_activity().T
-    return score_naturalness(va, frame_probs=probs, duration_s=dialogue.duration, segment_id=dialogue.id, **score_kwargs)
+    result = score_naturalness(va, frame_probs=probs, duration_s=dialogue.duration, segment_id=dialogue.id, **score_kwargs)
+    if not result.is_defined:
+        warnings.warn(f"dialogue {dialogue.id!r}: naturalness undefined: {result.undefined_reason}", NaturalnessUndefinedWarning, stacklevel=2)
+    return result

@@ -683,6 +683,8 @@ def report(
 
         naturalness = score_dialogue(dialogue, predictor_model).to_dict(n_worst=N_WORST_UNITS)
         naturalness["checkpoint"] = predictor_name
+        if not naturalness["defined"]:
+            notes.append(f"Naturalness undefined: {naturalness['undefined_reason']}.")
     else:
         notes.append("Naturalness predictor skipped (--no-predictor): no naturalness score.")
 

@@ -37,6 +37,12 @@ class FutureActivityPredictorConfig(PretrainedConfig):
         max_context_frames (`int`, *optional*, defaults to 1000): attention span (20 s at 50 Hz);
             older frames are masked out, so long audio can be streamed in overlapping windows with
             results that do not depend on where a window starts.
+        stream_window_s (`float`, *optional*, defaults to 30.0): window length when a long conversation
+            is scored in overlapping windows (`predict_long`).
+        stream_context_s (`float`, *optional*, defaults to 10.0): history every streamed frame is
+            guaranteed; windows advance by `stream_window_s - stream_context_s`. Match it to the
+            training crops (10 s for the demo checkpoint): more costs time and adds context the
+            model never saw.
         bin_frames (`list[int]`, *optional*, defaults to `[10, 20, 30, 40]`): future bins in frames.
         num_classes (`int`, *optional*, defaults to 256): 2 ** (2 * len(bin_frames)).
         boundary_weight (`float`, *optional*, defaults to 2.0): alpha, the cross-entropy weight of
@@ -62,6 +68,8 @@ class FutureActivityPredictorConfig(PretrainedConfig):
         intermediate_size: int = 256,
         dropout: float = 0.1,
         max_context_frames: int = 1000,
+        stream_window_s: float = 30.0,
+        stream_context_s: float = 10.0,
         bin_frames: list[int] | None = None,
         num_classes: int = 256,
         boundary_weight: float = 2.0,
@@ -71,6 +79,8 @@ class FutureActivityPredictorConfig(PretrainedConfig):
         if input_type not in ("audio", "vad"):
             raise ValueError(f"input_type must be 'audio' or 'vad', got {input_type!r}")
         bin_frames = list(bin_frames) if bin_frames is not None else [10, 20, 30, 40]
+        if not 0 < stream_context_s < stream_window_s:
+            raise ValueError(f"need 0 < stream_context_s < stream_window_s, got {stream_context_s}, {stream_window_s}")
         if num_classes != 2 ** (2 * len(bin_frames)):
             raise ValueError(f"num_classes must be 2**(2*{len(bin_frames)}) for {len(bin_frames)} bins, got {num_classes}")
         if sample_rate % frame_hz:
@@ -91,6 +101,8 @@ class FutureActivityPredictorConfig(PretrainedConfig):
         self.intermediate_size = intermediate_size
         self.dropout = dropout
         self.max_context_frames = max_context_frames
+        self.stream_window_s = stream_window_s
+        self.stream_context_s = stream_context_s
         self.bin_frames = bin_frames
         self.num_classes = num_classes
         self.boundary_weight = boundary_weight

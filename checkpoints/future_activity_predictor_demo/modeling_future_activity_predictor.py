@@ -316,14 +316,17 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
         return (ce * weights).sum() / weights.sum().clamp(min=1e-8)
 
     @torch.no_grad()
-    def predict_long(self, inputs: torch.Tensor, window_s: float = 30.0, context_s: float = 20.0) -> torch.Tensor:
+    def predict_long(self, inputs: torch.Tensor, window_s: float | None = None, context_s: float | None = None) -> torch.Tensor:
         """Future-activity probabilities `[frames, 256]` for one long conversation, in overlapping windows.
 
         ``inputs`` is `[2, samples]` audio (or `[frames, 2]` voice activity for the vad model).
         Windows of ``window_s`` advance by ``window_s - context_s``; every frame is taken from the
         window in which it has at least ``context_s`` of history (or all history there is), so
-        memory stays flat however long the audio is.
+        memory stays flat however long the audio is. Both default to the configuration's
+        ``stream_window_s`` and ``stream_context_s``.
         """
+        window_s = self.config.stream_window_s if window_s is None else window_s
+        context_s = self.config.stream_context_s if context_s is None else context_s
         if not 0 < context_s < window_s:
             raise ValueError(f"need 0 < context_s < window_s, got {context_s}, {window_s}")
         hz, hop = self.config.frame_hz, self.config.hop_length

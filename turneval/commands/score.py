@@ -131,6 +131,9 @@ def format_scores(results: Sequence[dict[str, Any]], summary: dict[str, Any]) ->
         lines.append(f"{r['id']:{width}}  {fmt(r['naturalness_score']):>9}  {fmt(r['mean_nll']):>9}  {fmt(r['tail_nll']):>9}  {r['num_units']}")
     m = summary["naturalness_score"]
     lines.append(f"mean naturalness m over {m['n']} dialogue(s): {fmt(m['mean'])} (95% CI {fmt(m['ci95_low'])} .. {fmt(m['ci95_high'])})")
+    for r in results:
+        if r.get("undefined_reason"):
+            lines.append(f"{r['id']}: naturalness undefined: {r['undefined_reason']}")
     return "\n".join(lines)
 
 

@@ -53,7 +53,7 @@ def run(quick: bool) -> list[dict]:
     exact = "" if use.exact else " (peak counted from process start: /proc/self/clear_refs unavailable)"
     return [
         figure(f"predictor RTF, {rtf_at:g}-min stereo conversation", rtf, "x real time", headline=True,
-               note=f"{config_name}, predict_long (30 s windows, 20 s context)"),
+               note=f"{config_name}, predict_long ({model.config.stream_window_s:g} s windows, {model.config.stream_context_s:g} s context)"),
         figure(f"predictor peak RSS, {longest} conversation", peaks[-1], "MiB", headline=True,
                note=f"whole process: model + the {longest} stereo input ({audio.numel() * 4 / 2**20:.0f} MiB) + working memory{exact}"),
         figure(f"predictor working memory, {longest}", added[-1], "MiB",
