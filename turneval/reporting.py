@@ -814,7 +814,7 @@ def format_summary(rep: Report) -> str:
         if r["section"] != section:
             section = r["section"]
             lines.append(f"-- {section}")
-        ours = f"{_fmt(r['value'])} {r['unit']}".strip()
+        ours = "n/a" if r["value"] is None else f"{_fmt(r['value'])} {r['unit']}".strip()
         ref = "" if r["reference"] is None else f"{_fmt(r['reference'])} {r['unit']}".strip()
         lines.append(f"{r['label']:{width}}  {ours:>18}  {ref:>18}")
     lines.append("Reference values: Talking Turns (Arora et al. 2025) Tables 2, 6 and 8, human in-domain (Switchboard); see reference_values in report.json.")
