@@ -169,3 +169,68 @@ def test_segment_grid_and_conflicts():
                           [{"edit_type": "early_entry", "responder_new_start_ms": 10000.0}]).startswith("too_close")
     assert edits_conflict({"edit_type": "late_response", "anchor_ms": 30000.0, "speaker_start_ms": 0.0, "speaker_end_ms": 10.0},
                           [{"edit_type": "late_response", "anchor_ms": 0.0, "speaker_start_ms": 2.0, "speaker_end_ms": 9.0}]) == "overlaps_existing_turn"
+
+
+def _edited_span_ms(edit: dict) -> tuple[float, float]:
+    """Where the perturbed clip's audio was touched, on its own clock (ms, crop-relative).
+
+    Before the span the clip runs on the natural clock; after it, on the natural clock shifted
+    by the inserted/deleted time (so both clips line up from their ends).
+    """
+    t = edit["edit_type"]
+    if t == "late_response":
+        cut = min(edit["speaker_end_ms"], edit["responder_original_start_ms"])
+        return cut, max(edit["speaker_end_ms"], edit["responder_original_start_ms"]) + edit["delay_ms"]
+    if t == "early_entry":
+        cuts = (edit["cut_start_ms"], edit["speaker_channel_cut_start_ms"])
+        return min(cuts), max(cuts)
+    if t == "hold_instead_of_shift":
+        return edit["removed_region_start_ms"], edit["removed_region_end_ms"]
+    if t == "shift_instead_of_hold":
+        return edit["insert_ms"], edit["insert_end_ms"]
+    if t == "excessive_backchannel":
+        inserted = edit["inserted_backchannels"]
+        return min(x["start_ms"] for x in inserted), max(x["end_ms"] for x in inserted)
+    raise AssertionError(f"no edited span known for {t}")
+
+
+SPLICE_MARGIN_S = 0.1
+"""Crossfades reach at most 60 ms (insertions) or 10 ms (cuts) past a splice point."""
+
+
+@pytest.mark.parametrize("edit_type", PERTURBATION_TYPES)
+def test_perturbed_clip_differs_from_natural_only_around_the_edit(edit_type):
+    pair = make_pair(scripted_dialogue(), edit_type, seed=0)
+    gains = [10 ** (pair.loudness[k]["gain_db"] / 20) for k in ("natural", "perturbed")]
+    natural, perturbed = pair.natural.audio / gains[0], pair.perturbed.audio / gains[1]
+    lo_ms, hi_ms = _edited_span_ms(pair.edit)
+    lo = int((lo_ms / 1000 - SPLICE_MARGIN_S) * SAMPLE_RATE)
+    hi = int((hi_ms / 1000 + SPLICE_MARGIN_S) * SAMPLE_RATE)
+    tail = perturbed.shape[1] - hi  # samples after the edit, aligned from the clip ends
+    assert lo > 2 * SAMPLE_RATE and tail > 2 * SAMPLE_RATE, "the crop must keep context on both sides"
+    # gain_db is recorded to 1e-3 dB: undoing it is exact to ~1e-4 relative
+    np.testing.assert_allclose(perturbed[:, :lo], natural[:, :lo], rtol=1e-3, atol=1e-5)
+    np.testing.assert_allclose(perturbed[:, -tail:], natural[:, -tail:], rtol=1e-3, atol=1e-5)
+    # ... and the edit itself is audible: inside the span the clips do differ
+    end = min(hi, natural.shape[1])
+    inside_p, inside_n = perturbed[:, lo:end], natural[:, lo:end]
+    assert inside_p.shape[1] > 0 and not np.allclose(inside_p, inside_n, rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_type_respects_the_reference_parameter_ranges(seed):
+    d = scripted_dialogue(seed=seed)
+    for edit_type in PERTURBATION_TYPES:
+        e = make_pair(d, edit_type, seed=seed).edit
+        if edit_type == "late_response":
+            assert 1200 <= e["delay_ms"] <= 2000
+        elif edit_type == "early_entry":
+            assert 1200 <= e["advance_ms"] <= 2500 and e["responder_new_start_ms"] < e["speaker_end_ms"]
+        elif edit_type == "hold_instead_of_shift":
+            assert 500 <= e["edited_hold_gap_ms"] <= 1500
+        elif edit_type == "shift_instead_of_hold":
+            assert 1000 <= e["insert_duration_ms"] <= 4000
+        elif edit_type == "excessive_backchannel":
+            assert e["bc_insert_count"] in (2, 3)
+            inserted = e["inserted_backchannels"]
+            assert all(e["speaker_start_ms"] <= x["start_ms"] and x["end_ms"] <= e["speaker_end_ms"] + 1 for x in inserted)
