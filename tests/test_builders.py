@@ -177,3 +177,92 @@ def test_dataset_cards_parse_and_name_real_features(name):
     listed = [f["name"] for f in meta["dataset_info"]["features"]]
     assert listed and set(listed) <= set(features), set(listed) - set(features)
     assert meta["license"] and "turneval" in meta["tags"]
+
+
+def _silent_b(name: str = "mute", seconds: float = 8.0) -> Dialogue:
+    """A recording whose channel B never speaks (a dead microphone)."""
+    d = tiny_dialogue(name, seconds)
+    d.audio[1] = 0.0
+    return Dialogue(id=name, segments=[d.segments[0], []], words=[d.words[0], []], audio=d.audio)
+
+
+@pytest.mark.parametrize("builder_name", ["TurnTakingChunks", "TurnTakingPerturbations"])
+def test_missing_audio_file_fails_before_generation_and_names_it(builder_name, tmp_path):
+    from turneval.dataset_scripts import builders
+
+    manifest = write_dialogue_manifest([tiny_dialogue("d0"), tiny_dialogue("d1")], tmp_path / "src")
+    missing = next(p for p in (tmp_path / "src").rglob("d1.wav"))
+    missing.unlink()
+    builder = getattr(builders, builder_name)(cache_dir=str(tmp_path / "cache"), manifest=str(manifest))
+    with pytest.raises(FileNotFoundError, match=rf"manifest.jsonl: dialogue 'd1': audio file .*d1\.wav not found"):
+        builder.download_and_prepare()
+
+
+def test_silent_channel_is_a_counted_skip_in_the_chunks_builder(tmp_path):
+    manifest = write_dialogue_manifest([tiny_dialogue("d0"), _silent_b(), tiny_dialogue("d2")], tmp_path / "src")
+    builder = TurnTakingChunks(cache_dir=str(tmp_path / "cache"), manifest=str(manifest))
+    builder.download_and_prepare()
+    assert builder.as_dataset()["train"]["conversation_id"] == ["d0", "d2"]
+    assert dict(builder.skipped) == {"silent_channel": 1}
+
+
+def test_perturbation_builder_counts_silent_channels_and_crops_too_short(tmp_path):
+    from tests.test_perturbations import scripted_dialogue
+    from turneval.dataset_scripts.builders import TurnTakingPerturbations
+
+    manifest = write_dialogue_manifest([_silent_b(), scripted_dialogue("talk")], tmp_path / "src")
+    # 8 s crops cannot hold a 1.2-2 s delay with 5 s of context before and 2 s after it
+    builder = TurnTakingPerturbations(
+        cache_dir=str(tmp_path / "cache"), manifest=str(manifest), types=("late_response", "hold_instead_of_shift"),
+        min_context_s=6.0, max_context_s=8.0,
+    )
+    builder.download_and_prepare()
+    assert builder.info.splits["train"].num_examples == 0  # nothing usable, and no crash
+    assert dict(builder.skipped) == {"silent_channel": 1, "crop_too_short": 2}
+    # the same conversation with room for its context builds: the skip was about the crop
+    ok = TurnTakingPerturbations(cache_dir=str(tmp_path / "cache2"), manifest=str(manifest), types=("late_response",))
+    ok.download_and_prepare()
+    assert ok.as_dataset()["train"].num_rows == 1 and dict(ok.skipped) == {"silent_channel": 1}
+
+
+def test_no_candidate_and_crop_reasons_on_make_pair():
+    from tests.test_perturbations import scripted_dialogue
+    from turneval.dataset_scripts.perturbations.edits import NoCandidateError
+    from turneval.dataset_scripts.perturbations.pairs import make_pair
+
+    with pytest.raises(NoCandidateError) as err:
+        make_pair(scripted_dialogue(), "late_response", min_context_s=6.0, max_context_s=8.0)
+    assert err.value.reason == "crop_too_short"
+    with pytest.raises(NoCandidateError) as err:
+        make_pair(_silent_b(seconds=30.0), "late_response")
+    assert err.value.reason == "no_candidate"
+
+
+def test_build_failing_halfway_leaves_no_dataset_and_the_next_build_is_complete(tmp_path, monkeypatch):
+    import datasets
+
+    from turneval.dataset_scripts.builders import turn_taking_chunks
+
+    manifest = write_dialogue_manifest([tiny_dialogue(f"d{i}") for i in range(4)], tmp_path / "src")
+    real_row, calls = turn_taking_chunks.conversation_row, []
+
+    def crash_on_third(dialogue, **kwargs):
+        calls.append(dialogue.id)
+        if len(calls) == 3:
+            raise RuntimeError("disk full")
+        return real_row(dialogue, **kwargs)
+
+    monkeypatch.setattr(turn_taking_chunks, "conversation_row", crash_on_third)
+    cache = tmp_path / "cache"
+    with pytest.raises(datasets.exceptions.DatasetGenerationError):
+        TurnTakingChunks(cache_dir=str(cache), manifest=str(manifest)).download_and_prepare()
+    assert calls == ["d0", "d1", "d2"]  # it did fail in the middle, after two rows were written
+    assert not list(cache.rglob("*.arrow")) and not list(cache.rglob("dataset_info.json"))
+    with pytest.raises(FileNotFoundError):
+        TurnTakingChunks(cache_dir=str(cache), manifest=str(manifest)).as_dataset()
+
+    monkeypatch.setattr(turn_taking_chunks, "conversation_row", real_row)
+    builder = TurnTakingChunks(cache_dir=str(cache), manifest=str(manifest))
+    builder.download_and_prepare()
+    ds = builder.as_dataset()["train"]
+    assert ds["conversation_id"] == ["d0", "d1", "d2", "d3"] and all(n == 200 for n in ds["n_chunks"])

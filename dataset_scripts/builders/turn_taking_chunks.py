@@ -24,7 +24,10 @@ import numpy as np
 from ..dialogue import SPEAKERS, Dialogue
 from ..grids import CHUNK_HZ, CHUNK_S, segments_to_activity
 from ..labels import FLOOR_STATES, LABELS, chunk_labels
+from .checks import SILENT_CHANNEL, SkipCounter, check_audio_files, require_audio_file, silent_channels
 from .manifest import manifest_split_generators, read_dialogue_manifest
+
+logger = datasets.logging.get_logger(__name__)
 
 _DESCRIPTION = "Two-party conversations with 40 ms turn-taking labels (NA, BC, I, T, C) and floor owner."
 
@@ -125,11 +128,27 @@ class TurnTakingChunks(datasets.GeneratorBasedBuilder):
     def _info(self) -> datasets.DatasetInfo:
         return datasets.DatasetInfo(description=_DESCRIPTION, features=chunk_features())
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.skipped = SkipCounter()
+        """Dialogues skipped by the last build, by reason (policy: ``builders.checks``)."""
+
     def _split_generators(self, dl_manager) -> list[datasets.SplitGenerator]:
-        return manifest_split_generators(self.config.manifest, self.config.data_dir)
+        self.skipped = SkipCounter()
+        generators = manifest_split_generators(self.config.manifest, self.config.data_dir)
+        if self.config.require_audio and generators:
+            check_audio_files(generators[0].gen_kwargs["manifest"])  # one manifest for all splits
+        return generators
 
     def _generate_examples(self, manifest: str, split: str) -> Iterator[tuple[str, dict[str, Any]]]:
         for _, dialogue in read_dialogue_manifest(manifest, split=split):
-            if self.config.require_audio and not dialogue.audio_path:
-                raise ValueError(f"{manifest}: dialogue {dialogue.id!r} has no audio_path (set require_audio=False to allow)")
+            if self.config.require_audio:
+                if not dialogue.audio_path:
+                    raise ValueError(f"{manifest}: dialogue {dialogue.id!r} has no audio_path (set require_audio=False to allow)")
+                require_audio_file(dialogue, manifest)
+            silent = silent_channels(dialogue)
+            if silent:
+                self.skipped.skip(SILENT_CHANNEL, f"{dialogue.id}: no speech on channel {'/'.join(silent)}")
+                continue
             yield dialogue.id, conversation_row(dialogue, start_s=self.config.first_chunk_s)
+        logger.info(f"turn_taking_chunks {split}: skipped {self.skipped.summary()}")

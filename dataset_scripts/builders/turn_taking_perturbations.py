@@ -32,6 +32,7 @@ from ..grids import FRAME_HZ, SAMPLE_RATE
 from ..perturbations.audio_ops import TARGET_RMS_DBFS
 from ..perturbations.edits import PERTURBATION_TYPES
 from ..perturbations.pairs import MAX_CONTEXT_S, MIN_CONTEXT_S, PerturbationPair, iter_pairs
+from .checks import SILENT_CHANNEL, SkipCounter, check_audio_files, require_audio_file, silent_channels
 from .manifest import manifest_split_generators, read_dialogue_manifest, with_audio
 
 logger = datasets.logging.get_logger(__name__)
@@ -155,6 +156,12 @@ class TurnTakingPerturbations(datasets.GeneratorBasedBuilder):
     DEFAULT_CONFIG_NAME = "default"
     VERSION = datasets.Version("1.0.0")
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.skipped = SkipCounter()
+        """Skips of the last build by reason: ``silent_channel`` per dialogue, ``no_candidate``
+        and ``crop_too_short`` per (dialogue, type) (policy: ``builders.checks``)."""
+
     def _info(self) -> datasets.DatasetInfo:
         return datasets.DatasetInfo(description=_DESCRIPTION, features=perturbation_features())
 
@@ -167,19 +174,35 @@ class TurnTakingPerturbations(datasets.GeneratorBasedBuilder):
             raise ValueError(f"audio_storage must be 'bytes' or 'path', got {cfg.audio_storage!r}")
         if cfg.audio_storage == "path" and not cfg.audio_dir:
             raise ValueError("audio_storage='path' needs audio_dir (where the pair WAVs are written)")
-        return manifest_split_generators(cfg.manifest, cfg.data_dir)
+        self.skipped = SkipCounter()
+        generators = manifest_split_generators(cfg.manifest, cfg.data_dir)
+        if generators:
+            check_audio_files(generators[0].gen_kwargs["manifest"])  # one manifest for all splits
+        return generators
+
+    def _usable_dialogues(self, manifest: str, split: str) -> Iterator[Dialogue]:
+        """The split's dialogues with audio loaded; silent-channel ones counted and left out."""
+        for _, dialogue in read_dialogue_manifest(manifest, split=split):
+            require_audio_file(dialogue, manifest)
+            silent = silent_channels(dialogue)
+            if silent:
+                self.skipped.skip(SILENT_CHANNEL, f"{dialogue.id}: no speech on channel {'/'.join(silent)}")
+                continue
+            yield with_audio(dialogue)
 
     def _generate_examples(self, manifest: str, split: str) -> Iterator[tuple[str, dict[str, Any]]]:
         cfg = self.config
         skipped: list[str] = []
-        dialogues = (with_audio(d) for _, d in read_dialogue_manifest(manifest, split=split))
+        counts: dict[str, int] = {}
         pairs = iter_pairs(
-            dialogues, cfg.types, cfg.seed, skipped=skipped,
+            self._usable_dialogues(manifest, split), cfg.types, cfg.seed, skipped=skipped, skip_counts=counts,
             min_context_s=cfg.min_context_s, max_context_s=cfg.max_context_s,
             normalize=cfg.normalize, target_rms_dbfs=cfg.target_rms_dbfs, edit_params=cfg.edit_params,
         )
         audio_dir = cfg.audio_dir if cfg.audio_storage == "path" else None
         for pair in pairs:
             yield pair.pair_id, pair_row(pair, pair.natural.id, audio_dir=audio_dir, wav_subtype=cfg.wav_subtype)
-        for reason in skipped:
-            logger.info(f"turn_taking_perturbations: skipped {reason}")
+        for detail in skipped:
+            logger.info(f"turn_taking_perturbations: skipped {detail}")
+        self.skipped.update(counts)
+        logger.info(f"turn_taking_perturbations {split}: skipped {self.skipped.summary()}")

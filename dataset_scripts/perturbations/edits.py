@@ -50,7 +50,15 @@ CHANNELS = ("a", "b")
 
 
 class NoCandidateError(RuntimeError):
-    """The conversation offers no place where this perturbation can be applied."""
+    """The conversation offers no place where this perturbation can be applied.
+
+    ``reason`` is a short key for counting skips: ``"no_candidate"`` (no place for the
+    edit), ``"crop_too_short"`` (an edit was found but no 20-25 s crop can host it).
+    """
+
+    def __init__(self, message: str, reason: str = "no_candidate") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass

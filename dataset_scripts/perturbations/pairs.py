@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, MutableMapping
 
 from ..dialogue import Dialogue
 from .audio_ops import TARGET_RMS_DBFS, normalize_loudness
@@ -89,7 +89,7 @@ def crop_bounds(
     first, last = min(boundaries + [anchor]), max(boundaries + [anchor])
     need_start, need_end = first - scorer_before_s, last + scorer_after_s
     if need_start < 0 or need_end > total or need_end - need_start > max_context_s:
-        raise NoCandidateError("the edit and its scorer context do not fit a crop of this conversation")
+        raise NoCandidateError("the edit and its scorer context do not fit a crop of this conversation", reason="crop_too_short")
     # only positions that can be part of a crop of at most max_context_s around the edit
     lo, hi = max(0, math.ceil((need_end - max_context_s) / step_s)), int(need_start / step_s)
     starts = [i * step_s for i in range(lo, hi + 1) if not _speech_covers(edited, i * step_s, i * step_s + min_silence_s)]
@@ -111,7 +111,7 @@ def crop_bounds(
             if best is None or score < best[0]:
                 best = (score, st, en)
     if best is None:
-        raise NoCandidateError(f"no {min_context_s:g}-{max_context_s:g} s crop with mutual-silence start and end")
+        raise NoCandidateError(f"no {min_context_s:g}-{max_context_s:g} s crop with mutual-silence start and end", reason="crop_too_short")
     return round(best[1], 3), round(best[2], 3)
 
 
@@ -153,6 +153,7 @@ def make_pair(
     if perturbation_type not in EDIT_FUNCTIONS:
         raise ValueError(f"unknown perturbation type {perturbation_type!r}; choose from {list(PERTURBATION_TYPES)}")
     last_error: Exception | None = None
+    reasons: set[str] = set()
     for attempt in range(max_tries):
         rng = random.Random(f"{seed}|{dialogue.id}|{perturbation_type}|{attempt}")
         try:
@@ -160,6 +161,7 @@ def make_pair(
             bounds = crop_bounds(result, rng, min_context_s=min_context_s, max_context_s=max_context_s)
         except NoCandidateError as err:
             last_error = err
+            reasons.add(err.reason)
             continue
         edit, crop = dict(result.edit), {"enabled": bounds is not None}
         natural, perturbed = dialogue, result.dialogue
@@ -184,7 +186,9 @@ def make_pair(
             crop=crop,
             loudness=loudness,
         )
-    raise NoCandidateError(f"{dialogue.id}: {perturbation_type}: {last_error}")
+    # an edit that was found but fits no crop says more than a draw that found none
+    reason = "crop_too_short" if "crop_too_short" in reasons else "no_candidate"
+    raise NoCandidateError(f"{dialogue.id}: {perturbation_type}: {last_error}", reason=reason)
 
 
 def _normalized(dialogue: Dialogue, target_rms_dbfs: float) -> tuple[Dialogue, dict[str, Any]]:
@@ -200,10 +204,14 @@ def iter_pairs(
     seed: int = 0,
     *,
     skipped: list[str] | None = None,
+    skip_counts: MutableMapping[str, int] | None = None,
     edit_params: Mapping[str, Mapping[str, Any]] | None = None,
     **kwargs: Any,
 ) -> Iterator[PerturbationPair]:
     """Every (dialogue, type) pair that can be made; the others are listed in ``skipped``.
+
+    ``skip_counts`` (e.g. a ``collections.Counter``) counts the skips by reason
+    (:attr:`NoCandidateError.reason`: ``no_candidate``, ``crop_too_short``).
 
     ``edit_params`` maps a perturbation type to keyword arguments of its edit function
     (e.g. ``{"hold_instead_of_shift": {"max_edited_hold_gap_ms": 4000.0}}``); ``kwargs`` go
@@ -218,6 +226,8 @@ def iter_pairs(
             except NoCandidateError as err:
                 if skipped is not None:
                     skipped.append(str(err))
+                if skip_counts is not None:
+                    skip_counts[err.reason] = skip_counts.get(err.reason, 0) + 1
 
 
 __all__ = ["PerturbationPair", "crop_bounds", "iter_pairs", "make_pair"]
