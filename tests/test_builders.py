@@ -186,7 +186,7 @@ def _silent_b(name: str = "mute", seconds: float = 8.0) -> Dialogue:
     return Dialogue(id=name, segments=[d.segments[0], []], words=[d.words[0], []], audio=d.audio)
 
 
-@pytest.mark.parametrize("builder_name", ["TurnTakingChunks", "TurnTakingPerturbations"])
+@pytest.mark.parametrize("builder_name", ["TurnTakingChunks", "TurnTakingPerturbations", "TurnTakingProbes"])
 def test_missing_audio_file_fails_before_generation_and_names_it(builder_name, tmp_path):
     from turneval.dataset_scripts import builders
 
@@ -198,12 +198,18 @@ def test_missing_audio_file_fails_before_generation_and_names_it(builder_name, t
         builder.download_and_prepare()
 
 
-def test_silent_channel_is_a_counted_skip_in_the_chunks_builder(tmp_path):
+def test_silent_channel_is_a_counted_skip_in_the_chunks_and_probes_builders(tmp_path):
+    from turneval.dataset_scripts.builders import TurnTakingProbes
+
     manifest = write_dialogue_manifest([tiny_dialogue("d0"), _silent_b(), tiny_dialogue("d2")], tmp_path / "src")
     builder = TurnTakingChunks(cache_dir=str(tmp_path / "cache"), manifest=str(manifest))
     builder.download_and_prepare()
     assert builder.as_dataset()["train"]["conversation_id"] == ["d0", "d2"]
     assert dict(builder.skipped) == {"silent_channel": 1}
+    probes = TurnTakingProbes(cache_dir=str(tmp_path / "pcache"), manifest=str(manifest), embed_audio=False)
+    probes.download_and_prepare()
+    assert dict(probes.skipped) == {"silent_channel": 1}
+    assert "mute" not in set(probes.as_dataset()["train"]["conversation_id"])
 
 
 def test_perturbation_builder_counts_silent_channels_and_crops_too_short(tmp_path):

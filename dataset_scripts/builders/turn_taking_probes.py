@@ -41,6 +41,7 @@ from ..dialogue import Dialogue
 from ..grids import CHUNK_S, SAMPLE_RATE
 from ..labels import chunk_labels
 from ..sampler import read_context_window
+from .checks import SILENT_CHANNEL, SkipCounter, check_audio_files, silent_channels
 from .manifest import manifest_split_generators, read_dialogue_manifest
 
 UNDERSTANDING_TASKS = ("understand_T", "understand_BC", "understand_I")
@@ -296,8 +297,17 @@ class TurnTakingProbes(datasets.GeneratorBasedBuilder):
     def _info(self) -> datasets.DatasetInfo:
         return datasets.DatasetInfo(description="Turn-taking understanding/prediction probes for audio foundation models.", features=probe_features())
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.skipped = SkipCounter()
+        """Dialogues skipped by the last build, by reason (policy: ``builders.checks``)."""
+
     def _split_generators(self, dl_manager) -> list[datasets.SplitGenerator]:
-        return manifest_split_generators(self.config.manifest, self.config.data_dir)
+        self.skipped = SkipCounter()
+        generators = manifest_split_generators(self.config.manifest, self.config.data_dir)
+        if generators:
+            check_audio_files(generators[0].gen_kwargs["manifest"])  # one manifest for all splits
+        return generators
 
     def _generate_examples(self, manifest: str, split: str) -> Iterator[tuple[str, dict[str, Any]]]:
         cfg = self.config
@@ -306,6 +316,10 @@ class TurnTakingProbes(datasets.GeneratorBasedBuilder):
         for _, dialogue in read_dialogue_manifest(manifest, split=split):
             if not dialogue.audio_path:
                 raise ValueError(f"{manifest}: dialogue {dialogue.id!r} has no audio_path; probes need audio")
+            silent = silent_channels(dialogue)
+            if silent:  # only negatives to offer: it would skew the balance, not test anything
+                self.skipped.skip(SILENT_CHANNEL, f"{dialogue.id}: no speech on channel {'/'.join(silent)}")
+                continue
             paths[dialogue.id] = dialogue.audio_path
             labelled.append((dialogue.id, chunk_labels(dialogue).labels))
         instances = probe_instances(
