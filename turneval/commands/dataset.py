@@ -94,4 +94,7 @@ def run(args: argparse.Namespace) -> int:
         import pyarrow.parquet as pq
 
         print(f"{split}: {pq.ParquetFile(path).metadata.num_rows} rows -> {path}")
+    skipped = getattr(builder, "skipped", None)
+    if skipped:
+        print(f"skipped: {skipped.summary()}")
     return 0
