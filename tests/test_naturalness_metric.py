@@ -114,6 +114,18 @@ def test_c_index_matches_lifelines(seed: int) -> None:
     assert (result.concordant + 0.5 * result.tied) / result.total_pairs == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_c_index_is_roc_auc_of_perturbed_vs_natural(seed: int) -> None:
+    """With ties counted as half (as ROC-AUC does), the C-index is scikit-learn's ROC-AUC."""
+    from sklearn.metrics import roc_auc_score
+
+    natural, perturbed = _tied_samples(seed, 70, 90)
+    result = c_index(natural, perturbed)  # NLL-like: perturbed should be higher
+    labels = np.r_[np.zeros(natural.size), np.ones(perturbed.size)]
+    expected = roc_auc_score(labels, np.r_[natural, perturbed])
+    assert (result.concordant + 0.5 * result.tied) / result.total_pairs == pytest.approx(expected, rel=1e-12)
+
+
 def test_c_index_direction_is_a_sign_flip() -> None:
     natural, perturbed = _tied_samples(4, 40, 40)
     as_nll = c_index(natural, perturbed, higher_is_better=False)
