@@ -24,6 +24,8 @@ def _synthesis(grid: list[float]) -> list[dict]:
     return [
         figure("synthesis: CPU s per audio minute", costs[-1] / grid[-1], "CPU s/min",
                note=f"generate_dialogue, human style, {grid[-1]:g}-min conversation"),
+        figure("synthesis: seconds of dialogue per CPU second", grid[-1] * 60 / costs[-1], "s/s",
+               note="the same run, as a speed"),
     ] + scaling_figures("synthesis", grid, costs)
 
 
