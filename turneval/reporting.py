@@ -214,14 +214,10 @@ def _vad_segments(audio: np.ndarray, vad_settings: Mapping[str, Any] | None, pro
 
 
 def _read_annotations(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ReportError(f"{path}: annotation file not found")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ReportError(f"{path}:{err.lineno}: malformed JSON ({err.msg})") from None
-    except UnicodeDecodeError:
-        raise ReportError(f"{path}: not a text file; expected a turneval annotation JSON") from None
+    """The raw annotation dict (file:line errors from the readers' JSON loader)."""
+    from turneval.dataset_scripts.readers._common import load_json
+
+    data = load_json(path)
     if not isinstance(data, dict) or "segments" not in data:
         raise ReportError(f"{path}: not a turneval annotation JSON (needs 'segments': [[A segments], [B segments]])")
     data.setdefault("id", path.stem)

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from turneval.cli import UserError
+from turneval.dataset_scripts.readers._common import AUDIO_SUFFIXES
 
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
 MANIFEST_COLUMNS = ("path", "audio", "file")
 
 
