@@ -1,6 +1,8 @@
-"""Golden conformance: every case under TURNEVAL_GOLDEN_DIR that a runner covers.
+"""Golden conformance: every case under tests/golden/ (or TURNEVAL_GOLDEN_DIR) that a runner covers.
 
-A case whose set has a runner must pass; it is never skipped. Cases listed in
+The repository keeps its own copy of the golden cases (tests/golden/, with their README), so a
+fresh clone tests itself; TURNEVAL_GOLDEN_DIR points the suite at another copy (for example the
+held-back cases). A case whose set has a runner must pass; it is never skipped. Cases listed in
 tests/golden_deviations.json (reference bugs where turneval does the right thing instead)
 are compared with the documented output there instead of the reference's.
 """
@@ -18,7 +20,9 @@ import pytest
 from tests import golden_runners
 
 HERE = Path(__file__).resolve().parent
-GOLDEN_DIR = Path(os.environ.get("TURNEVAL_GOLDEN_DIR", HERE.parent.parent / "shared" / "golden"))
+GOLDEN_DIR = Path(os.environ.get("TURNEVAL_GOLDEN_DIR", HERE / "golden"))
+SHARED_GOLDEN_DIR = HERE.parent.parent / "shared" / "golden"
+"""The project's shared copy beside the repository, when there is one (never required)."""
 DEVIATIONS = json.loads((HERE / "golden_deviations.json").read_text())
 PROSE_KEYS = frozenset({"note", "description", "frames_conversion", "sampled_note"})
 """Keys of golden outputs that hold the reference author's prose, not results: never compared."""
@@ -96,7 +100,44 @@ def test_golden_dir_has_cases() -> None:
     assert any(GOLDEN_DIR.glob("*/*.json"))
 
 
+def deviation_problems(deviations: dict) -> list[str]:
+    """What is wrong with a deviations table: each entry needs a reason and the output we give."""
+    problems = []
+    for case_id, entry in deviations.items():
+        if not isinstance(entry, dict):
+            problems.append(f"deviation {case_id}: expected an object with reason and expected_output")
+            continue
+        if not str(entry.get("reason", "")).strip():
+            problems.append(f"deviation {case_id} needs a reason")
+        if "expected_output" not in entry:
+            problems.append(f"deviation {case_id} needs expected_output")
+    return problems
+
+
 def test_every_deviation_names_a_reason() -> None:
-    for case_id, entry in DEVIATIONS.items():
-        assert entry.get("reason"), f"deviation {case_id} needs a reason"
-        assert "expected_output" in entry, f"deviation {case_id} needs expected_output"
+    assert deviation_problems(DEVIATIONS) == []
+
+
+def test_deviation_check_rejects_a_missing_reason() -> None:
+    """The check above must be able to fail (the table is empty today)."""
+    assert deviation_problems({"vap_events/x": {"expected_output": {}}}) == ["deviation vap_events/x needs a reason"]
+    assert deviation_problems({"vap_events/x": {"reason": "  ", "expected_output": {}}})
+    assert deviation_problems({"vap_events/x": {"reason": "float edge"}}) == [
+        "deviation vap_events/x needs expected_output"
+    ]
+    assert deviation_problems({"vap_events/x": {"reason": "float edge", "expected_output": 1}}) == []
+
+
+def test_every_deviation_names_a_known_case() -> None:
+    known = {f"{runner.SET}/{path.stem}" for runner, path in (p.values for p in _cases())}
+    assert set(DEVIATIONS) <= known, f"deviations for unknown cases: {sorted(set(DEVIATIONS) - known)}"
+
+
+@pytest.mark.skipif(not SHARED_GOLDEN_DIR.is_dir(), reason="no shared/golden beside the repository")
+def test_repository_copy_matches_shared_golden() -> None:
+    """tests/golden/ is a copy of shared/golden/: a changed reference case must be copied again."""
+    ours = {p.relative_to(HERE / "golden"): p for p in (HERE / "golden").rglob("*") if p.is_file()}
+    theirs = {p.relative_to(SHARED_GOLDEN_DIR): p for p in SHARED_GOLDEN_DIR.rglob("*") if p.is_file()}
+    assert sorted(theirs) == sorted(ours), "copy shared/golden into tests/golden again"
+    changed = [str(rel) for rel, path in theirs.items() if path.read_bytes() != ours[rel].read_bytes()]
+    assert not changed, f"tests/golden differs from shared/golden in {changed}: copy it again"
