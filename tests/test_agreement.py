@@ -2,7 +2,6 @@
 threshold sweep, confusion matrix, and the evaluate module."""
 from __future__ import annotations
 
-import doctest
 import math
 
 import numpy as np
@@ -10,8 +9,6 @@ import pytest
 from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 from sklearn.metrics import f1_score
 
-import turneval.dataset_scripts.agreement_instances as instances_module
-import turneval.metrics.agreement as agreement_module
 from turneval import Dialogue, DialogueError
 from turneval.dataset_scripts.agreement_instances import (
     LABELS,
@@ -288,11 +285,6 @@ def test_tuned_operating_points_maximise_one_vs_rest_f1():
         assert f1_score(truth, probs[:, k] >= points[k]) == pytest.approx(best)
 
 
-def test_module_docstrings_run():
-    for module in (instances_module, agreement_module):
-        assert doctest.testmod(module).failed == 0
-
-
 def test_evaluate_module_loads_by_relative_and_absolute_path(repo_root, monkeypatch):
     import evaluate
 
@@ -309,23 +301,6 @@ def test_evaluate_module_loads_by_relative_and_absolute_path(repo_root, monkeypa
         assert len(result["threshold_sensitivity"]["b"]["thresholds"]) == 101
     custom = relative.compute(**columns, th_a=-0.5)
     assert custom["agreement"]["d"]["threshold"] == -0.5
-
-
-def test_evaluate_module_docstring_examples_run(repo_root, monkeypatch):
-    import evaluate
-
-    monkeypatch.chdir(repo_root)
-    module = evaluate.load("metrics/turn_taking_agreement")
-    _run_doc_examples(module.inputs_description, "turn_taking_agreement")
-
-
-def _run_doc_examples(text: str, name: str) -> None:
-    parser = doctest.DocTestParser()
-    test = parser.get_doctest(text, {}, name, None, 0)
-    assert test.examples, f"{name}: no examples in the docstring"
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
 
 
 def test_user_interruption_rate_swaps_the_roles_of_c():

@@ -231,15 +231,6 @@ def test_stats_by_axis() -> None:
         fdb.stats_by_axis([{"behaviour": ["R1"]}])
 
 
-@pytest.mark.parametrize("module_name", ["turneval.metrics.fdbench", "turneval.metrics.full_duplex_bench"])
-def test_docstring_examples(module_name: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module_name))
-    assert result.attempted > 0 and result.failed == 0
-
-
 def test_thresholds_scale_with_sample_rate() -> None:
     at_8k = fdbench.FDBenchThresholds.for_sample_rate(8000)
     assert (at_8k.wrong_interrupt_lead, at_8k.noise_min_silence, at_8k.noise_max_segment) == (4000, 20000, 44000)

@@ -10,6 +10,7 @@ import doctest
 import importlib.util
 import math
 import socket
+import sys
 from pathlib import Path
 
 import evaluate
@@ -51,13 +52,6 @@ def load_metric_module(
     monkeypatch.setattr(socket.socket, "connect", no_network)
     path = str(METRICS_DIR / name) if absolute else f"metrics/{name}"
     return evaluate.load(path, config_name) if config_name else evaluate.load(path)
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples_run(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    result = run_module_doctests(module_file(name), monkeypatch)
-    assert result.attempted >= 4, f"{name} should carry worked examples"
-    assert result.failed == 0
 
 
 @pytest.mark.parametrize("absolute", [False, True])
@@ -141,16 +135,65 @@ def _front_matter(readme: Path) -> dict:
     return yaml.safe_load(text.split("---\n")[1])
 
 
-@pytest.mark.parametrize("name", MODULES)
-def test_metric_card(name: str) -> None:
-    readme = METRICS_DIR / name / "README.md"
+EVALUATE_MODULES = sorted(p.parent.name for p in METRICS_DIR.glob("*/*.py") if p.stem == p.parent.name)
+CARD_SECTIONS = ("Description", "How to Use", "Inputs", "Output Values", "Limitations and Bias", "Citation")
+"""The headings of evaluate's metric-card template that every card must have (## or ###)."""
+
+
+def card_problems(name: str) -> list[str]:
+    """What a metric card of metrics/<name> lacks, so that a failing test says what to add."""
+    folder = METRICS_DIR / name
+    readme = folder / "README.md"
+    problems = []
     meta = _front_matter(readme)
-    assert meta["sdk"] == "gradio" and meta["app_file"] == "app.py"
-    for key in ("title", "emoji", "description"):
-        assert meta.get(key), f"{readme}: front matter needs {key}"
-    assert {"evaluate", "metric"} <= set(meta["tags"])
+    if meta.get("sdk") != "gradio" or meta.get("app_file") != "app.py":
+        problems.append("front matter: sdk gradio with app_file app.py")
+    problems += [f"front matter needs {key}" for key in ("title", "emoji", "description") if not meta.get(key)]
+    tags = set(meta.get("tags") or ())
+    if "evaluate" not in tags or not tags & {"metric", "measurement"}:
+        problems.append("tags need evaluate and metric (or measurement)")
     body = readme.read_text(encoding="utf-8")
-    assert "turneval" in body and "better" in body
+    headings = [line.lstrip("#").strip() for line in body.splitlines() if line.startswith("#")]
+    for section in CARD_SECTIONS:
+        if not any(h.endswith(section) for h in headings):
+            problems.append(f"section {section!r} missing")
+    requirements = folder / "requirements.txt"
+    if not requirements.is_file() or "turneval" not in requirements.read_text(encoding="utf-8"):
+        problems.append("requirements.txt must name the turneval requirement")
+    if "pip install" not in body or "turneval" not in body:
+        problems.append("How to Use must say how to install turneval")
+    if "metric" in tags and "better" not in body:
+        problems.append("a metric card says which direction is better")
+    return problems
+
+
+def _feature_names(name: str, monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    module = load_metric_module(name, monkeypatch)
+    names = set()
+    for features in module.features if isinstance(module.features, list) else [module.features]:
+        names |= set(features)
+    return names
+
+
+@pytest.mark.parametrize("name", EVALUATE_MODULES)
+def test_metric_card(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert card_problems(name) == []
+    body = (METRICS_DIR / name / "README.md").read_text(encoding="utf-8")
+    undocumented = sorted(
+        f for f in _feature_names(name, monkeypatch) if f"`{f}`" not in body and f"**{f}**" not in body
+    )
+    assert not undocumented, f"metrics/{name}/README.md: inputs not described: {undocumented}"
+
+
+def test_card_check_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card without sections or requirement is reported, so the check above is not vacuous."""
+    folder = tmp_path / "bare"
+    folder.mkdir()
+    (folder / "README.md").write_text("---\ntitle: Bare\nsdk: gradio\napp_file: app.py\ntags: [evaluate, metric]\n---\n# Bare\n")
+    monkeypatch.setattr(sys.modules[__name__], "METRICS_DIR", tmp_path)
+    problems = card_problems("bare")
+    assert "front matter needs emoji" in problems and "section 'Citation' missing" in problems
+    assert "requirements.txt must name the turneval requirement" in problems
 
 
 APP_MODULES = sorted(p.parent.name for p in METRICS_DIR.glob("*/app.py"))

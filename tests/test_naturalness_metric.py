@@ -194,12 +194,3 @@ def test_evaluate_pairs_drops_incomplete_pairs_everywhere() -> None:
     assert report.scores.delta.mean == pytest.approx(0.25)
     assert report.parts["mean_nll"].delta.mean == pytest.approx(0.25)
     assert list(report.per_type) == ["a"]
-
-
-@pytest.mark.parametrize("module_name", ["turneval.metrics.intervals", "turneval.metrics.naturalness"])
-def test_docstring_examples(module_name: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module_name), optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0

@@ -5,7 +5,6 @@ import doctest
 
 import pytest
 
-import turneval.metrics.rubric as rubric_module
 from turneval.metrics.rubric import RubricError, item_scores, rubric_pass_rates
 
 GRADES = [[True, True, True], [True, False], [False], [True], [True, True, False, True]]
@@ -47,10 +46,6 @@ def test_item_without_rubrics_is_a_clear_error():
         rubric_pass_rates([[2]])
     with pytest.raises(RubricError, match="one axis per item"):
         rubric_pass_rates([[True]], axes=["a", "b"])
-
-
-def test_module_docstring_runs():
-    assert doctest.testmod(rubric_module).failed == 0
 
 
 def test_evaluate_module(repo_root, monkeypatch):
