@@ -1,4 +1,4 @@
-"""Packaging: one `turneval` namespace, model registration on import."""
+"""Packaging: one `turneval` namespace, a light `import turneval`, model registration with turneval.modeling."""
 import importlib.util
 import subprocess
 import sys
@@ -16,9 +16,33 @@ def test_subpackages_live_in_the_namespace():
         assert importlib.util.find_spec(name) is not None
 
 
-def test_import_registers_both_model_types_with_the_auto_classes():
+def test_import_turneval_loads_neither_torch_nor_transformers():
     code = (
-        "import turneval\n"
+        "import sys, turneval, turneval.cli\n"
+        "turneval.cli.build_parser()\n"
+        "from turneval import Dialogue, Word\n"
+        "from turneval.dataset_scripts.readers import read_dialogue\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'datasets', 'evaluate') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[]", f"heavy modules loaded at import: {result.stdout}"
+
+
+def test_lazy_names_resolve_and_unknown_names_fail():
+    import pytest
+
+    import turneval
+
+    assert turneval.Dialogue.__name__ == "Dialogue" and callable(turneval.report)
+    assert set(turneval.__all__) <= set(dir(turneval))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        turneval.nope  # noqa: B018
+
+
+def test_importing_modeling_registers_both_model_types_with_the_auto_classes():
+    code = (
+        "import turneval.modeling\n"
         "from transformers import AutoConfig, AutoModel\n"
         "for model_type in ('turn_taking_judge', 'future_activity_predictor'):\n"
         "    config = AutoConfig.for_model(model_type)\n"

@@ -3,24 +3,42 @@
 Subpackages (SPEC §1): ``turneval.dataset_scripts`` (readers, voice activity, events,
 labels, dataset builders), ``turneval.modeling`` (the two AutoModels), ``turneval.metrics``
 (metric functions and evaluate modules), ``turneval.training`` (Accelerate recipes).
+
+The package is lazy, the way transformers is: ``import turneval`` loads no torch and no
+transformers; a name below is imported on first use. Importing ``turneval.modeling`` (which
+every model loader in turneval does) registers both model types with AutoConfig / AutoModel.
 """
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from .dataset_scripts.dialogue import Dialogue, DialogueError, Word  # noqa: E402
+_LAZY_NAMES: dict[str, str] = {
+    "Dialogue": ".dataset_scripts.dialogue",
+    "DialogueError": ".dataset_scripts.dialogue",
+    "Word": ".dataset_scripts.dialogue",
+    "report": ".reporting",
+    "Report": ".reporting",
+}
+"""Public name -> the module that defines it, imported when the name is first used."""
 
-# Importing turneval registers both model types with AutoConfig / AutoModel (SPEC §5, §6), so
-# that AutoModel.from_pretrained(path) works on turneval checkpoints from here on.
-from . import modeling  # noqa: E402,F401
+__all__ = sorted([*_LAZY_NAMES, "__version__"])
 
-__all__ = ["Dialogue", "DialogueError", "Word", "__version__"]
+if TYPE_CHECKING:
+    from .dataset_scripts.dialogue import Dialogue, DialogueError, Word
+    from .reporting import Report, report
 
 
-def __getattr__(name: str):
-    """``turneval.report(...)`` and ``turneval.Report`` load the report pipeline on first use."""
-    if name in ("report", "Report"):
-        from . import reporting
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY_NAMES.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'turneval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name, __name__), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
 
-        return getattr(reporting, name)
-    raise AttributeError(f"module 'turneval' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_NAMES))
