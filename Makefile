@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 EXAMPLE ?= examples/cascaded_like.wav
 REPORT_DIR ?= reports/cascaded_like
 
-.PHONY: install demo test bench-deps bench bench-quick
+.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints
 
 # torch first, pinned: a looser pin would pull the CUDA build with several GB of packages.
 install:
@@ -29,3 +29,7 @@ bench: bench-deps
 
 bench-quick: bench-deps
 	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py --quick --output-dir runs/bench
+
+# the bundled checkpoints carry copies of modeling/ for trust_remote_code: refresh them after a change
+sync-checkpoints:
+	$(PYTHON) -m turneval.checkpoints

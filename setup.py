@@ -12,6 +12,7 @@ SUBPACKAGE_DIRS = {
     "turneval.dataset_scripts": "dataset_scripts",
     "turneval.metrics": "metrics",
     "turneval.training": "training",
+    "turneval.bundled": "checkpoints",
 }
 
 
@@ -48,6 +49,8 @@ setup(
         # the evaluate module folders (metrics/<name>/<name>.py, card, app) travel with the wheel
         "turneval.metrics": ["data/*", "*/*.py", "*/README.md", "*/requirements.txt"],
         "turneval.training": ["configs/*"],
+        # the bundled checkpoints (weights, config, card, code copies) make a wheel run offline
+        "turneval.bundled": ["*/*"],
     },
     install_requires=[
         "torch>=2.1",

@@ -97,10 +97,11 @@ def _judge():
     import torch
 
     from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
-    from turneval.modeling.judge_loading import demo_checkpoint_path, load_judge
+    from turneval.checkpoints import default_checkpoint
+    from turneval.modeling.judge_loading import load_judge
     from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
 
-    path = demo_checkpoint_path()
+    path = default_checkpoint("judge")
     if path is not None:
         judge = load_judge(path)
         return judge, f"judge ({judge.config.context_mode} {judge.config.context_s:g} s, demo checkpoint)"

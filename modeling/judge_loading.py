@@ -13,20 +13,8 @@ from typing import Any
 from .configuration_turn_taking_judge import TurnTakingJudgeConfig
 from .modeling_turn_taking_judge import TurnTakingJudge
 
-DEMO_CHECKPOINT_NAME = "turn_taking_judge_demo"
-
-
 class JudgeCheckpointError(ValueError):
     """A judge checkpoint folder is missing, incomplete or damaged."""
-
-
-def demo_checkpoint_path() -> Path | None:
-    """The demo judge shipped with turneval (``$TURNEVAL_JUDGE`` overrides), or None if absent."""
-    override = os.environ.get("TURNEVAL_JUDGE")
-    if override:
-        return Path(override)
-    candidate = Path(__file__).resolve().parents[1] / "checkpoints" / DEMO_CHECKPOINT_NAME
-    return candidate if candidate.is_dir() else None
 
 
 def check_checkpoint(folder: str | os.PathLike) -> Path:
@@ -70,10 +58,12 @@ def load_judge(path: str | os.PathLike | None = None, **kwargs: Any) -> TurnTaki
     ``kwargs`` go to `from_pretrained` (e.g. ``context_mode="causal"`` to override the config).
     """
     if path is None:
-        path = demo_checkpoint_path()
+        from turneval.checkpoints import default_checkpoint
+
+        path = default_checkpoint("judge")
         if path is None:
             raise JudgeCheckpointError(
-                "no judge checkpoint given and the demo checkpoint is not installed; pass a checkpoint folder"
+                "no judge checkpoint given and the bundled one is not installed; pass a checkpoint folder"
             )
     folder = check_checkpoint(path)
     try:
@@ -106,4 +96,4 @@ def compact_checkpoint(folder: str | os.PathLike) -> int:
     return path.stat().st_size
 
 
-__all__ = ["JudgeCheckpointError", "check_checkpoint", "compact_checkpoint", "demo_checkpoint_path", "load_judge"]
+__all__ = ["JudgeCheckpointError", "check_checkpoint", "compact_checkpoint", "load_judge"]

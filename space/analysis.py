@@ -24,7 +24,6 @@ from typing import Any, Callable
 MAX_SECONDS_ENV_VAR = "TURNEVAL_SPACE_MAX_SECONDS"
 MAX_MB_ENV_VAR = "TURNEVAL_SPACE_MAX_MB"
 WORK_ENV_VAR = "TURNEVAL_SPACE_WORK"
-PREDICTOR_ENV_VAR = "TURNEVAL_PREDICTOR"
 DEFAULT_MAX_SECONDS = 600.0
 """Ten minutes: the judge and the predictor run on a shared CPU."""
 DEFAULT_MAX_MB = 100.0
@@ -99,15 +98,10 @@ def check_upload(path: str | Path, *, limit_bytes: int, limit_seconds: float, ch
 
 def model_checkpoints() -> dict[str, Any]:
     """Which model stages can run: the judge and predictor checkpoints found (False: skip)."""
-    from turneval.modeling.judge_loading import demo_checkpoint_path
-    from turneval.naturalness import DEMO_PREDICTOR
+    from turneval.checkpoints import default_checkpoint
 
-    judge = demo_checkpoint_path()
-    predictor = Path(os.environ.get(PREDICTOR_ENV_VAR) or DEMO_PREDICTOR)
-    return {
-        "judge": str(judge) if judge is not None and judge.is_dir() else False,
-        "predictor": str(predictor) if (predictor / "config.json").is_file() else False,
-    }
+    found = {kind: default_checkpoint(kind) for kind in ("judge", "predictor")}
+    return {kind: str(path) if path is not None and (path / "config.json").is_file() else False for kind, path in found.items()}
 
 
 def run_report(

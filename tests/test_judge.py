@@ -285,9 +285,9 @@ def test_config_validation():
 
 
 def test_demo_checkpoint_loads_and_scores():
-    from turneval.modeling.judge_loading import demo_checkpoint_path
+    from turneval.checkpoints import bundled_checkpoint
 
-    folder = demo_checkpoint_path()
+    folder = bundled_checkpoint("judge")
     assert folder is not None and (folder / "model.safetensors").stat().st_size < 40e6
     judge = load_judge()
     assert judge.config.context_mode == "causal" and all(p.dtype == torch.float32 for p in judge.parameters())

@@ -208,14 +208,14 @@ def test_bundled_examples_show_the_system_behaviours(repo_root):
     assert interruptions["eager_duplex_like"] > interruptions["human_like"]
 
 
-DEMO_PREDICTOR = Path(__file__).resolve().parents[1] / "checkpoints" / "future_activity_predictor_demo"
+def test_bundled_predictor_ranks_the_human_like_example_first(repo_root):
+    from turneval.checkpoints import bundled_checkpoint
 
-
-@pytest.mark.skipif(not (DEMO_PREDICTOR / "config.json").is_file(), reason="the demo predictor checkpoint is not installed yet")
-def test_demo_predictor_ranks_the_human_like_example_first(repo_root):
     examples = repo_root / "examples"
+    predictor = bundled_checkpoint("predictor")
+    assert predictor is not None, "the bundled predictor checkpoint is missing"
     score = {
-        name: report(examples / f"{name}.json", judge=False, predictor=DEMO_PREDICTOR, progress=False).naturalness["naturalness_score"]
+        name: report(examples / f"{name}.json", judge=False, predictor=predictor, progress=False).naturalness["naturalness_score"]
         for name in ("human_like", "cascaded_like", "eager_duplex_like")
     }
     assert score["human_like"] > score["cascaded_like"]

@@ -22,13 +22,16 @@ from turneval.dataset_scripts.grids import FRAME_HZ, SAMPLE_RATE
 from turneval.metrics.naturalness_score import NaturalnessResult, score_naturalness
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEMO_PREDICTOR = REPO_ROOT / "checkpoints" / "future_activity_predictor_demo"
-
-
 def load_predictor(path: str | Path | None = None, device: str = "cpu") -> FutureActivityPredictorModel:
-    """A FutureActivityPredictor from a local checkpoint folder (safetensors); the bundled demo by default."""
-    path = Path(path) if path is not None else DEMO_PREDICTOR
+    """A FutureActivityPredictor from a local checkpoint folder (safetensors); by default the one
+    :func:`turneval.checkpoints.default_checkpoint` names (``$TURNEVAL_PREDICTOR``, else the bundled one)."""
+    if path is None:
+        from turneval.checkpoints import default_checkpoint
+
+        path = default_checkpoint("predictor")
+        if path is None:
+            raise FileNotFoundError("no predictor checkpoint given and the bundled one is not installed; pass a checkpoint folder")
+    path = Path(path)
     if not (path / "config.json").exists():
         raise FileNotFoundError(f"{path}: not a FutureActivityPredictor checkpoint (no config.json); pass a checkpoint folder")
     model = FutureActivityPredictorModel.from_pretrained(str(path), use_safetensors=True)

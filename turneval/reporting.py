@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from importlib import resources
@@ -330,40 +329,27 @@ def _check_device(device: str) -> str:
     return device
 
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-
-
-def resolve_checkpoint(spec: str | Path, skip_flag: str) -> Path:
-    """A local checkpoint folder, or a Hugging Face Hub id resolved to its snapshot folder.
-
-    Hub ids go through ``huggingface_hub.snapshot_download``, which reads only the local cache
-    when ``HF_HUB_OFFLINE=1``. Anything that is neither is an error saying what to pass.
-    """
-    path = Path(spec)
-    if path.exists() or not _HUB_ID.match(str(spec)):
-        return path
-    from huggingface_hub import snapshot_download
+def resolve_checkpoint(kind: str, spec: str | Path | None, skip_flag: str) -> Path | None:
+    """:func:`turneval.checkpoints.resolve_checkpoint` with errors worded for the report's options."""
+    from turneval.checkpoints import CheckpointNotFoundError
+    from turneval.checkpoints import resolve_checkpoint as resolve
 
     try:
-        return Path(snapshot_download(str(spec)))
-    except Exception as err:  # noqa: BLE001 - network, cache and repo errors all mean "not available"
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ReportError(
-            f"{spec}: no such folder, and as a Hugging Face Hub id it is not available ({reason}); "
-            f"pass a local checkpoint folder, or {skip_flag} to skip this stage"
-        ) from None
+        return resolve(kind, spec, hint=f"pass a local checkpoint folder, or {skip_flag} to skip this stage")
+    except CheckpointNotFoundError as err:
+        raise ReportError(str(err)) from None
 
 
 def load_judge_model(judge: Any, device: str = "cpu") -> tuple[Any, str]:
     """A TurnTakingJudge from a checkpoint path (None: the demo checkpoint) or a loaded model."""
-    from turneval.modeling.judge_loading import JudgeCheckpointError, demo_checkpoint_path, load_judge
+    from turneval.modeling.judge_loading import JudgeCheckpointError, load_judge
 
     if judge is not None and not isinstance(judge, (str, Path)):
         return judge.to(device).eval(), type(judge).__name__
-    path = resolve_checkpoint(judge, "--no-judge") if judge is not None else demo_checkpoint_path()
+    path = resolve_checkpoint("judge", judge, "--no-judge")
     if path is None:
         raise ReportError(
-            "no judge checkpoint: the demo checkpoint (checkpoints/turn_taking_judge_demo) is not installed; "
+            "no judge checkpoint: the bundled judge is not installed; "
             "pass --judge PATH (a TurnTakingJudge checkpoint folder), or --no-judge to skip the judge and agreement metrics"
         )
     try:
@@ -375,13 +361,13 @@ def load_judge_model(judge: Any, device: str = "cpu") -> tuple[Any, str]:
 
 def load_predictor_model(predictor: Any, device: str = "cpu") -> tuple[Any, str]:
     """A FutureActivityPredictor from a checkpoint path (None: the demo checkpoint) or a loaded model."""
-    from turneval.naturalness import DEMO_PREDICTOR, load_predictor
+    from turneval.naturalness import load_predictor
 
     if predictor is not None and not isinstance(predictor, (str, Path)):
         return predictor.to(device).eval(), type(predictor).__name__
-    path = resolve_checkpoint(predictor, "--no-predictor") if predictor is not None else DEMO_PREDICTOR
-    if not (path / "config.json").is_file():
-        what = "the demo checkpoint (checkpoints/future_activity_predictor_demo) is not installed" if predictor is None else f"{path} is not a FutureActivityPredictor checkpoint (no config.json)"
+    path = resolve_checkpoint("predictor", predictor, "--no-predictor")
+    if path is None or not (path / "config.json").is_file():
+        what = "the bundled predictor is not installed" if path is None else f"{path} is not a FutureActivityPredictor checkpoint (no config.json)"
         raise ReportError(f"no naturalness predictor: {what}; pass --predictor PATH, or --no-predictor to skip the naturalness score")
     try:
         return load_predictor(path, device=device), str(path)
