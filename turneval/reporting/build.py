@@ -32,6 +32,7 @@ from turneval.metrics.agreement import conversation_agreement
 from turneval.metrics.backchannel_timing import system_backchannel_timing
 from turneval.metrics.full_duplex_from_events import full_duplex_timing
 from turneval.metrics.statistics import dialogue_statistics
+from turneval.model_provenance import models_section, provenance_warnings
 from turneval.naturalness import score_dialogue
 
 from .inference import check_device, judge_probabilities, load_judge_model, load_predictor_model
@@ -145,6 +146,9 @@ def report(
     else:
         notes.append("Naturalness predictor skipped (--no-predictor): no naturalness score.")
 
+    models = models_section((judge_name, judge_model), (predictor_name, predictor_model))
+    notes = provenance_warnings(models) + notes  # what the models learned comes first: it qualifies every figure
+
     conversation = {
         "id": dialogue.id,
         **dialogue.metadata.get("source", {}),
@@ -172,4 +176,5 @@ def report(
             "predictor": predictor_name,
             "agreement_thresholds": None if agreement is None else agreement["thresholds"],
         },
+        models=models,
     )

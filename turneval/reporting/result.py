@@ -43,6 +43,8 @@ class Report:
         backchannel_timing: the system's backchannel rate, band share and spacing (SWOZ).
         notes: what was skipped or approximated, in words.
         settings: thresholds, VAD settings, checkpoints, device.
+        models: each model's checkpoint, training data and measured quality
+            (:mod:`turneval.model_provenance`); None for a skipped model.
     """
 
     conversation: dict[str, Any]
@@ -56,6 +58,7 @@ class Report:
     naturalness: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    models: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (NaN and inf become None)."""
@@ -77,6 +80,7 @@ class Report:
             "naturalness": self.naturalness,
             "notes": list(self.notes),
             "settings": self.settings,
+            "models": self.models,
         }
         return jsonable(body)
 
