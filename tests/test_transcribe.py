@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -148,3 +149,64 @@ def test_word_error_rate():
     assert word_error_rate("a b c", [Word(0, 1, "a"), Word(1, 2, "x")])["wer"] == pytest.approx(2 / 3)
     assert word_error_rate("", "words")["wer"] is None
     assert word_error_rate("red blue", "")["deletions"] == 2
+
+
+# ------------------------------------------------------------------------- the report's --transcribe
+def _two_speaker_dialogue(sentence: np.ndarray) -> Dialogue:
+    """The user says the sentence, the system answers with it 0.6 s later."""
+    n = sentence.size
+    audio = np.zeros((2, 2 * n + 2 * SR), np.float32)
+    audio[0, SR // 2 : SR // 2 + n] = sentence
+    start = SR // 2 + n + int(0.6 * SR)
+    audio[1, start : start + n] = sentence
+    segments = [[(0.5, 0.5 + n / SR)], [(start / SR, (start + n) / SR)]]
+    return Dialogue("asr", segments=segments, audio=audio, system_speaker=1)
+
+
+def test_report_transcribes_and_uses_the_words(transcriber, sentence):
+    import turneval
+    from turneval.reporting import report_schema
+
+    rep = turneval.report(_two_speaker_dialogue(sentence), judge=False, predictor=False, progress=False,
+                          transcribe=transcriber, reference_text={"system": SENTENCE, "user": SENTENCE})
+    assert rep.conversation["has_words"] is True
+    assert rep.statistics["speaking_rate_wpm_system"] > 0  # n/a without words
+    assert rep.full_duplex_timing["system_reply_unit"] == "words"
+    tr = rep.transcript
+    assert tr["channels"] == ["user", "system"] and tr["reference_source"] == "given"
+    assert tr["wer"]["system"]["wer"] <= 0.25 and tr["wer"]["user"]["wer"] <= 0.25
+    assert any("automatic speech recognition" in n for n in rep.notes)
+    assert any(r["key"] == "transcript.wer.system" for r in rep.summary_rows())
+    data = rep.to_dict()
+    import jsonschema
+
+    jsonschema.validate(data, report_schema())
+    from turneval.reporting.html import render_html
+
+    assert "Recognised words (--transcribe)" in render_html(rep)
+
+
+def test_report_reference_text_file_and_errors(tmp_path):
+    from turneval.transcribe import TranscriptionError, read_reference_text
+
+    (tmp_path / "ref.txt").write_text("hello there")
+    assert read_reference_text(tmp_path / "ref.txt") == {"system": "hello there"}
+    (tmp_path / "ref.json").write_text(json.dumps({"user": "hi"}))
+    assert read_reference_text(tmp_path / "ref.json") == {"user": "hi"}
+    (tmp_path / "bad.json").write_text(json.dumps({"bot": "hi"}))
+    with pytest.raises(TranscriptionError, match='"user" and/or "system"'):
+        read_reference_text(tmp_path / "bad.json")
+    with pytest.raises(TranscriptionError, match="cannot read"):
+        read_reference_text(tmp_path / "missing.txt")
+
+
+def test_report_cli_transcribe_options(tmp_path, capsys):
+    from turneval.cli import main
+
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "human_like.json")
+    assert main(["report", example, "--no-judge", "--no-predictor", "--asr-model", "x", "--out", str(tmp_path)]) == 1
+    assert "only apply with --transcribe" in capsys.readouterr().err
+    code = main(["report", example, "--no-judge", "--no-predictor", "--transcribe", "--asr-model", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "not found" in err and "no downloads" in err

@@ -352,12 +352,91 @@ def word_error_rate(reference: str | Sequence[Any], hypothesis: str | Sequence[A
     return out
 
 
+# ---------------------------------------------------------------------------------------
+# The report's transcript section
+# ---------------------------------------------------------------------------------------
+
+ROLES = ("user", "system")
+
+
+def read_reference_text(path: str | os.PathLike) -> dict[str, str]:
+    """Reference texts for the WER: a JSON object ``{"user": "...", "system": "..."}`` (either
+    key may be left out), or a plain text file holding the system's words."""
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise TranscriptionError(f"{path}: cannot read the reference text ({err.strerror or err})") from None
+    if path.suffix.lower() != ".json":
+        return {"system": text}
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise TranscriptionError(f"{path}: not valid JSON ({err}); give {{\"user\": \"...\", \"system\": \"...\"}} or a .txt file with the system's words") from None
+    if not isinstance(data, dict) or not data or set(data) - set(ROLES) or not all(isinstance(v, str) for v in data.values()):
+        raise TranscriptionError(f"{path}: expected a JSON object with text under \"user\" and/or \"system\", found {str(data)[:80]!r}")
+    return dict(data)
+
+
+def load_transcriber(asr: Any = True, device: str = "cpu") -> WhisperTranscriber:
+    """A transcriber from the report's ``transcribe`` argument: True (tiny.en), a source path, or a ready transcriber."""
+    if isinstance(asr, WhisperTranscriber):
+        return asr
+    return WhisperTranscriber(None if asr is True else asr, device=device)
+
+
+def transcript_section(
+    dialogue: "Dialogue",
+    transcriber: WhisperTranscriber,
+    progress: bool = False,
+    reference: str | os.PathLike | dict[str, str] | None = None,
+) -> tuple[dict[str, Any], list[str]]:
+    """Transcribe a report's conversation: sets ``dialogue.words`` and returns the report's
+    ``transcript`` section and its notes.
+
+    The WER reference per role is ``reference`` (a dict or a file for
+    :func:`read_reference_text`), else the words the dialogue already had (an annotation
+    JSON's transcript); the recognised words replace those for every word-based figure.
+    """
+    given = dialogue.words if dialogue.has_words else None
+    transcript = transcribe_dialogue(dialogue, transcriber, progress=progress)
+    if reference is not None and not isinstance(reference, dict):
+        reference, reference_source = read_reference_text(reference), str(reference)
+    else:
+        reference_source = "given" if reference is not None else None
+    role_of = {dialogue.system_speaker: "system", dialogue.user_speaker: "user"}
+    if reference is None and given is not None:
+        reference = {role_of[ch]: " ".join(w.text for w in given[ch]) for ch in (0, 1)}
+        reference_source = "the annotations' words"
+    dialogue.words = transcript.words
+    section = transcript.to_dict()
+    section["channels"] = [role_of[0], role_of[1]]
+    section["words"] = [[[round(w.start, 3), round(w.end, 3), w.text] for w in ws] for ws in transcript.words]
+    section["reference_source"] = reference_source
+    section["wer"] = None
+    if reference:
+        section["wer"] = {role: word_error_rate(text, transcript.words[ch]) for ch, role in role_of.items() if (text := reference.get(role)) is not None}
+    notes = [
+        f"Words from automatic speech recognition ({transcript.model}, greedy): speaking rate, backchannels by the word "
+        "list and Full-Duplex-Bench's word-based take-over rule use recognised words, which carry the recogniser's errors"
+        + (f"; WER against {reference_source} is in transcript.wer." if section["wer"] else "; no reference text, so no WER (give --reference-text).")
+    ]
+    return section, notes
+
+
 __all__ = [
+    "ROLES",
     "Transcript",
     "TranscriptionError",
     "WhisperTranscriber",
+    "load_transcriber",
+    "read_reference_text",
     "snap_words",
     "speech_windows",
     "transcribe_dialogue",
+    "transcript_section",
     "word_error_rate",
 ]

