@@ -84,7 +84,10 @@ def judge_figures(name: str, judge, dialogues, decisions_per_dialogue, headline:
         labels_all.append(labels[1:n])
         probs_all.append(scores.probabilities[: n - 1])
         rows = np.minimum(decision_rows(scores, decisions), scores.probabilities.shape[0] - 1)
-        decision_scores.append(judge_scores("a", scores.probabilities[rows]) if len(rows) else np.zeros(0))
+        picked = scores.probabilities[rows]
+        t, c = list(judge.config.label_names).index("T"), list(judge.config.label_names).index("C")
+        decision_scores.append(np.stack([judge_scores("a", picked), np.log(picked[:, t] + 1e-12) - np.log(picked[:, c] + 1e-12)], axis=1)
+                               if len(rows) else np.zeros((0, 2)))
     cpu = time.process_time() - cpu
     labels, probs = np.concatenate(labels_all), np.concatenate(probs_all)
     keep = labels >= 0
@@ -148,9 +151,13 @@ def run(quick: bool) -> list[dict]:
     for name, judge, headline in judges:
         figures, scores = judge_figures(name, judge, dialogues, decisions, headline)
         out += figures
-        auc = float(roc_auc_score(y, scores)) if 0 < y.sum() < len(y) else float("nan")
+        both = 0 < y.sum() < len(y)
+        auc = float(roc_auc_score(y, scores[:, 0])) if both else float("nan")
+        ratio_auc = float(roc_auc_score(y, scores[:, 1])) if both else float("nan")
         out.append(figure(f"revoiced test metric (a) shift-vs-hold ROC-AUC: {name}", auc, "", headline=headline,
-                          note="p_T - p_C from the audio up to 200 ms after the IPU end; target >= 0.85"))
+                          note="metric (a)'s score p_T - p_C from the audio up to 200 ms after the IPU end; target >= 0.85"))
+        out.append(figure(f"revoiced test shift-vs-hold ROC-AUC, log(p_T / p_C): {name}", ratio_auc, "",
+                          note="the same decisions ranked by the T/C odds alone (not diluted by p_NA, which dominates in a pause)"))
     out += text_baseline(flat, y, quick)
     return out
 

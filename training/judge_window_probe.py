@@ -92,6 +92,21 @@ def train_head(states: np.ndarray, labels: np.ndarray, steps: int = 300, lr: flo
     return weights.detach(), head
 
 
+def causal_at_picks(judge, rows: Sequence[dict[str, Any]], picks: Sequence[tuple[int, int]]) -> np.ndarray:
+    """A judge's ``score`` rows at the picked (conversation, t): the same examples, scored the
+    way ``turneval report`` scores them."""
+    from turneval.training.evaluate_judge import conversation_audio
+
+    by_conv: dict[int, np.ndarray] = {}
+    out = []
+    for conv, t in picks:
+        if conv not in by_conv:
+            by_conv[conv] = judge.score(conversation_audio(rows[conv])).probabilities
+        probs = by_conv[conv]
+        out.append(probs[min(t, len(probs) - 1)])
+    return np.asarray(out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Frozen window-mode probe (the paper's mode) on a sample of examples.")
     parser.add_argument("--train", required=True, help="SOURCE:SPLIT")
@@ -103,6 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache_dir")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="JSON file for the result")
+    parser.add_argument("--judges", nargs="*", default=[], help="judge checkpoints to score on the same validation picks")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
 
@@ -127,6 +143,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = {"mode": "window (frozen, bidirectional, last frame)", "context_s": args.context_s, "train_examples": len(train_picks),
               "val_chunks": len(val_picks), "val_pairs": val_picks, "val_labels": val_labels.tolist(), "val_weights": val_weights.tolist(),
               "encode_cpu_s": round(encode_cpu, 1), "roc_auc": weighted_roc_auc(val_labels, probs, val_weights, judge.config.label_names)}
+    for path in args.judges:
+        from turneval.modeling.judge_loading import load_judge
+
+        other = load_judge(path)
+        result.setdefault("judges", {})[path] = weighted_roc_auc(val_labels, causal_at_picks(other, val_rows, val_picks), val_weights, other.config.label_names)
     if args.out:
         from pathlib import Path
 
