@@ -68,7 +68,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from turneval.benchmark_runs.fdb import evaluate_fdb_run
-    from turneval.io_utils import atomic_write_text
+    from turneval.dataset_scripts.files import atomic_write_text
 
     result = evaluate_fdb_run(
         args.run_dir,
