@@ -33,7 +33,7 @@ import numpy as np
 import soundfile as sf
 
 from ..dialogue import Dialogue, DialogueError
-from ..events import NON_SPEECH_TOKENS
+from ..vocabulary import NON_SPEECH_TOKENS
 from ..grids import SAMPLE_RATE
 from ..readers.switchboard import read_switchboard
 from .augment import Augmentation, apply_augmentation, draw_augmentation
