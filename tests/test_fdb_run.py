@@ -366,3 +366,11 @@ def test_cli_gt_distribution_option_and_json_file(tmp_path, capsys):
     assert result["summary"]["gt_distribution_file"] == str(moved)
     assert result["summary"]["jsd"] == 1.0 and result["summary"]["freq_per_s"] == 0.0 and result["summary"]["tor"] == 0.0
     assert "wrote " + str(out) in capsys.readouterr().out
+
+
+def test_backchannel_scores_only_numeric_sample_folders(tmp_path):
+    task, segments = build_backchannel_run(tmp_path, "backchannel_wordy_short_segment")
+    _write(task / "notes" / "output.json", {"text": "", "chunks": []})  # not a benchmark sample
+    result = evaluate_fdb_run(task, vad=_fixed_vad(segments)).tasks[0]
+    assert sorted(result.samples) == ["4", "5"]
+    assert result.skipped == [{"sample": "notes", "reason": "not a numeric sample folder (the benchmark scores only those)"}]

@@ -268,7 +268,12 @@ def _backchannel(
 ) -> FDBTaskResult:
     from turneval.dataset_scripts.audio import audio_duration
 
+    # the reference scores only the numeric sample folders of the task (``spk.isdigit()``)
+    ignored = [{"sample": s.sample_id, "reason": "not a numeric sample folder (the benchmark scores only those)"}
+               for s in task.samples if not s.sample_id.isdigit()]
+    task = FDBTask(task.name, task.kind, task.folder, [s for s in task.samples if s.sample_id.isdigit()])
     samples, skipped = _usable(task, ["output.wav", "output.json"], skip_missing)
+    skipped = ignored + skipped
     gt_file = _find_gt_distribution(task, gt_path)
     distributions = read_gt_distributions(gt_file) if gt_file is not None else {}
     notes = []
