@@ -208,7 +208,7 @@ class FDBRunResult:
 
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write ``fdb.json`` and ``fdb.md`` into ``out_dir`` (each atomically)."""
-        from turneval.io_utils import atomic_write_text
+        from turneval.dataset_scripts.files import atomic_write_text
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)

@@ -76,7 +76,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from turneval.benchmark_runs.fdb import evaluate_fdb_run, whisper_words
-    from turneval.io_utils import atomic_write_text
+    from turneval.dataset_scripts.files import atomic_write_text
 
     if args.asr_model and not args.transcribe:
         raise UserError("--asr-model goes with --transcribe")
