@@ -8,9 +8,10 @@ by none of this project's code. Skips with a clear message (one NaN figure whose
 why) when the folder is absent.
 
 1. **Turn-end decisions** (metric (a)'s decision, ``turn_end_peers.py``'s contestants): every
-   IPU end of a speaker who spoke alone, followed by a pause of at least 200 ms in which nobody
-   speaks, then by speech: *shift* when someone else speaks first, *hold* when the same speaker
-   resumes (pauses that end in a backchannel decide nothing, as in metric (a)). At 200 ms after
+   IPU end followed by a pause of at least 200 ms in which nobody speaks, then by speech:
+   *shift* when someone else speaks first, *hold* when the same speaker resumes (the rule of
+   ``turneval.dataset_scripts.turn_end_decisions``, which also makes the judge's Switchboard
+   decisions, on each speaker-against-the-rest view). At 200 ms after
    the IPU end: the judge (``p_T - p_C``, one pass over its context ending there, mono mix),
    smart-turn v3.2 (the speaker's own channel where the recording has one, else the mix, since
    the turn started) and silence thresholds (shift iff the speaker stays silent 200/500/700 ms).
@@ -35,6 +36,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -75,39 +77,57 @@ def predictor_checkpoint() -> tuple[str, Any] | None:
 
 
 # --------------------------------------------------------------------------- 1. decisions
-def turn_end_decisions(recording) -> list[tuple[str, Any, float]]:
-    """(speaker, Decision, pause) of every speaker of ``recording`` (``turn_end_peers.Decision``; the
-    focus speaker is the user, channel 0), with a pause of at least MIN_PAUSE_S."""
-    from turn_end_peers import metric_a_decisions
+@dataclass(frozen=True)
+class AmiDecision:
+    """One turn-end decision of a meeting, with what each contestant may see."""
+
+    recording: str
+    speaker: str  # whose IPU ended
+    shift: bool  # someone else spoke first after the pause
+    ipu_end: float  # s
+    pause: float  # s of silence (nobody speaking) before the next speech
+    horizon: float  # s: the audio observed ends here (200 ms after the IPU end, on the 40 ms grid)
+    turn_start: float  # s: start of the speaker's turn (smart-turn's segment start)
+    speaker_silence: float  # s until the same speaker speaks again (inf: never)
+
+
+def turn_end_decisions(recording) -> list[AmiDecision]:
+    """The shift/hold decisions of every speaker of ``recording``: the rule of
+    ``turneval.dataset_scripts.turn_end_decisions`` (the judge's Switchboard decisions) on each
+    speaker-against-the-rest view, keeping the focus speaker's IPUs (after a pause of the rest
+    the next speaker may be another member of the rest, which is no hold)."""
+    from turneval.dataset_scripts.grids import CHUNK_S
+    from turneval.dataset_scripts.turn_end_decisions import turn_end_decisions as decide
 
     out = []
     for speaker in recording.speakers:
-        view = recording.view(speaker, system_speaker=1)
-        onsets = sorted(s for segs in recording.speakers.values() for s, _ in segs)
-        for d in metric_a_decisions(view, 1):
-            later = [s for s in onsets if s > d.ipu_end + 1e-9]
-            pause = (later[0] - d.ipu_end) if later else math.inf
-            if MIN_PAUSE_S - 1e-9 <= pause < math.inf:
-                out.append((speaker, d, pause))
+        own_starts = [s for s, _ in recording.speakers[speaker]]
+        for d in decide(recording.view(speaker), min_silence=MIN_PAUSE_S):
+            if d.speaker != 0:
+                continue
+            later = [s for s in own_starts if s > d.ipu_end + 1e-9]
+            # The audio up to 200 ms after the IPU end, on the judge's 40 ms grid (never past it).
+            horizon = math.floor((d.ipu_end + MIN_PAUSE_S) / CHUNK_S + 1e-6) * CHUNK_S
+            out.append(AmiDecision(recording.id, speaker, d.shift, d.ipu_end, d.silence, horizon,
+                                   d.ipu_end - d.turn_duration, (later[0] - d.ipu_end) if later else math.inf))
     return out
 
 
-def _contestant_scores(recordings, judges, smart_turn) -> dict[str, Any]:
+def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
     from _smart_turn import PRE_SPEECH_S
     from turn_end_peers import judge_probabilities
     from turneval.metrics.agreement import judge_scores
 
     rows = []
     for rec in recordings:
-        for speaker, d, pause in turn_end_decisions(rec):
-            own = rec.sources.get(speaker, rec.mixture)
+        for d in turn_end_decisions(rec):
+            own = rec.sources.get(d.speaker, rec.mixture)
             start = int(max(0.0, d.turn_start - PRE_SPEECH_S) * 16000)
             user_audio = own[start : int(round(d.horizon * 16000))]
             judged = {name: float(judge_scores("a", judge_probabilities(j, rec.mixture, d.horizon)[None])[0]) for name, j in judges}
             smart = smart_turn.probability(user_audio) if smart_turn is not None else math.nan
-            rows.append({"recording": rec.id, "shift": d.decision == "T", "pause": pause,
-                         "silence": min(d.user_silence, 1e6), "judge": judged, "smart": smart,
-                         "own_channel": speaker in rec.sources})
+            rows.append({"recording": rec.id, "shift": d.shift, "pause": d.pause, "silence": min(d.speaker_silence, 1e6),
+                         "judge": judged, "smart": smart, "own_channel": d.speaker in rec.sources})
     return rows
 
 

@@ -87,13 +87,15 @@ def test_missing_data_skips_with_a_message(tmp_path, capsys):
 def test_decisions_are_shift_or_hold_after_200_ms_pauses(ami_root):
     recording = _ami.load_recordings(ami_root)[0]
     found = real_speech.turn_end_decisions(recording)
-    assert found and {d.decision for _, d, _ in found} == {"T", "C"}
+    assert found and {d.shift for d in found} == {True, False}
     onsets = sorted(s for segs in recording.speakers.values() for s, _ in segs)
-    for speaker, d, pause in found:
-        assert pause >= real_speech.MIN_PAUSE_S - 1e-9
+    for d in found:
+        assert d.pause >= real_speech.MIN_PAUSE_S - 1e-9
+        assert d.ipu_end < d.horizon <= d.ipu_end + real_speech.MIN_PAUSE_S + 1e-9 and d.turn_start < d.ipu_end
         nxt = min(s for s in onsets if s > d.ipu_end)
+        assert nxt == pytest.approx(d.ipu_end + d.pause)
         next_speaker = [k for k, segs in recording.speakers.items() if any(abs(s - nxt) < 1e-9 for s, _ in segs)]
-        assert (d.decision == "C") == (next_speaker == [speaker]), "hold: the same speaker resumes first"
+        assert (not d.shift) == (next_speaker == [d.speaker]), "hold: the same speaker resumes first"
 
 
 def test_perturbed_versions_break_the_timing(ami_root):
