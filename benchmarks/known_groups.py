@@ -186,7 +186,7 @@ def load_revoice_test(folder: str | os.PathLike, limit: int | None = None) -> li
     return out
 
 
-def human_human_figures(instances: list, data: str, judge_name: str) -> list[dict]:
+def human_human_figures(instances: list, data: str, judge_name: str, source: str = "") -> list[dict]:
     """Every direction's agreement and the check that each is >= TARGET_AGREEMENT."""
     from real_speech import agreement_figures
 
@@ -200,7 +200,7 @@ def human_human_figures(instances: list, data: str, judge_name: str) -> list[dic
     worst = min(directions, key=lambda d: d[1])
     met = sum(v >= TARGET_AGREEMENT for _, v in directions)
     out.append(figure(f"{data} agreement, lowest direction: {judge_name}", worst[1], "%", headline=True,
-                      note=f"{worst[0]}; {met} of {len(directions)} directions >= {TARGET_AGREEMENT:g} %: "
+                      note=f"{source}{'; ' if source else ''}{worst[0]}; {met} of {len(directions)} directions >= {TARGET_AGREEMENT:g} %: "
                            f"{'MET' if met == len(directions) else 'MISSED'} (target: every direction >= {TARGET_AGREEMENT:g} %)"))
     return out
 
@@ -227,13 +227,14 @@ def run_on(quick: bool, ami_root: str | None = None, revoice_test: str | None = 
     out = [eager_check(table)] + group_figures(table, where)
     try:
         recordings = load_recordings(ami_root, limit=5 if quick else None)
-        out += human_human_figures(agreement_instances(recordings, judge), "AMI", judge_name)
+        out += human_human_figures(agreement_instances(recordings, judge), "AMI", judge_name, f"{len(recordings)} AMI recordings")
     except AmiDataMissing as err:
         out.append(figure("AMI agreement, lowest direction", math.nan, "%", note=f"skipped: {err}"))
     folder = revoice_test or os.environ.get(REVOICE_ENV) or DEFAULT_REVOICE_TEST
     try:
         dialogues = load_revoice_test(folder, limit=3 if quick else None)
-        out += human_human_figures(two_party_instances(dialogues, judge), "re-voiced Switchboard test (Flite)", judge_name)
+        out += human_human_figures(two_party_instances(dialogues, judge), "re-voiced Switchboard test (Flite)", judge_name,
+                                   f"{len(dialogues)} re-voiced test excerpts ({sum(d.duration for d in dialogues) / 60:.0f} min) from {folder}")
     except FileNotFoundError as err:
         out.append(figure("re-voiced Switchboard test (Flite) agreement, lowest direction", math.nan, "%", note=f"skipped: {err}"))
     return out, markdown_table(table)
