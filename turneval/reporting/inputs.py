@@ -8,6 +8,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from turneval.dataset_scripts.dialogue import Dialogue
+from turneval.dataset_scripts.files import read_json
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 
 from .progress import progress_bar
@@ -33,10 +34,8 @@ def vad_segments(audio: np.ndarray, vad_settings: Mapping[str, Any] | None, prog
 
 
 def read_annotations(path: Path) -> dict[str, Any]:
-    """The raw annotation dict (file:line errors from the readers' JSON loader)."""
-    from turneval.dataset_scripts.readers._common import load_json
-
-    data = load_json(path)
+    """The raw annotation dict (errors name the file and line)."""
+    data = read_json(path, error=ReportError)
     if not isinstance(data, dict) or "segments" not in data:
         raise ReportError(f"{path}: not a turneval annotation JSON (needs 'segments': [[A segments], [B segments]])")
     data.setdefault("id", path.stem)
