@@ -40,7 +40,7 @@ from .word_json import read_word_json
 
 def _audio_reader(path: str | Path, *, load_audio: bool = True, **kwargs: Any) -> Dialogue:
     """Stereo audio only: speech found by VAD (``load_audio=False`` streams it and keeps no audio)."""
-    from ..audio import dialogue_from_audio
+    from ..vad import dialogue_from_audio
 
     return dialogue_from_audio(path, keep_audio=load_audio, **kwargs)
 
