@@ -73,7 +73,21 @@ def judge_checkpoints(extra: Sequence[str] = (), baseline: bool = True) -> list[
     for path in wanted:
         if path.resolve() not in {q.resolve() for q in paths}:
             paths.append(path)
-    return [(f"judge {p.name}", load_judge(p).eval()) for p in paths]
+    return [(f"judge {checkpoint_name(p)}", load_judge(p).eval()) for p in paths]
+
+
+def checkpoint_name(folder: Path) -> str:
+    """The name a checkpoint gives itself (``provenance.json``), else its folder's name (with
+    the run folder for a training run's ``final`` / ``step_N``)."""
+    from turneval.model_provenance import ProvenanceError, read_provenance
+
+    try:
+        name = (read_provenance(folder) or {}).get("name")
+    except ProvenanceError:
+        name = None
+    if name:
+        return name
+    return f"{folder.parent.name}/{folder.name}" if folder.name == "final" or folder.name.startswith("step_") else folder.name
 
 
 def predictor_checkpoint() -> tuple[str, Any] | None:
@@ -81,7 +95,7 @@ def predictor_checkpoint() -> tuple[str, Any] | None:
     from turneval.naturalness import load_predictor
 
     path = default_checkpoint("predictor")
-    return None if path is None else (f"predictor {Path(path).name}", load_predictor(path))
+    return None if path is None else (f"predictor {checkpoint_name(Path(path))}", load_predictor(path))
 
 
 # --------------------------------------------------------------------------- 1. decisions
