@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from turneval.cli import UserError
+from turneval.validation import seconds_limit
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -27,7 +28,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--min-speech-ms", type=float, default=250.0, help="drop speech up to this long (default 250)")
     parser.add_argument("--min-silence-ms", type=float, default=100.0, help="silence that ends a segment (default 100)")
     parser.add_argument("--speech-pad-ms", type=float, default=30.0, help="padding on each side (default 30)")
-    parser.add_argument("--max-seconds", type=float, default=None, help="refuse longer recordings")
+    parser.add_argument("--max-seconds", type=seconds_limit, default=None, help="refuse longer recordings (seconds, > 0)")
     parser.add_argument("--stream", action="store_true", help="stream the file block by block (flat memory)")
     return parser
 
@@ -40,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in (".csv", ".json"):
         raise UserError(f"--out {out}: use a .csv (VAD CSV) or .json (turneval annotations) file name")
+    if out is not None:
+        from turneval.validation import check_output_file
+
+        check_output_file(out)
     try:
         config = VADConfig(
             threshold=args.threshold,
