@@ -239,6 +239,12 @@ def _references_section(rep: "Report") -> str:
             + _table(["figure", "table"] + [refs["systems"][s] for s in systems], rows))
 
 
+def _models_section(rep: "Report") -> str:
+    from turneval.model_provenance import models_html
+
+    return models_html(getattr(rep, "models", None))
+
+
 def render_html(rep: "Report") -> str:
     """The full page as a string."""
     conv = rep.conversation
@@ -254,6 +260,7 @@ def render_html(rep: "Report") -> str:
         ("Backchannel timing", _backchannel_section(rep)),
         ("Turn-taking statistics", _statistics_section(rep)),
         ("Reference values", _references_section(rep)),
+        ("Models (checkpoints, training data, measured quality)", _models_section(rep)),
     ]
     body = "\n".join(f"<h2>{html.escape(title)}</h2>\n{content}" for title, content in sections)
     title = f"turneval report: {conv['id']}"

@@ -73,6 +73,8 @@ class Report:
         backchannel_timing: the system's backchannel rate, band share and spacing (SWOZ).
         notes: what was skipped or approximated, in words.
         settings: thresholds, VAD settings, checkpoints, device.
+        models: each model's checkpoint, training data and measured quality
+            (:mod:`turneval.model_provenance`); None for a skipped model.
     """
 
     conversation: dict[str, Any]
@@ -86,6 +88,7 @@ class Report:
     naturalness: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    models: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (NaN and inf become None)."""
@@ -107,6 +110,7 @@ class Report:
             "naturalness": self.naturalness,
             "notes": list(self.notes),
             "settings": self.settings,
+            "models": self.models,
         }
         return jsonable(body)
 
@@ -697,6 +701,11 @@ def report(
     else:
         notes.append("Naturalness predictor skipped (--no-predictor): no naturalness score.")
 
+    from turneval.model_provenance import models_section, provenance_warnings
+
+    models = models_section((judge_name, judge_model), (predictor_name, predictor_model))
+    notes = provenance_warnings(models) + notes  # what the models learned comes first: it qualifies every figure
+
     conversation = {
         "id": dialogue.id,
         **dialogue.metadata.get("source", {}),
@@ -727,6 +736,7 @@ def report(
             "predictor": predictor_name,
             "agreement_thresholds": None if agreement is None else agreement["thresholds"],
         },
+        models=models,
     )
 
 
