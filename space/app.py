@@ -39,7 +39,7 @@ import gradio as gr  # noqa: E402
 
 from turneval.dataset_scripts.dialogue import DialogueError  # noqa: E402
 
-from analysis import TABLE_COLUMNS, AnalysisError, AnalysisResult, analyse, max_bytes, max_seconds, model_checkpoints, size_text, work_root  # noqa: E402
+from analysis import TABLE_COLUMNS, AnalysisError, AnalysisResult, analyse, loaded_model, max_bytes, max_seconds, model_checkpoints, size_text, work_root  # noqa: E402
 from listening import ListeningError, ListeningStore, PairAnswer, preference_summary, yuck_rates  # noqa: E402
 from stimuli import PairStimulus, StimulusError, cache_dir, choose_pair, example_dialogues, example_files, pair_stimuli, serve_pair  # noqa: E402
 from swoz import SwozError, build_swoz_stimulus, default_listener, judge_listener_backchannels, pause_rule_backchannels, switching_schedule  # noqa: E402
@@ -319,7 +319,7 @@ def start_swoz(store: ListeningStore, rater: str, dialogue_id: str | None, algor
         listener = default_listener(dialogue)
         schedule = switching_schedule(dialogue.duration, rng)
         if algorithm == "judge":
-            times = judge_listener_backchannels(dialogue, listener, model_checkpoints()["judge"])
+            times = judge_listener_backchannels(dialogue, listener, loaded_model("judge", model_checkpoints()["judge"]))
         else:
             times = pause_rule_backchannels(dialogue, listener)
         stimulus = build_swoz_stimulus(dialogue, listener, schedule, times)

@@ -108,6 +108,18 @@ def test_telephone_band_limit_gives_the_same_figures_at_every_rate(reports, rate
     assert_same_figures(reports["telephone", rate], reports["telephone", 16000], TELEPHONE_NATURALNESS_TOLERANCE)
 
 
+def test_without_band_limit_8k_segment_figures_agree(reports):
+    """Voice activity barely notices the telephone band: statistics and timing agree without a band limit."""
+    rep, ref = reports["none", 8000], reports["none", 16000]
+    agreement = (_frames(rep.segments, CROP_S) == _frames(ref.segments, CROP_S)).mean()
+    assert agreement >= SEGMENT_AGREEMENT
+    rows = {r["key"]: r for r in ref.summary_rows()}
+    for row in rep.summary_rows():
+        other = rows[row["key"]]["value"]
+        if row["section"] in ("statistics", "timing", "backchannel") and row["value"] is not None and other is not None:
+            assert abs(row["value"] - other) <= TOLERANCE[row["unit"]], f"8 kHz vs 16 kHz: {row['key']}"
+
+
 def test_without_band_limit_8k_differs(reports):
     """The reason for the option: the audio predictor's m moves on telephone audio (issue 12: -5.14 vs -3.51)."""
     m8 = reports["none", 8000].naturalness["naturalness_score"]
