@@ -234,7 +234,7 @@ def analyse(
     """
     from turneval.dataset_scripts.dialogue import DialogueError
     from turneval.reporting.html import render_html, timeline_png
-    from turneval.io_utils import atomic_write_bytes, atomic_write_text
+    from turneval.dataset_scripts.files import atomic_write_bytes, atomic_write_text
 
     limit_seconds = max_seconds() if limit_seconds is None else limit_seconds
     limit_bytes = max_bytes() if limit_bytes is None else limit_bytes

@@ -21,6 +21,7 @@ COMMAND_MODULES: list[str] = [
     "turneval.commands.compare",
     # benchmarks people already use, in their own layout (issue 15)
     "turneval.commands.fdb",
+    "turneval.commands.fdbench",
 ]
 
 

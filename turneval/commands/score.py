@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from turneval.cli import UserError
-from turneval.dataset_scripts.readers._common import AUDIO_SUFFIXES
+from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
+from turneval.dataset_scripts.readers import AUDIO_SUFFIXES
 
 MANIFEST_COLUMNS = ("path", "audio", "file")
 
@@ -119,7 +120,7 @@ def score_one(name: str, file: Path, model: Any, system_channel: int | None = No
     """The naturalness of one dialogue file (annotation JSON or stereo audio)."""
     from turneval.bandwidth import narrow_band_warning
     from turneval.naturalness import score_dialogue
-    from turneval.reporting import jsonable, load_conversation
+    from turneval.reporting import load_conversation
 
     dialogue = load_conversation(file, system_channel=system_channel, band_limit=band_limit)
     dialogue.id = name
@@ -127,7 +128,7 @@ def score_one(name: str, file: Path, model: Any, system_channel: int | None = No
     notes = narrow_band_warning(band) if model.config.input_type == "audio" else []
     result = score_dialogue(dialogue, model).to_dict(n_worst=n_worst)
     result.pop("units")
-    return jsonable({
+    return to_jsonable({
         "id": name, "file": str(file), "duration_s": dialogue.duration,
         "input_sample_rate_hz": band.get("input_sample_rate_hz"), "narrow_band": band.get("narrow_band"), "notes": notes, **result,
     })
@@ -151,14 +152,12 @@ def _score_or_error(item: Item, model: Any, args: argparse.Namespace) -> dict[st
 def aggregate(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Mean (with its 95 % CI over dialogues) of the naturalness score, MeanNLL and TailNLL."""
     from turneval.metrics.intervals import mean_interval
-    from turneval.reporting import jsonable
-
     out: dict[str, Any] = {"n_dialogues": len(results)}
     for key in ("naturalness_score", "mean_nll", "tail_nll"):
         values = [r[key] for r in results if r.get(key) is not None]
         out[key] = mean_interval(values).to_dict()
     out["n_unscored"] = sum(1 for r in results if r.get("naturalness_score") is None)
-    return jsonable(out)
+    return to_jsonable(out)
 
 
 def format_scores(results: Sequence[dict[str, Any]], summary: dict[str, Any]) -> str:
@@ -179,7 +178,6 @@ def run(args: argparse.Namespace) -> int:
     from accelerate import Accelerator
     from accelerate.utils import gather_object
 
-    from turneval.io_utils import atomic_write_text
     from turneval.reporting import load_predictor_model
 
     if args.out:
