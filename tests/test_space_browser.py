@@ -152,6 +152,10 @@ def test_analyse_bundled_example(page) -> None:
     for row in report["summary"][:3]:
         assert row["label"] in table
     assert "Talking Turns" in table  # reference values are shown beside ours
+    # the table shows every row: nothing inside it scrolls vertically (the page does)
+    inner_scroll = page.eval_on_selector("#summary-table", """t => Array.from(t.querySelectorAll('*')).filter(e => {
+        const s = getComputedStyle(e); return /(auto|scroll)/.test(s.overflowY) && e.scrollHeight > e.clientHeight + 2; }).length""")
+    assert inner_scroll == 0, "the metrics table scrolls inside itself"
     # the cascaded-like system never backchannels and waits long: both visible on the page
     assert stats["backchannels_per_min_system"] == 0.0 and stats["gap_mean_s"] > 0.5
     assert page.inner_text("#analysis-notes").strip()
