@@ -19,7 +19,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="voice activity of each channel of a stereo recording (Silero VAD, bundled model)",
         description="Run Silero VAD (the model bundled in the silero-vad package; nothing is downloaded) on "
         "each channel of a stereo recording and write the speech segments as VAD CSV (.csv) or turneval "
-        "annotations (.json); both are readable by every turneval command.",
+        "annotations (.json); both are read by `turneval stats` and by `turneval report --annotations` (and the .json by `turneval score`).",
     )
     parser.add_argument("audio", metavar="AUDIO", help="stereo wav/flac/ogg, one speaker per channel")
     parser.add_argument("--out", metavar="FILE", default=None, help="write segments to FILE (.csv or .json)")
