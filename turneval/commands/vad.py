@@ -21,7 +21,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "each channel of a stereo recording and write the speech segments as VAD CSV (.csv) or turneval "
         "annotations (.json); both are read by `turneval stats` and by `turneval report --annotations` (and the .json by `turneval score`).",
     )
-    parser.add_argument("audio", metavar="AUDIO", help="stereo wav/flac/ogg, one speaker per channel")
+    parser.add_argument("audio", metavar="AUDIO", help="stereo wav/flac/ogg/opus/mp3, one speaker per channel")
     parser.add_argument("--out", metavar="FILE", default=None, help="write segments to FILE (.csv or .json)")
     parser.add_argument("--system-channel", type=int, choices=(0, 1), default=None, help="channel of the system")
     parser.add_argument("--threshold", type=float, default=0.5, help="speech probability threshold (default 0.5)")
