@@ -14,6 +14,8 @@ import numpy as np
 from ..dialogue import SPEAKERS, Dialogue, DialogueError, Segment, Word, normalize_segments
 from ..files import read_json
 from ..vocabulary import NON_SPEECH_TOKENS
+from ..audio import audio_duration, load_stereo
+from ..grids import SAMPLE_RATE
 
 PathLike = str | Path
 
@@ -136,9 +138,6 @@ def attach_audio(
     which case only its path and duration are kept), an array ``[2, n]`` at 16 kHz, or None.
     Returns ``(array or None, path or None, duration or None)``.
     """
-    from ..audio import audio_duration, load_stereo  # local: keeps text-only readers light
-    from ..grids import SAMPLE_RATE
-
     if audio is None:
         return None, None, None
     if isinstance(audio, np.ndarray):

@@ -11,6 +11,7 @@ from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
 
 from .references import reference_values
+from turneval import __version__
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -60,8 +61,6 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (NaN and inf become None)."""
-        from turneval import __version__
-
         body = {
             "schema_version": REPORT_SCHEMA_VERSION,
             "turneval_version": __version__,
