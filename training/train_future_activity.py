@@ -11,6 +11,11 @@ VAP classes with weight ``alpha`` on boundary-unit frames, plus the voice-activi
 Checkpoints (``accelerator.save_state``) are written every ``--save-every`` steps under
 ``OUTPUT_DIR/checkpoints/step_N``; ``--resume`` continues from the latest one exactly, because
 every batch is a pure function of (seed, step, rank).
+
+Voice-activity-only models can train on voice activity alone: ``--train-va`` / ``--val-va``
+take the ``.npz`` caches of ``turneval.training.switchboard_va`` (Switchboard's word times)
+instead of ``--train-dir`` / ``--val-dir``; ``--vad-like-p`` and ``--clean-labels`` prepare
+the model for the VAD output a report gives it (see ``future_activity_data``).
 """
 from __future__ import annotations
 
@@ -36,8 +41,12 @@ VAL_DRAWS = 64
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--train-dir", required=True, help="folder (or manifest) of dialogues: audio + turneval JSON")
+    p.add_argument("--train-dir", help="folder (or manifest) of dialogues: audio + turneval JSON")
     p.add_argument("--val-dir", help="validation dialogues (default: none)")
+    p.add_argument("--train-va", help="instead of --train-dir (vad models): a voice-activity cache (.npz, turneval.training.switchboard_va)")
+    p.add_argument("--val-va", help="instead of --val-dir: a voice-activity cache")
+    p.add_argument("--vad-like-p", type=float, default=0.0, help="chance of redrawing a training crop's activity as a VAD would report it")
+    p.add_argument("--clean-labels", action="store_true", help="targets from the DualTurn-cleaned activity (as the naturalness score uses)")
     p.add_argument("--output-dir", required=True)
     p.add_argument("--config", help="JSON file of FutureActivityPredictorConfig fields")
     p.add_argument("--init-from", help="start from this checkpoint instead of random weights")
@@ -65,6 +74,19 @@ def build_config(args: argparse.Namespace) -> FutureActivityPredictorConfig:
     fields.setdefault("input_type", args.input_type)
     fields.setdefault("boundary_weight", args.alpha)
     return FutureActivityPredictorConfig(**fields)
+
+
+def windows_for(folder: str | None, va_cache: str | None, window: WindowConfig, draws: int, seed: int, config) -> FutureActivityWindows:
+    """Training crops from a dialogue folder (audio or vad models) or a voice-activity cache (vad models)."""
+    if (folder is None) == (va_cache is None):
+        raise SystemExit("give either a dialogue folder (--train-dir / --val-dir) or a voice-activity cache (--train-va / --val-va)")
+    if va_cache is None:
+        return FutureActivityWindows(load_corpus(folder), window, draws=draws, seed=seed, input_type=config.input_type)
+    if config.input_type != "vad":
+        raise SystemExit(f"{va_cache}: a voice-activity cache has no audio; it trains input_type 'vad' models only (set it with --input-type vad)")
+    from turneval.training.switchboard_va import load_voice_activity
+
+    return FutureActivityWindows.from_voice_activity(list(load_voice_activity(va_cache).values()), window, draws=draws, seed=seed)
 
 
 def collate(examples: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -134,12 +156,12 @@ def main(argv: list[str] | None = None) -> int:
         config = model.config
     else:
         model = FutureActivityPredictorModel(config)
-    window = WindowConfig(window_s=args.window_s, alpha=config.boundary_weight)
-    train_set = FutureActivityWindows(load_corpus(args.train_dir), window, draws=10**9, seed=args.seed, input_type=config.input_type)
+    window = WindowConfig(window_s=args.window_s, alpha=config.boundary_weight, vad_like_p=args.vad_like_p, clean_labels=args.clean_labels)
+    train_set = windows_for(args.train_dir, args.train_va, window, 10**9, args.seed, config)
     val_set = None
-    if args.val_dir:
-        val_window = WindowConfig(window_s=args.window_s, alpha=config.boundary_weight, channel_swap_p=0.0, mask_p=0.0)
-        val_set = FutureActivityWindows(load_corpus(args.val_dir), val_window, draws=VAL_DRAWS, seed=10_000 + args.seed, input_type=config.input_type)
+    if args.val_dir or args.val_va:
+        val_window = WindowConfig(window_s=args.window_s, alpha=config.boundary_weight, channel_swap_p=0.0, mask_p=0.0, clean_labels=args.clean_labels)
+        val_set = windows_for(args.val_dir, args.val_va, val_window, VAL_DRAWS, 10_000 + args.seed, config)
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     # A prepared scheduler steps once per process per optimizer step (accelerate's convention).
