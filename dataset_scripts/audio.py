@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 import soundfile as sf
@@ -18,11 +18,8 @@ import soxr
 
 from turneval.io_utils import atomic_path
 
-from .dialogue import Dialogue, DialogueError
+from .dialogue import DialogueError
 from .grids import SAMPLE_RATE
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .vad import SileroVAD
 
 PathLike = str | Path
 
@@ -262,71 +259,12 @@ def iter_audio_blocks(
             buffer_start += keep_from
 
 
-def dialogue_from_audio(
-    path: PathLike,
-    *,
-    system_speaker: int | None = None,
-    vad: "SileroVAD | None" = None,
-    dialogue_id: str | None = None,
-    keep_audio: bool = True,
-    max_seconds: float | None = None,
-    block_s: float = 30.0,
-) -> Dialogue:
-    """A Dialogue from a stereo recording (one speaker per channel), speech found by VAD.
+def audio_duration(path: PathLike, *, channels: int | None = None, max_seconds: float | None = None) -> float:
+    """The length of an audio file in seconds, from its header.
 
-    Args:
-        path: a two-channel audio file.
-        system_speaker: which channel (0 or 1) is the system, for human-AI recordings.
-        vad: the voice activity detector (default: :class:`~turneval.dataset_scripts.vad.SileroVAD`
-            with its default settings).
-        dialogue_id: defaults to the file stem.
-        keep_audio: if False the audio is streamed through the VAD block by block and not
-            kept (``Dialogue.audio`` is None, ``audio_path`` is set): memory stays flat for
-            long recordings.
-        max_seconds: refuse longer files.
-        block_s: block length when streaming.
-
-    Raises:
-        AudioError: the file is unreadable, not stereo, silent, ...
+    Raises AudioError when the file is unreadable or empty, has another channel count than
+    ``channels`` (if given), or is longer than ``max_seconds`` (if given).
     """
-    from .vad import SileroVAD  # local: the model loads only when VAD is actually needed
-
-    vad = vad or SileroVAD()
-    path = Path(path)
-    if keep_audio:
-        audio = load_stereo(path, max_seconds=max_seconds, allow_silent=False)
-        segments = [vad.detect_speech(channel, SAMPLE_RATE) for channel in audio]
-        duration = audio.shape[1] / SAMPLE_RATE
-    else:
-        info = _info(path)
-        _check_header(path, info, 2, max_seconds)
-        streams = [vad.stream() for _ in range(2)]
-        segments = [[], []]
-        duration = 0.0
-        peak = 0.0
-        for block in iter_audio_blocks(path, block_s):
-            peak = max(peak, float(np.abs(block.audio).max(initial=0.0)))
-            for channel, stream in enumerate(streams):
-                segments[channel].extend(stream.accept_audio(block.audio[channel]))
-            duration = block.start_s + block.audio.shape[1] / SAMPLE_RATE
-        if peak == 0.0:
-            raise AudioError(f"{path}: audio is silent (every sample is 0)")
-        for channel, stream in enumerate(streams):
-            segments[channel].extend(stream.finish())
-        audio = None
-    return Dialogue(
-        id=dialogue_id or path.stem,
-        segments=segments,
-        audio=audio,
-        audio_path=str(path),
-        system_speaker=system_speaker,
-        duration=duration,
-        metadata={"segments_source": "vad", "vad": vad.describe()},
-    )
-
-
-def audio_duration(path: PathLike, *, channels: int | None = None) -> float:
-    """The length of an audio file in seconds, from its header (``channels``: required count)."""
     info = _info(path)
-    _check_header(path, info, channels, None)
+    _check_header(path, info, channels, max_seconds)
     return info.frames / info.samplerate

@@ -17,12 +17,13 @@ from __future__ import annotations
 import threading
 from dataclasses import asdict, dataclass
 from importlib import resources
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .audio import resample
-from .dialogue import Segment
+from .audio import AudioError, audio_duration, iter_audio_blocks, load_stereo, resample
+from .dialogue import Dialogue, Segment
 from .grids import SAMPLE_RATE
 
 FRAME_SAMPLES = 512
@@ -321,6 +322,21 @@ class SileroVAD:
     def stream(self) -> StreamingVAD:
         return StreamingVAD(self.config)
 
+    def detect_speech_blocks(self, blocks: Iterable[np.ndarray], n_channels: int = 2) -> list[list[Segment]]:
+        """Speech segments of each channel of audio that arrives as ``[channels, n]`` blocks.
+
+        The blocks are consecutive (no overlap), 16 kHz, any length; the result is exactly
+        :meth:`detect_speech` on each whole channel, while memory stays flat.
+        """
+        streams = [self.stream() for _ in range(n_channels)]
+        segments: list[list[Segment]] = [[] for _ in range(n_channels)]
+        for block in blocks:
+            for channel, stream in enumerate(streams):
+                segments[channel].extend(stream.accept_audio(block[channel]))
+        for channel, stream in enumerate(streams):
+            segments[channel].extend(stream.finish())
+        return segments
+
     def describe(self) -> dict[str, Any]:
         """The settings, for provenance in metadata and reports."""
         return {"model": f"silero-vad ({_MODEL_FILE})", **asdict(self.config)}
@@ -335,3 +351,61 @@ def detect_speech_channels(audio: np.ndarray, sr: int = SAMPLE_RATE, **settings:
     """Speech segments of each channel of ``[channels, n]`` audio."""
     vad = SileroVAD(**settings)
     return [vad.detect_speech(channel, sr) for channel in np.asarray(audio)]
+
+
+def dialogue_from_audio(
+    path: str | Path,
+    *,
+    system_speaker: int | None = None,
+    vad: SileroVAD | None = None,
+    dialogue_id: str | None = None,
+    keep_audio: bool = True,
+    max_seconds: float | None = None,
+    block_s: float = 30.0,
+) -> Dialogue:
+    """A Dialogue from a stereo recording (one speaker per channel), speech found by VAD.
+
+    Args:
+        path: a two-channel audio file.
+        system_speaker: which channel (0 or 1) is the system, for human-AI recordings.
+        vad: the voice activity detector (default: :class:`SileroVAD` with its default settings).
+        dialogue_id: defaults to the file stem.
+        keep_audio: if False the audio is streamed through the VAD block by block and not
+            kept (``Dialogue.audio`` is None, ``audio_path`` is set): memory stays flat for
+            long recordings.
+        max_seconds: refuse longer files.
+        block_s: block length when streaming.
+
+    Raises:
+        AudioError: the file is unreadable, not stereo, silent, ...
+    """
+    vad = vad or SileroVAD()
+    path = Path(path)
+    if keep_audio:
+        audio = load_stereo(path, max_seconds=max_seconds, allow_silent=False)
+        segments = [vad.detect_speech(channel, SAMPLE_RATE) for channel in audio]
+        duration = audio.shape[1] / SAMPLE_RATE
+    else:
+        audio_duration(path, channels=2, max_seconds=max_seconds)  # header checks before any work
+        seen = {"peak": 0.0, "end_s": 0.0}
+
+        def blocks() -> Iterable[np.ndarray]:
+            for block in iter_audio_blocks(path, block_s):
+                seen["peak"] = max(seen["peak"], float(np.abs(block.audio).max(initial=0.0)))
+                seen["end_s"] = block.start_s + block.audio.shape[1] / SAMPLE_RATE
+                yield block.audio
+
+        segments = vad.detect_speech_blocks(blocks())
+        duration = seen["end_s"]
+        if seen["peak"] == 0.0:
+            raise AudioError(f"{path}: audio is silent (every sample is 0)")
+        audio = None
+    return Dialogue(
+        id=dialogue_id or path.stem,
+        segments=segments,
+        audio=audio,
+        audio_path=str(path),
+        system_speaker=system_speaker,
+        duration=duration,
+        metadata={"segments_source": "vad", "vad": vad.describe()},
+    )

@@ -43,12 +43,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..dataset_scripts.agreement_instances import LABELS, METRIC_DECISIONS, METRIC_DESCRIPTIONS, METRIC_IDS
+from ..dataset_scripts.agreement_instances import (
+    LABELS,
+    METRIC_DECISIONS,
+    METRIC_DESCRIPTIONS,
+    METRIC_IDS,
+    build_agreement_instances,
+    system_decision_chunks,
+)
+from .classification import f1_thresholds
 from .intervals import Z95, mean_interval
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from ..dataset_scripts.dialogue import Dialogue
+    from ..dataset_scripts.labels import ChunkLabels
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -62,6 +74,8 @@ __all__ = [
     "single_labels",
     "confusion_matrix",
     "tune_operating_points",
+    "tune_thresholds",
+    "conversation_agreement",
 ]
 
 DEFAULT_THRESHOLDS: dict[str, float] = {"a": 0.0, "b": 0.1, "c": -0.45, "d": 0.0, "e": -0.1}
@@ -350,21 +364,67 @@ def tune_operating_points(labels: Sequence[str], probs: np.ndarray | Sequence[Se
     gets 1.0 (never predicted over a present class by margin).
     """
     probs = np.asarray(probs, dtype=np.float64).reshape(-1, len(LABELS))
-    labels = np.asarray([str(x) for x in labels], dtype=object)
+    labels = [str(x) for x in labels]
     if len(labels) != len(probs):
         raise ValueError(f"{len(labels)} labels but {len(probs)} probability rows")
-    points = np.ones(len(LABELS))
-    for k, name in enumerate(LABELS):
-        positive = labels == name
-        n_pos = int(positive.sum())
-        if n_pos == 0:
-            continue
-        order = np.argsort(-probs[:, k], kind="stable")
-        scores, hits = probs[order, k], positive[order].astype(np.int64)
-        tp = np.cumsum(hits)
-        fp = np.cumsum(1 - hits)
-        # Only the last index of each run of equal scores is a valid cut (>= keeps ties together).
-        last = np.r_[scores[1:] != scores[:-1], True]
-        f1 = 2 * tp[last] / (tp[last] + fp[last] + n_pos)
-        points[k] = scores[last][int(np.argmax(f1))]
-    return points
+    unknown = sorted(set(labels) - set(LABELS))
+    if unknown:
+        raise ValueError(f"unknown labels {unknown}; expected labels from {LABELS}")
+    return f1_thresholds(np.array([_INDEX[x] for x in labels], dtype=np.int64), probs, len(LABELS))
+
+
+def tune_thresholds(instances: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Per metric (a)-(e): the threshold of the §A.8 grid that maximises the mean agreement of
+    its two decisions, the agreements there, and the margin of error over the grid."""
+    result: dict[str, dict[str, Any]] = {}
+    table = InstanceTable.from_any(instances)
+    for metric in sorted(set(table.metric)):
+        sweep = threshold_sweep(table, metric)
+        curves = {d: np.asarray(v, dtype=np.float64) for d, v in sweep["agreement"].items()}
+        balanced = np.nanmean(np.stack(list(curves.values())), axis=0)
+        best = int(np.nanargmax(balanced)) if np.isfinite(balanced).any() else 0
+        counts = {d: int(np.sum((table.metric == metric) & (table.decision == d))) for d in curves}
+        result[metric] = {
+            "threshold": float(sweep["thresholds"][best]),
+            "agreement": {d: float(c[best]) for d, c in curves.items()},
+            "margin_of_error": {d: float(v) for d, v in sweep["margin_of_error"].items()},
+            "n_instances": counts,
+        }
+    return result
+
+
+def conversation_agreement(dialogue: "Dialogue", probs: np.ndarray, labels: "ChunkLabels") -> dict[str, Any]:
+    """Everything the judge says about one human-AI conversation: metrics (a)-(e) with every
+    instance, occurrence rates (Table 2), the system's single-label confusion matrix (§4.9)
+    and threshold sensitivity (§A.8).
+
+    Args:
+        dialogue: the conversation (its ``system_speaker`` makes the decisions).
+        probs: the judge's ``[n_chunks, 5]`` probabilities (row t: the label of chunk t + 1).
+        labels: the conversation's 40 ms labels and floor (:func:`~turneval.dataset_scripts.labels.chunk_labels`).
+    """
+    n = min(len(labels), probs.shape[0])
+    chunk_labels_ = list(labels.labels[:n])
+    floor = list(labels.floor[:n])
+    instances = build_agreement_instances(
+        chunk_labels_, floor, probs[:n], dialogue.system_speaker, dialogue.id, chunk_starts=labels.chunk_starts[:n]
+    )
+    thresholds = resolve_thresholds()
+    rows = []
+    for inst in instances:
+        judged = str(judge_labels(inst.metric, [inst.probs], thresholds[inst.metric])[0])
+        rows.append({**inst.to_dict(), "judge_label": judged, "agrees": judged == inst.decision})
+    present = sorted({inst.metric for inst in instances})
+    decisions = system_decision_chunks(floor, dialogue.system_speaker)
+    return {
+        "thresholds": thresholds,
+        "metrics": agreement(instances) if instances else {},
+        "occurrence_rates": occurrence_rates(instances) if instances else {},
+        # decision chunk k is what the judge predicted from the audio up to chunk k - 1: row k - 1
+        "confusion_matrix": confusion_matrix([chunk_labels_[k] for k in decisions], probs[decisions - 1]) if len(decisions) else None,
+        "threshold_sensitivity": {
+            m: {key: value for key, value in threshold_sweep(instances, m).items() if key in ("mean", "margin_of_error")} for m in present
+        },
+        "n_instances": len(instances),
+        "instances": rows,
+    }

@@ -27,9 +27,13 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from turneval.dataset_scripts.dialogue import Dialogue
+    from turneval.dataset_scripts.events import TurnTakingEvents
 
 __all__ = [
     "BAND_PER_MINUTE",
@@ -259,4 +263,14 @@ def pool_backchannel_timing(results: Sequence[Mapping[str, Any]]) -> dict[str, A
             ),
             "tolerance_s": timing[0]["tolerance_s"],
         }
+    return out
+
+
+def system_backchannel_timing(dialogue: "Dialogue", events: "TurnTakingEvents") -> dict[str, Any]:
+    """SWOZ backchannel measures of the system (no reference listener: no timing match)."""
+    system = dialogue.system_speaker
+    times = [bc.start for bc in events.backchannels if bc.speaker == system]
+    out = backchannel_timing(times, duration=max(dialogue.duration, 1e-3), min_segment_s=min(10.0, dialogue.duration))
+    out["listener"] = "system"
+    out["user_n_backchannels"] = sum(1 for bc in events.backchannels if bc.speaker != system)
     return out

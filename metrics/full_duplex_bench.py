@@ -64,6 +64,12 @@ __all__ = [
     "response_gap_intervals",
     "check_overlap",
     "stats_by_axis",
+    "AxisStats",
+    "TimingResult",
+    "timing_intervals",
+    "timing_summary",
+    "BehaviourResult",
+    "behaviour_analysis",
 ]
 
 TURN_MIN_DURATION_S = 1.0
@@ -388,7 +394,8 @@ def backchannel(
     """Backchannel metrics over samples: id -> (VAD segments, words, duration_s, gt distribution).
 
     JSD: lower is better; TOR: lower is better (the system should not take the turn);
-    frequency: compare with human listeners.
+    frequency: compare with human listeners. A sample without a ground-truth distribution
+    (JSD NaN) counts for TOR and frequency but not for the JSD mean, as in the reference.
     """
     per_sample = {key: backchannel_sample(*args) for key, args in samples.items()}
 
@@ -397,7 +404,8 @@ def backchannel(
             return math.nan, math.nan
         return float(np.mean(values)), float(np.std(values))
 
-    jsd = mean_std([s.jsd for s in per_sample.values()])
+    # a sample without a ground-truth distribution has no JSD; the reference skips it there
+    jsd = mean_std([s.jsd for s in per_sample.values() if not math.isnan(s.jsd)])
     tor = mean_std([s.tor for s in per_sample.values()])
     freq = mean_std([s.freq_per_s for s in per_sample.values()])
     return BackchannelResult(per_sample, *jsd, *tor, *freq)
@@ -506,3 +514,91 @@ def stats_by_axis(records: Iterable[Mapping[str, Sequence[str]]], axes: Sequence
         totals=totals,
         ratios={axis: {tag: n / totals[axis] for tag, n in counter.items()} for axis, counter in counters.items()},
     )
+
+
+def timing_intervals(
+    user: Sequence[tuple[float, float]],
+    model: Sequence[tuple[float, float]],
+    user_merge_gap_s: float = USER_MERGE_GAP_S,
+    model_merge_gap_s: float = MODEL_MERGE_GAP_S,
+) -> tuple[list[list[float]], list[list[float]]]:
+    """v1.5 ``get_timing`` of one sample: (stop-latency intervals, response-gap intervals).
+
+    Both sides' VAD segments are merged across short pauses first (user 0.6 s, model 0.5 s).
+    """
+    user_merged = merge_segments(user, user_merge_gap_s)
+    model_merged = merge_segments(model, model_merge_gap_s)
+    return stop_latency_intervals(user_merged, model_merged), response_gap_intervals(user_merged, model_merged)
+
+
+@dataclass(frozen=True)
+class TimingResult:
+    """Stop and response latency over samples (s).
+
+    ``stop_latency_s`` is the mean length of all stop-latency intervals (how long the model
+    kept talking over the user), ``response_latency_s`` the mean length of all response gaps,
+    each pooled over samples; NaN when there are none. The reference writes the intervals per
+    sample (``latency_intervals.json``) and defines no aggregate; this pooled mean is turneval's.
+    """
+
+    stop_latency_s: float
+    response_latency_s: float
+    n_stop: int
+    n_response: int
+    samples_with_stop: int
+    samples_with_response: int
+
+
+def timing_summary(per_sample: Mapping[str, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]]) -> TimingResult:
+    """Pool per-sample ``(stop intervals, response intervals)`` into mean latencies."""
+    stops = [e - s for stop, _ in per_sample.values() for s, e in stop]
+    responses = [e - s for _, resp in per_sample.values() for s, e in resp]
+    return TimingResult(
+        stop_latency_s=_mean(stops),
+        response_latency_s=_mean(responses),
+        n_stop=len(stops),
+        n_response=len(responses),
+        samples_with_stop=sum(1 for stop, _ in per_sample.values() if stop),
+        samples_with_response=sum(1 for _, resp in per_sample.values() if resp),
+    )
+
+
+@dataclass(frozen=True)
+class BehaviourResult:
+    """v1.5 behaviour analysis of one scenario.
+
+    ``overlap`` is each sample's :func:`check_overlap` of the user's and the model's words
+    (None where a word file is missing); ``overlap_rate`` the share of checked samples with
+    overlap. ``stats`` counts the judge's behaviour tags of the samples that have them
+    (``stats_by_axis``) and ``rounded_ratios`` are its ratios rounded to 2 decimals, the way
+    the reference reports them.
+    """
+
+    overlap: dict[str, int | None]
+    overlap_rate: float
+    stats: AxisStats
+    rounded_ratios: dict[str, dict[str, float]]
+    n_tagged: int
+
+
+def behaviour_analysis(
+    words: Mapping[str, tuple[Sequence[WordChunk] | None, Sequence[WordChunk] | None]],
+    tags: Mapping[str, Sequence[str]],
+    axes: Sequence[str] = ("C",),
+) -> BehaviourResult:
+    """Per-sample overlap check and behaviour tag statistics (v1.5 ``eval_behavior``).
+
+    Args:
+        words: sample id -> (the user's words of ``input.json``, the model's words of
+            ``output.json``); either may be None when its file is missing.
+        tags: sample id -> the judge's behaviour tags (``content_tag.json``), for the samples
+            that have them.
+        axes: the tag axes to count (the reference reports the content axis "C").
+    """
+    overlap = {
+        key: None if user is None or model is None else check_overlap(user, model) for key, (user, model) in words.items()
+    }
+    checked = [v for v in overlap.values() if v is not None]
+    stats = stats_by_axis(({"behaviour": list(t)} for t in tags.values()), axes)
+    rounded = {axis: {tag: round(v, 2) for tag, v in sorted(ratios.items())} for axis, ratios in stats.ratios.items()}
+    return BehaviourResult(overlap, _mean(checked), stats, rounded, len(tags))

@@ -201,7 +201,7 @@ def analyse(
             report refused the input (silent channel, no speech, ...).
     """
     from turneval.dataset_scripts.dialogue import DialogueError
-    from turneval.html_report import render_html, timeline_png
+    from turneval.reporting.html import render_html, timeline_png
     from turneval.io_utils import atomic_write_bytes, atomic_write_text
 
     limit_seconds = max_seconds() if limit_seconds is None else limit_seconds

@@ -8,7 +8,6 @@ import soundfile as sf
 from turneval.dataset_scripts.audio import (
     AudioError,
     audio_duration,
-    dialogue_from_audio,
     iter_audio_blocks,
     load_audio,
     load_stereo,
@@ -21,7 +20,7 @@ from turneval.dataset_scripts.audio import (
 )
 from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.dataset_scripts.grids import SAMPLE_RATE
-from turneval.dataset_scripts.vad import SileroVAD
+from turneval.dataset_scripts.vad import SileroVAD, dialogue_from_audio
 
 from .test_vad import place
 

@@ -239,3 +239,43 @@ def test_thresholds_scale_with_sample_rate() -> None:
     marks = analyze_conversation(user, system, ["First Inquiry"], thresholds=at_8k)
     assert marks.wrong_interrupts == 1
     assert fdbench.aggregate_marks([marks], sample_rate=8000).eit_ms == 1500
+
+
+def test_timing_intervals_of_one_sample_and_pooled_means() -> None:
+    # user 0-1 and 1.5-2.5 merge (gap 0.5 <= 0.6); model 2.0-3.0 and 3.3-4.0 merge (gap 0.3 <= 0.5)
+    stop, resp = fdb.timing_intervals([(0.0, 1.0), (1.5, 2.5)], [(2.0, 3.0), (3.3, 4.0)])
+    assert stop == [[2.0, 2.5]] and resp == []
+    stop2, resp2 = fdb.timing_intervals([(0.0, 1.0)], [(1.4, 2.0)])
+    assert stop2 == [] and resp2 == [[1.0, 1.4]]
+    summary = fdb.timing_summary({"a": (stop, resp), "b": (stop2, resp2), "c": ([[0.0, 0.3]], [[1.0, 2.0]])})
+    assert summary.stop_latency_s == pytest.approx((0.5 + 0.3) / 2)
+    assert summary.response_latency_s == pytest.approx((0.4 + 1.0) / 2)
+    assert (summary.n_stop, summary.n_response, summary.samples_with_stop, summary.samples_with_response) == (2, 2, 2, 2)
+    empty = fdb.timing_summary({"a": ([], [])})
+    assert math.isnan(empty.stop_latency_s) and empty.n_response == 0
+
+
+def test_behaviour_analysis_overlap_beside_tag_stats() -> None:
+    user = [W("wait", 1.0, 1.4)]
+    words = {
+        "1": (user, [W("sure", 1.2, 1.5)]),  # overlaps
+        "2": (user, [W("ok", 1.4, 1.8)]),  # touches: no overlap
+        "3": (user, None),  # no output words: not checked
+    }
+    tags = {"1": ["C_RESPOND"], "2": ["C_RESPOND", "C_RESUME"], "4": ["C_UNCERTAIN"]}
+    result = fdb.behaviour_analysis(words, tags)
+    assert result.overlap == {"1": 1, "2": 0, "3": None}
+    assert result.overlap_rate == 0.5 and result.n_tagged == 3
+    assert result.stats.counts == {"C": {"C_RESPOND": 2, "C_RESUME": 1, "C_UNCERTAIN": 1}}
+    assert result.rounded_ratios == {"C": {"C_RESPOND": 0.5, "C_RESUME": 0.25, "C_UNCERTAIN": 0.25}}
+
+
+def test_backchannel_mean_jsd_leaves_out_samples_without_distribution() -> None:
+    samples = {
+        "1": ([(1.0, 1.2)], [], 10.0, [1.0, 1.0]),
+        "2": ([(1.0, 1.2)], [], 10.0, None),  # no human distribution: JSD NaN, not in the mean
+    }
+    result = fdb.backchannel(samples)
+    assert math.isnan(result.samples["2"].jsd)
+    assert result.jsd_mean == pytest.approx(result.samples["1"].jsd) and result.jsd_std == 0.0
+    assert result.freq_mean == pytest.approx(0.1)

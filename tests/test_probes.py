@@ -10,13 +10,13 @@ from turneval.dataset_scripts.builders import (
     PROBE_TASKS,
     PROMPTS,
     TurnTakingProbes,
-    balanced_accuracy,
     probe_instances,
-    score_probes,
     write_dialogue_manifest,
 )
 from turneval.dataset_scripts.builders.turn_taking_probes import prediction_events, understanding_windows
 from turneval.dataset_scripts.grids import SAMPLE_RATE
+from turneval.metrics.classification import balanced_accuracy
+from turneval.metrics.probes import score_probes
 
 CODE = {".": "NA", "b": "BC", "i": "I", "T": "T", "c": "C"}
 

@@ -182,12 +182,12 @@ def test_missing_checkpoint_says_how_to_fix(tmp_path, conversation, capsys):
 
 
 def test_failed_html_leaves_no_json(full_report, tmp_path, monkeypatch):
-    import turneval.html_report
+    import turneval.reporting.html as html_page
 
     def broken(_):
         raise RuntimeError("plot failed")
 
-    monkeypatch.setattr(turneval.html_report, "render_html", broken)
+    monkeypatch.setattr(html_page, "render_html", broken)
     with pytest.raises(RuntimeError):
         full_report.save(tmp_path / "out")
     assert not (tmp_path / "out" / "report.json").exists()

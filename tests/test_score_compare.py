@@ -20,6 +20,8 @@ from turneval.modeling.configuration_future_activity_predictor import FutureActi
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
 from turneval.reporting import report
 
+from ._launch import accelerate_two_ranks
+
 TINY_PREDICTOR = dict(hidden_size=32, num_attention_heads=2, intermediate_size=64, num_mel_bins=32, num_channel_layers=1, num_cross_layers=1)
 
 
@@ -93,11 +95,9 @@ def test_score_bad_input(corpus, predictor, tmp_path, capsys):
     assert not list(tmp_path.glob("*.json"))
 
 
-@pytest.mark.skipif(shutil.which("accelerate") is None, reason="accelerate CLI not on PATH")
 def test_score_splits_dialogues_across_two_ranks(corpus, predictor, folder_scores, tmp_path):
     single, double = folder_scores, tmp_path / "two.json"
-    cmd = ["accelerate", "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
-           "--dynamo_backend", "no", "-m", "turneval.cli", "score", str(corpus), "--predictor", str(predictor), "--out", str(double)]
+    cmd = [*accelerate_two_ranks(), "-m", "turneval.cli", "score", str(corpus), "--predictor", str(predictor), "--out", str(double)]
     env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr[-3000:]

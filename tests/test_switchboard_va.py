@@ -5,9 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.dataset_scripts.readers import read_dialogue
 from turneval.training.future_activity_data import FutureActivityWindows, WindowConfig, vad_like
-from turneval.training.switchboard_va import cache_voice_activity, load_voice_activity, main, read_split_ids, word_file
+from turneval.training.switchboard_va import cache_voice_activity, load_voice_activity, main
 
 FIXTURE = Path(__file__).parent / "data" / "readers" / "switchboard"
 
@@ -23,28 +24,23 @@ def transcripts(tmp_path) -> Path:
 
 
 def test_cache_round_trip_matches_the_reader(transcripts, tmp_path):
-    out = cache_voice_activity(transcripts, ["0001", "1"], tmp_path / "va.npz")
+    out = cache_voice_activity(transcripts, ["0001"], tmp_path / "va.npz")
     cached = load_voice_activity(out)
-    assert list(cached) == ["0001", "1"]
+    assert list(cached) == ["0001"]
     expected = read_dialogue(FIXTURE / "sw0001A-ms98-a-word.text").frame_activity().T
     assert cached["0001"].dtype == np.int8 and np.array_equal(cached["0001"], expected)
-    assert np.array_equal(cached["1"], expected)  # "1" and "0001" name the same conversation
 
 
-def test_cli_and_split_file(transcripts, tmp_path, capsys):
-    split = tmp_path / "test.txt"
-    split.write_text("0001\n\n")
-    assert read_split_ids(split) == ["0001"]
-    assert main(["--transcripts", str(transcripts), "--split", str(split), "--out", str(tmp_path / "c.npz")]) == 0
+def test_cli_reads_a_split(transcripts, tmp_path, capsys):
+    (tmp_path / "test.txt").write_text("0001\n\n")
+    assert main(["--transcripts", str(transcripts), "--splits", str(tmp_path), "--split", "test", "--out", str(tmp_path / "c.npz")]) == 0
     assert "1 conversations" in capsys.readouterr().out
-    split.write_text("sw0001\n")
-    with pytest.raises(ValueError, match="one conversation number per line"):
-        read_split_ids(split)
+    assert list(load_voice_activity(tmp_path / "c.npz")) == ["0001"]
 
 
 def test_missing_files_are_explained(transcripts, tmp_path):
-    with pytest.raises(FileNotFoundError, match="swb_ms98_transcriptions"):
-        word_file(transcripts, "4637")
+    with pytest.raises(DialogueError, match="swb_ms98_transcriptions"):
+        cache_voice_activity(transcripts, ["4637"], tmp_path / "x.npz")
     with pytest.raises(FileNotFoundError, match="no voice-activity cache"):
         load_voice_activity(tmp_path / "none.npz")
 

@@ -27,6 +27,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from turneval.metrics.agreement import tune_thresholds
+from turneval.metrics.classification import f1_table, f1_thresholds, roc_auc_table
+
 # Paper row order of Tables 1 and 5.
 TABLE_ORDER = ("C", "BC", "T", "I", "NA")
 LABEL_TITLES = {"C": "C (Continuation)", "BC": "BC (Backchannel)", "T": "T (Turn change)", "I": "I (Interruption)", "NA": "NA (Silence)"}
@@ -37,85 +40,6 @@ AGREEMENT_ROWS = {
     "d": ("(d) Convey user to speak up?", {"T": "When listener decides to speak up", "C": "When listener lets speaker continue"}),
     "e": ("(e) Handle user interruptions?", {"T": "When interrupting speaker takes the floor", "C": "When interrupting speaker does not take the floor"}),
 }
-
-
-# ---------------------------------------------------------------------------- metrics
-def roc_auc_table(labels: np.ndarray, probs: np.ndarray, label_names: Sequence[str]) -> dict[str, float]:
-    """One-vs-rest ROC-AUC per class (NaN when a class is absent or alone) and their macro mean."""
-    from sklearn.metrics import roc_auc_score
-
-    labels = np.asarray(labels)
-    probs = np.asarray(probs, dtype=np.float64)
-    table: dict[str, float] = {}
-    for k, name in enumerate(label_names):
-        positive = labels == k
-        table[name] = float(roc_auc_score(positive, probs[:, k])) if 0 < positive.sum() < len(labels) else math.nan
-    present = [v for v in table.values() if not math.isnan(v)]
-    table["overall"] = float(np.mean(present)) if present else math.nan
-    return table
-
-
-def tune_f1_thresholds(labels: np.ndarray, probs: np.ndarray, n_classes: int) -> np.ndarray:
-    """Per-class operating points maximising one-vs-rest F1 (positive when p >= threshold).
-
-    Candidates are the distinct probabilities of the class; a class absent from ``labels`` gets
-    threshold 1.0.
-    """
-    labels = np.asarray(labels)
-    probs = np.asarray(probs, dtype=np.float64)
-    thresholds = np.ones(n_classes)
-    for k in range(n_classes):
-        positive = labels == k
-        n_pos = int(positive.sum())
-        if n_pos == 0:
-            continue
-        order = np.argsort(-probs[:, k], kind="stable")
-        scores, hits = probs[order, k], positive[order].astype(np.int64)
-        tp, fp = np.cumsum(hits), np.cumsum(1 - hits)
-        last = np.r_[scores[1:] != scores[:-1], True]  # a cut keeps ties together
-        f1 = 2 * tp[last] / (tp[last] + fp[last] + n_pos)
-        thresholds[k] = scores[last][int(np.argmax(f1))]
-    return thresholds
-
-
-def f1_table(labels: np.ndarray, probs: np.ndarray, thresholds: np.ndarray, label_names: Sequence[str]) -> dict[str, float]:
-    """One-vs-rest F1 per class at the given operating points, and the macro mean."""
-    from sklearn.metrics import f1_score
-
-    labels = np.asarray(labels)
-    probs = np.asarray(probs, dtype=np.float64)
-    table = {}
-    for k, name in enumerate(label_names):
-        positive = labels == k
-        table[name] = float(f1_score(positive, probs[:, k] >= thresholds[k], zero_division=0.0)) if positive.any() else math.nan
-    present = [v for v in table.values() if not math.isnan(v)]
-    table["overall"] = float(np.mean(present)) if present else math.nan
-    return table
-
-
-def tune_agreement_thresholds(instances: Sequence[Any]) -> dict[str, dict[str, Any]]:
-    """Per metric (a)-(e): the threshold of the §A.8 grid that maximises the mean agreement of
-    its two decisions, the agreements there, and the margin of error over the grid."""
-    from turneval.metrics.agreement import threshold_sweep
-
-    result: dict[str, dict[str, Any]] = {}
-    metrics = sorted({getattr(i, "metric", None) or i["metric"] for i in instances}) if instances else []
-    for metric in metrics:
-        sweep = threshold_sweep(instances, metric)
-        curves = {d: np.asarray(v, dtype=np.float64) for d, v in sweep["agreement"].items()}
-        balanced = np.nanmean(np.stack(list(curves.values())), axis=0)
-        best = int(np.nanargmax(balanced)) if np.isfinite(balanced).any() else 0
-        result[metric] = {
-            "threshold": float(sweep["thresholds"][best]),
-            "agreement": {d: float(c[best]) for d, c in curves.items()},
-            "margin_of_error": {d: float(v) for d, v in sweep["margin_of_error"].items()},
-            "n_instances": {d: int(sum(1 for i in instances if _field(i, "metric") == metric and _field(i, "decision") == d)) for d in curves},
-        }
-    return result
-
-
-def _field(instance: Any, name: str) -> Any:
-    return getattr(instance, name) if hasattr(instance, name) else instance[name]
 
 
 # ---------------------------------------------------------------------------- scoring data
@@ -184,7 +108,7 @@ def evaluate(judge, validation_rows: Sequence[dict[str, Any]] | None, test_sets:
     if validation_rows:
         val = score_rows(judge, validation_rows, batch_size)
         labels, probs = pooled(val)
-        thresholds = tune_f1_thresholds(labels, probs, len(names))
+        thresholds = f1_thresholds(labels, probs, len(names))
         report["validation"] = {
             "n_chunks": int(len(labels)),
             "roc_auc": roc_auc_table(labels, probs, names),
@@ -192,7 +116,7 @@ def evaluate(judge, validation_rows: Sequence[dict[str, Any]] | None, test_sets:
             "f1": f1_table(labels, probs, thresholds, names),
         }
         try:
-            report["validation"]["agreement"] = tune_agreement_thresholds(human_human_instances(val, names))
+            report["validation"]["agreement"] = tune_thresholds(human_human_instances(val, names))
         except ImportError as err:  # the agreement metrics are an optional part of the install
             report["validation"]["agreement_error"] = str(err)
     for set_name, rows in test_sets.items():

@@ -8,7 +8,10 @@ conversation, so training and benchmarks never parse the text files again.
 
     python -m turneval.training.switchboard_va \\
         --transcripts /work/cache/swb/swb_ms98_transcriptions \\
-        --split /work/shared/real/switchboard_ms98/splits/train.txt --out cache/swb_va_train.npz
+        --splits /work/shared/real/switchboard_ms98/splits --split train --out cache/swb_va_train.npz
+
+The calls are read with :func:`turneval.dataset_scripts.readers.switchboard.iter_switchboard_calls`
+(the extracted folder, or the ``.tar.gz`` archive streamed without unpacking it).
 """
 from __future__ import annotations
 
@@ -18,50 +21,24 @@ from pathlib import Path
 
 import numpy as np
 
-from turneval.dataset_scripts.dialogue import Dialogue
-from turneval.dataset_scripts.readers.switchboard import read_switchboard
-
-
-def read_split_ids(path: str | Path) -> list[str]:
-    """Conversation ids of a split file (one number per line, e.g. ``4637``), in file order."""
-    ids = [line.strip() for line in Path(path).read_text().splitlines() if line.strip()]
-    bad = [i for i in ids if not i.isdigit()]
-    if bad:
-        raise ValueError(f"{path}: expected one conversation number per line (e.g. 4637), got {bad[:3]}")
-    return ids
-
-
-def word_file(root: str | Path, conversation: str) -> Path:
-    """Side A's ms98 word file of conversation ``conversation`` (``"4637"`` or ``"sw4637"``) under ``root``."""
-    number = conversation.removeprefix("sw").zfill(4)
-    path = Path(root) / number[:2] / number / f"sw{number}A-ms98-a-word.text"
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path}: no ms98 word file for conversation {conversation}; pass the folder the "
-            "swb_ms98_transcriptions archive was extracted to (it holds 20/, 21/, ... 49/)"
-        )
-    return path
-
-
-def read_conversation(root: str | Path, conversation: str) -> Dialogue:
-    """One Switchboard conversation (words and speech segments, no audio)."""
-    return read_switchboard(word_file(root, conversation), load_audio=False)
+from turneval.dataset_scripts.readers.switchboard import iter_switchboard_calls, read_split_ids
 
 
 def cache_voice_activity(root: str | Path, conversations: list[str], out: str | Path, *, verbose: bool = False) -> Path:
     """Write the 50 Hz voice activity of ``conversations`` to ``out`` (.npz); returns ``out``.
 
-    Keys: ``ids`` (str), ``offsets`` (``[n + 1]``, frame offsets into ``va``), ``va``
-    (``[sum frames, 2]`` int8), ``durations`` (seconds).
+    Keys: ``ids`` (str, without ``sw``), ``offsets`` (``[n + 1]``, frame offsets into ``va``),
+    ``va`` (``[sum frames, 2]`` int8), ``durations`` (seconds).
     """
     started = time.time()
-    arrays, durations = [], []
-    for k, conversation in enumerate(conversations):
-        dialogue = read_conversation(root, conversation)
+    ids, arrays, durations = [], [], []
+    for k, dialogue in enumerate(iter_switchboard_calls(root, conversations)):
+        ids.append(dialogue.id.removeprefix("sw"))
         arrays.append(dialogue.frame_activity().T.astype(np.int8))
         durations.append(dialogue.duration)
         if verbose and (k + 1) % 100 == 0:
             print(f"{k + 1}/{len(conversations)} conversations, {time.time() - started:.0f} s", flush=True)
+    conversations = ids
     offsets = np.concatenate([[0], np.cumsum([a.shape[0] for a in arrays])]).astype(np.int64)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -85,12 +62,13 @@ def load_voice_activity(path: str | Path) -> dict[str, np.ndarray]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Cache the 50 Hz voice activity of a Switchboard split (ms98 word times).")
-    p.add_argument("--transcripts", required=True, help="folder of the extracted swb_ms98_transcriptions archive")
-    p.add_argument("--split", required=True, help="split file: one conversation number per line")
+    p.add_argument("--transcripts", required=True, help="the extracted swb_ms98_transcriptions folder (or the .tar.gz archive)")
+    p.add_argument("--splits", required=True, help="folder with train.txt / val.txt / test.txt")
+    p.add_argument("--split", required=True, choices=["train", "val", "test", "all"])
     p.add_argument("--out", required=True, help="output .npz")
     p.add_argument("--limit", type=int, help="only the first N conversations of the split")
     args = p.parse_args(argv)
-    ids = read_split_ids(args.split)[: args.limit]
+    ids = read_split_ids(args.splits, args.split)[: args.limit]
     started = time.time()
     out = cache_voice_activity(args.transcripts, ids, args.out, verbose=True)
     print(f"wrote {out}: {len(ids)} conversations in {time.time() - started:.0f} s")

@@ -1,33 +1,31 @@
-"""Train the TurnTakingJudge with Accelerate (Talking Turns §4.1, A.4; SPEC §5).
+"""Train the TurnTakingJudge (Talking Turns §4.1, A.4; SPEC §5) on the shared skeleton.
 
-Class-balanced examples come from the turn_taking_chunks rows through
-``BalancedChunkSampler`` (every class at about the count of T, redrawn each epoch). The
-backbone is frozen (the paper), adapted with LoRA (peft; merged into the weights before
-saving) or fully fine-tuned. Gradient accumulation, mixed precision where the device allows,
-checkpoints every N steps with exact resume (``accelerator.save_state`` / ``load_state``),
-validation (loss and one-vs-rest ROC-AUC), a tqdm bar and a JSON Lines metrics log.
+This recipe holds the judge's model, data and loss; arguments, optimizer, schedule, loop,
+checkpoints and logs are :mod:`turneval.training.common`'s. Class-balanced examples come from
+the turn_taking_chunks rows through ``BalancedChunkSampler`` (every class at about the count
+of T, redrawn each epoch). The backbone is frozen (the paper), adapted with LoRA (peft; merged
+into the weights before saving) or fully fine-tuned. Validation: loss and one-vs-rest ROC-AUC.
 
 Runs unchanged on one CPU process, several CPU ranks and several GPUs::
 
     python -m turneval.training.train_judge --config training/configs/judge_synthetic.yaml
-    accelerate launch --multi_gpu --num_processes 2 --cpu -m turneval.training.train_judge \
+    accelerate launch --multi_gpu --num_processes 2 -m turneval.training.train_judge \
         --config training/configs/judge_synthetic.yaml --cpu
     accelerate launch -m turneval.training.train_judge --config training/configs/judge_switchboard.yaml
 
-The output folder gets ``metrics.jsonl``, ``checkpoints/step-N/`` (resume with
-``--resume_from latest``; ``--stop_after_steps N`` ends a time-limited session after N steps
-so that the next one resumes) and the final model in ``final/`` (safetensors, loadable with
-``AutoModel.from_pretrained(path, trust_remote_code=True)``).
+The output folder gets ``metrics.jsonl``, ``checkpoints/step_N/`` (resume with
+``--resume_from_checkpoint latest``; ``--stop_after_steps N`` ends a time-limited session after
+N steps so that the next one resumes) and the final model in ``final/`` (safetensors, loadable
+with ``AutoModel.from_pretrained(path, trust_remote_code=True)``).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
-import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -35,123 +33,61 @@ from torch.nn import functional as F
 from torch.utils.data import DataLoader
 
 from turneval.dataset_scripts.sampler import BalancedChunkSampler
+from turneval.metrics.classification import roc_auc_table
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
+from turneval.training.common import Recipe, TrainingArguments, parse_arguments, read_options_file
+from turneval.training.common import train as run_training
 from turneval.training.judge_data import EpochExamples, class_weights, load_chunk_rows
 
-DEFAULTS: dict[str, Any] = {
-    "data": None,
-    "train_split": "train",
-    "validation_split": "validation",
-    "cache_dir": None,
-    "output_dir": "runs/judge",
-    "backbone": "tiny.en",
-    "encoder_config": None,
-    "init_from": None,
-    "context_mode": "window",
-    "context_s": 30.0,
-    "stream_hop_s": None,
-    "backbone_mode": "frozen",
-    "lora_r": 8,
-    "lora_alpha": 16,
-    "lora_dropout": 0.0,
-    "label_smoothing": 0.0,
-    "classifier_dropout": 0.0,
-    "window_labels": "last",
-    "learning_rate": 1e-3,
-    "weight_decay": 0.0,
-    "lr_scheduler": "linear",
-    "warmup_steps": 0,
-    "batch_size": 8,
-    "gradient_accumulation_steps": 1,
-    "max_steps": None,
-    "epochs": 1,
-    "oversample": False,
-    "mixed_precision": "auto",
-    "seed": 0,
-    "num_workers": 0,
-    "save_steps": 0,
-    "save_total_limit": None,
-    "eval_steps": 0,
-    "max_eval_examples": 512,
-    "logging_steps": 1,
-    "resume_from": None,
-    "stop_after_steps": None,
-    "cpu": False,
-}
+TRAINING_DEFAULTS: dict[str, Any] = {"output_dir": "runs/judge", "learning_rate": 1e-3, "lr_scheduler_type": "linear"}
+"""The judge's departures from the shared defaults (the paper's rate and linear decay)."""
 
 
-class TrainProgress:
-    """Where training stands (checkpointed with the model so a resumed run continues exactly)."""
+@dataclass
+class JudgeArguments:
+    """The judge's own options: its data, backbone and context."""
 
-    def __init__(self) -> None:
-        self.step = 0  # optimizer steps done
-        self.epoch = 0
-        self.offset = 0  # examples of this rank's epoch share already consumed
-
-    def state_dict(self) -> dict[str, int]:
-        return {"step": self.step, "epoch": self.epoch, "offset": self.offset}
-
-    def load_state_dict(self, state: dict[str, int]) -> None:
-        self.step, self.epoch, self.offset = int(state["step"]), int(state["epoch"]), int(state["offset"])
-
-
-# ---------------------------------------------------------------------------- arguments
-# Options whose default is None, by type (the others take the type of their default).
-_OPTION_TYPES = {"max_steps": int, "stop_after_steps": int, "save_total_limit": int, "stream_hop_s": float}
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description="Train the TurnTakingJudge (Accelerate). Every option can also come from --config.")
-    parser.add_argument("--config", help="YAML or JSON file of defaults for the options below")
-    for key, value in DEFAULTS.items():
-        flag = f"--{key}"
-        if isinstance(value, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None)
-        else:
-            kind = _OPTION_TYPES.get(key, type(value) if value is not None else str)
-            parser.add_argument(flag, type=kind, default=None)
-    return parser
+    data: str | None = field(default=None, metadata={"help": "turn_taking_chunks parquet folder or a dialogue manifest.jsonl"})
+    train_split: str = field(default="train", metadata={"help": "split to train on"})
+    validation_split: str = field(default="validation", metadata={"help": "split to validate on ('none': no validation)"})
+    cache_dir: str | None = field(default=None, metadata={"help": "where the builder prepares its Arrow files / converted Whisper weights"})
+    backbone: str = field(default="tiny.en", metadata={"help": "tiny.en (bundled conversion), a local HF Whisper folder, or 'random'"})
+    context_mode: str = field(default="window", metadata={"help": "window (the paper) or causal", "choices": ["window", "causal"]})
+    context_s: float = field(default=30.0, metadata={"help": "seconds of audio each prediction sees"})
+    stream_hop_s: float | None = field(default=None, metadata={"help": "causal streaming hop (default: half the context)"})
+    backbone_mode: str = field(default="frozen", metadata={"help": "frozen, lora or full", "choices": ["frozen", "lora", "full"]})
+    lora_r: int = field(default=8, metadata={"help": "LoRA rank"})
+    lora_alpha: int = field(default=16, metadata={"help": "LoRA scaling"})
+    lora_dropout: float = field(default=0.0, metadata={"help": "LoRA dropout"})
+    label_smoothing: float = field(default=0.0, metadata={"help": "cross-entropy label smoothing"})
+    classifier_dropout: float = field(default=0.0, metadata={"help": "dropout before the linear head"})
+    window_labels: str = field(default="last", metadata={"help": "last: the chunk after the window; all: every chunk (causal)", "choices": ["last", "all"]})
+    oversample: bool = field(default=False, metadata={"help": "draw rare classes up to the count of T instead of subsampling"})
+    max_eval_examples: int = field(default=512, metadata={"help": "balanced validation examples per evaluation (all ranks)"})
 
 
-def resolve_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """Defaults < config file < command line."""
-    args = build_parser().parse_args(argv)
-    values = dict(DEFAULTS)
-    if args.config:
-        values.update(read_config_file(args.config))
-    values.update({k: v for k, v in vars(args).items() if v is not None and k != "config"})
-    if isinstance(values.get("encoder_config"), str):
-        values["encoder_config"] = json.loads(values["encoder_config"])
-    if not values["data"]:
+def parse_args(argv: Sequence[str] | None = None) -> tuple[JudgeArguments, TrainingArguments]:
+    """The judge's and the skeleton's options (defaults < ``--config`` file < flags), checked."""
+    args, training = parse_arguments(JudgeArguments, argv, prog="train_judge", defaults=TRAINING_DEFAULTS)
+    if not args.data:
         raise SystemExit("train_judge: give --data (a turn_taking_chunks parquet folder or a dialogue manifest)")
-    if values["window_labels"] not in ("last", "all"):
-        raise SystemExit("train_judge: --window_labels must be 'last' or 'all'")
-    if values["window_labels"] == "all" and values["context_mode"] != "causal":
+    if args.window_labels == "all" and args.context_mode != "causal":
         raise SystemExit("train_judge: --window_labels all needs --context_mode causal (one pass scores every chunk)")
-    return argparse.Namespace(**values)
-
-
-def read_config_file(path: str | Path) -> dict[str, Any]:
-    """Options from a YAML or JSON file; unknown keys are an error that names the file."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix in (".yaml", ".yml"):
-        import yaml
-
-        values = yaml.safe_load(text) or {}
-    else:
-        values = json.loads(text)
-    unknown = sorted(set(values) - set(DEFAULTS))
-    if unknown:
-        raise SystemExit(f"{path}: unknown options {unknown}; known: {sorted(DEFAULTS)}")
-    return values
+    return args, training
 
 
 # ---------------------------------------------------------------------------- model
-def build_model(args: argparse.Namespace) -> TurnTakingJudge:
-    """A judge from a checkpoint (``init_from``), random init (``backbone: random``) or Whisper."""
+def build_model(args: JudgeArguments, model_config: dict[str, Any] | None = None, init_from: str | None = None) -> TurnTakingJudge:
+    """A judge from a checkpoint (``init_from``), random init (``backbone: random``) or Whisper.
+
+    ``model_config`` holds TurnTakingJudgeConfig fields (``--model_config``); the recipe's
+    context and regularisation options override them.
+    """
+    model_config = dict(model_config or {})
+    encoder_config = model_config.pop("encoder_config", None)
     overrides = {
+        **model_config,
         "context_mode": args.context_mode,
         "context_s": args.context_s,
         "stream_hop_s": args.stream_hop_s,
@@ -159,16 +95,16 @@ def build_model(args: argparse.Namespace) -> TurnTakingJudge:
         "label_smoothing": args.label_smoothing,
         "classifier_dropout": args.classifier_dropout,
     }
-    if args.init_from:
-        return TurnTakingJudge.from_pretrained(args.init_from, **overrides)
+    if init_from:
+        return TurnTakingJudge.from_pretrained(init_from, **overrides)
     if args.backbone == "random":
-        return TurnTakingJudge(TurnTakingJudgeConfig(encoder_config=args.encoder_config, backbone_source="random init", **overrides))
+        return TurnTakingJudge(TurnTakingJudgeConfig(encoder_config=encoder_config, backbone_source="random init", **overrides))
     from turneval.modeling.whisper_conversion import judge_from_whisper
 
-    return judge_from_whisper(args.backbone, cache=args.cache_dir, encoder_config=args.encoder_config or {}, **overrides)
+    return judge_from_whisper(args.backbone, cache=args.cache_dir, encoder_config=encoder_config or {}, **overrides)
 
 
-def apply_backbone_mode(model: TurnTakingJudge, args: argparse.Namespace) -> torch.nn.Module:
+def apply_backbone_mode(model: TurnTakingJudge, args: JudgeArguments) -> torch.nn.Module:
     """Frozen encoder, LoRA adapters on the attention projections, or everything trainable."""
     if args.backbone_mode == "lora":
         from peft import LoraConfig, get_peft_model
@@ -194,15 +130,6 @@ def final_model(model: torch.nn.Module) -> TurnTakingJudge:
     if hasattr(model, "merge_and_unload"):
         return model.merge_and_unload()
     return model
-
-
-def mixed_precision_mode(requested: str) -> str:
-    """``auto``: bf16 on GPUs that have it, fp16 on other GPUs, none on CPU."""
-    if requested != "auto":
-        return requested
-    if torch.cuda.is_available():
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    return "no"
 
 
 # ---------------------------------------------------------------------------- loop
@@ -236,174 +163,94 @@ def predict_examples(model: torch.nn.Module, sampler: BalancedChunkSampler, limi
     return torch.cat(probs), torch.cat(labels)
 
 
-def train(args: argparse.Namespace) -> dict[str, Any]:
-    """Run training; return a summary (final step, last losses, validation metrics)."""
-    from accelerate import Accelerator
-    from accelerate.utils import set_seed
-    from tqdm.auto import tqdm
-    from transformers import get_scheduler
+class JudgeRecipe(Recipe):
+    """The judge's model, class-balanced data and loss for :func:`turneval.training.common.train`."""
 
-    from turneval.training.evaluate_judge import roc_auc_table
+    name = "judge"
 
-    output_dir = Path(args.output_dir)
-    accelerator = Accelerator(
-        cpu=args.cpu,
-        mixed_precision=mixed_precision_mode(args.mixed_precision),
-        gradient_accumulation_steps=args.gradient_accumulation_steps,
-    )
-    set_seed(args.seed)
-    model = apply_backbone_mode(build_model(args), args)
-    config: TurnTakingJudgeConfig = (model.get_base_model() if hasattr(model, "get_base_model") else model).config
-    label_names = list(config.label_names)
+    def __init__(self, args: JudgeArguments, training: TrainingArguments) -> None:
+        self.args, self.training = args, training
+        self.model_config = read_options_file(training.model_config) if training.model_config else {}
 
-    rows = load_chunk_rows(args.data, args.train_split, args.cache_dir)
-    sampler = BalancedChunkSampler(
-        rows,
-        context_s=config.context_s,
-        seed=args.seed,
-        rank=accelerator.process_index,
-        world_size=accelerator.num_processes,
-        oversample=args.oversample,
-        label_names=label_names,
-    )
-    per_update = args.batch_size * args.gradient_accumulation_steps
-    updates_per_epoch = len(sampler) // per_update
-    if updates_per_epoch == 0:
-        raise SystemExit(
-            f"train_judge: {len(sampler)} balanced examples per rank are fewer than one update "
-            f"({per_update} = batch_size x gradient_accumulation_steps); lower them or add data"
+    def build_model(self) -> torch.nn.Module:
+        return apply_backbone_mode(build_model(self.args, self.model_config, self.training.init_from), self.args)
+
+    def setup(self, model: torch.nn.Module, accelerator: Any) -> None:
+        config = _judge_config(model)
+        self.label_names = list(config.label_names)
+        self.chunk_samples = config.samples_per_chunk
+        self.label_smoothing = config.label_smoothing
+        rows = load_chunk_rows(self.args.data, self.args.train_split, self.args.cache_dir)
+        self.sampler = BalancedChunkSampler(
+            rows, context_s=config.context_s, seed=self.training.seed, rank=accelerator.process_index,
+            world_size=accelerator.num_processes, oversample=self.args.oversample, label_names=self.label_names,
         )
-    max_steps = args.max_steps or args.epochs * updates_per_epoch
-    weights = class_weights(rows, len(label_names)).to(accelerator.device) if args.window_labels == "all" else None
-
-    val_sampler = None
-    if args.eval_steps or args.validation_split:
-        try:
-            val_rows = load_chunk_rows(args.data, args.validation_split, args.cache_dir)
-            val_sampler = BalancedChunkSampler(
-                val_rows, context_s=config.context_s, seed=args.seed, rank=accelerator.process_index,
-                world_size=accelerator.num_processes, label_names=label_names,
+        self.per_update = self.training.per_device_train_batch_size * self.training.gradient_accumulation_steps
+        if len(self.sampler) < self.per_update:
+            raise SystemExit(
+                f"train_judge: {len(self.sampler)} balanced examples per rank are fewer than one update "
+                f"({self.per_update} = per_device_train_batch_size x gradient_accumulation_steps); lower them or add data"
             )
-        except KeyError:
-            accelerator.print(f"train_judge: no {args.validation_split!r} split; validation is skipped")
+        self.weights = class_weights(rows, len(self.label_names)).to(accelerator.device) if self.args.window_labels == "all" else None
+        self.val_sampler = None
+        if self.args.validation_split and self.args.validation_split != "none":
+            try:
+                val_rows = load_chunk_rows(self.args.data, self.args.validation_split, self.args.cache_dir)
+            except KeyError:
+                accelerator.print(f"train_judge: no {self.args.validation_split!r} split; validation is skipped")
+            else:
+                self.val_sampler = BalancedChunkSampler(
+                    val_rows, context_s=config.context_s, seed=self.training.seed, rank=accelerator.process_index,
+                    world_size=accelerator.num_processes, label_names=self.label_names,
+                )
 
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable, lr=args.learning_rate, weight_decay=args.weight_decay)
-    scheduler = get_scheduler(args.lr_scheduler, optimizer, num_warmup_steps=args.warmup_steps, num_training_steps=max_steps)
-    model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
-    progress = TrainProgress()
-    accelerator.register_for_checkpointing(progress)
-    checkpoints = output_dir / "checkpoints"
-    if args.resume_from:
-        resume = latest_checkpoint(checkpoints) if args.resume_from == "latest" else Path(args.resume_from)
-        if resume is None:
-            raise SystemExit(f"train_judge: --resume_from latest, but {checkpoints} holds no checkpoint")
-        accelerator.load_state(str(resume))
-        accelerator.print(f"resumed from {resume} at step {progress.step}")
+    def steps_per_epoch(self) -> int:
+        return len(self.sampler) // self.per_update
 
-    log_path = output_dir / "metrics.jsonl"
-    if accelerator.is_main_process:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        if not args.resume_from and log_path.exists():
-            log_path.unlink()
-    bar = tqdm(total=max_steps, initial=progress.step, disable=not accelerator.is_local_main_process, desc="judge")
-    summary: dict[str, Any] = {"losses": []}
-    started = time.time()
-    window_labels = args.window_labels == "all"
-    model.train()
-    while progress.step < max_steps:
-        data = EpochExamples(sampler, progress.epoch, window_labels=window_labels, chunk_samples=config.samples_per_chunk)
-        usable = updates_per_epoch * per_update  # whole updates only: accumulation never spans epochs
-        data.indices = data.indices[progress.offset : usable]
-        loader = DataLoader(data, batch_size=args.batch_size, num_workers=args.num_workers, shuffle=False, drop_last=True)
-        pending: list[float] = []
-        for batch in loader:
-            batch = {k: v.to(accelerator.device) for k, v in batch.items() if isinstance(v, torch.Tensor)}
-            with accelerator.accumulate(model):
-                loss = step_loss(model, batch, weights, config.label_smoothing)
-                accelerator.backward(loss)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad()
-            progress.offset += args.batch_size
-            pending.append(float(loss.detach()))
-            if not accelerator.sync_gradients:
-                continue
-            progress.step += 1
-            step_mean = accelerator.reduce(torch.tensor(np.mean(pending), device=accelerator.device), reduction="mean").item()
-            pending = []
-            summary["losses"].append(step_mean)
-            bar.update(1)
-            bar.set_postfix(loss=f"{step_mean:.4f}")
-            if args.logging_steps and progress.step % args.logging_steps == 0:
-                log_row(accelerator, log_path, {"step": progress.step, "epoch": progress.epoch, "loss": step_mean, "lr": scheduler.get_last_lr()[0], "elapsed_s": round(time.time() - started, 2)})
-            if args.eval_steps and val_sampler is not None and progress.step % args.eval_steps == 0:
-                summary["validation"] = validate(model, val_sampler, args, accelerator, label_names, log_path, progress.step, roc_auc_table)
-                model.train()
-            if args.save_steps and progress.step % args.save_steps == 0:
-                save_checkpoint(accelerator, checkpoints, progress.step, args.save_total_limit)
-            if progress.step >= max_steps or (args.stop_after_steps and progress.step >= args.stop_after_steps):
-                break
-        else:
-            progress.epoch += 1
-            progress.offset = 0
-            continue
-        break  # max_steps reached, or this session's stop_after_steps
-    bar.close()
-    if progress.step < max_steps:  # a time-limited session: the checkpoints are the result
-        accelerator.print(f"stopped at step {progress.step} of {max_steps}; continue with --resume_from latest")
-        accelerator.end_training()
-        return {**summary, "step": progress.step}
-    if val_sampler is not None and summary.get("validation", {}).get("step") != progress.step:
-        summary["validation"] = validate(model, val_sampler, args, accelerator, label_names, log_path, progress.step, roc_auc_table)
-    accelerator.wait_for_everyone()
-    if accelerator.is_main_process:
-        judge = final_model(accelerator.unwrap_model(model))
-        judge.config.backbone_mode = args.backbone_mode
-        judge.save_pretrained(output_dir / "final", safe_serialization=True)
-        (output_dir / "final" / "training_args.json").write_text(json.dumps(vars(args), indent=2, default=str), encoding="utf-8")
-    accelerator.end_training()
-    summary["step"] = progress.step
-    return summary
+    def micro_batches(self, start_step: int, accelerator: Any) -> Iterator[dict[str, torch.Tensor]]:
+        # whole updates only, so that accumulation never spans epochs; the draw of epoch e depends
+        # only on (seed, e): step k is always the same examples
+        epoch, update = divmod(start_step, self.steps_per_epoch())
+        batch_size = self.training.per_device_train_batch_size
+        while True:
+            data = EpochExamples(self.sampler, epoch, window_labels=self.args.window_labels == "all", chunk_samples=self.chunk_samples)
+            data.indices = data.indices[update * self.per_update : self.steps_per_epoch() * self.per_update]
+            loader = DataLoader(data, batch_size=batch_size, num_workers=self.training.num_workers, shuffle=False, drop_last=True)
+            for batch in loader:
+                yield {k: v for k, v in batch.items() if isinstance(v, torch.Tensor)}
+            epoch, update = epoch + 1, 0
+
+    def loss(self, model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        return step_loss(model, batch, self.weights, self.label_smoothing)
+
+    def evaluate(self, model: torch.nn.Module, accelerator: Any, step: int) -> dict[str, Any] | None:
+        """Validation loss and per-class ROC-AUC on a fixed balanced draw (gathered over ranks)."""
+        if self.val_sampler is None:
+            return None
+        limit = max(1, self.args.max_eval_examples // accelerator.num_processes)
+        probs, labels = predict_examples(model, self.val_sampler, limit, self.training.per_device_train_batch_size, accelerator.device)
+        probs, labels = accelerator.gather(probs).cpu().numpy(), accelerator.gather(labels).cpu().numpy()
+        loss = float(-np.mean(np.log(np.clip(probs[np.arange(len(labels)), labels], 1e-12, None)))) if len(labels) else math.nan
+        return {"eval_loss": loss, "eval_examples": int(len(labels)), "eval_roc_auc": roc_auc_table(labels, probs, self.label_names)}
+
+    def save_final(self, model: torch.nn.Module, folder: Path) -> None:
+        judge = final_model(model)
+        judge.config.backbone_mode = self.args.backbone_mode
+        judge.save_pretrained(folder, safe_serialization=True)
 
 
-def validate(model, sampler, args, accelerator, label_names, log_path, step, roc_auc_table) -> dict[str, Any]:
-    """Validation loss and per-class ROC-AUC on a fixed balanced draw (gathered over ranks)."""
-    model.eval()
-    limit = max(1, args.max_eval_examples // accelerator.num_processes)
-    probs, labels = predict_examples(model, sampler, limit, args.batch_size, accelerator.device)
-    probs, labels = accelerator.gather(probs).cpu().numpy(), accelerator.gather(labels).cpu().numpy()
-    loss = float(-np.mean(np.log(np.clip(probs[np.arange(len(labels)), labels], 1e-12, None)))) if len(labels) else math.nan
-    result = {"step": step, "eval_loss": loss, "eval_examples": int(len(labels)), "eval_roc_auc": roc_auc_table(labels, probs, label_names)}
-    log_row(accelerator, log_path, result)
-    return result
+def _judge_config(model: torch.nn.Module) -> TurnTakingJudgeConfig:
+    return (model.get_base_model() if hasattr(model, "get_base_model") else model).config
 
 
-def log_row(accelerator, path: Path, row: dict[str, Any]) -> None:
-    if accelerator.is_main_process:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(row) + "\n")
-
-
-def save_checkpoint(accelerator, folder: Path, step: int, keep: int | None) -> None:
-    """``accelerator.save_state`` to ``folder/step-N`` (all ranks take part); prune old ones."""
-    target = folder / f"step-{step}"
-    accelerator.save_state(str(target))
-    accelerator.wait_for_everyone()
-    if accelerator.is_main_process and keep:
-        import shutil
-
-        for old in sorted(folder.glob("step-*"), key=lambda p: int(p.name.split("-")[1]))[:-keep]:
-            shutil.rmtree(old, ignore_errors=True)
-
-
-def latest_checkpoint(folder: Path) -> Path | None:
-    found = sorted(folder.glob("step-*"), key=lambda p: int(p.name.split("-")[1])) if folder.is_dir() else []
-    return found[-1] if found else None
+def train(args: JudgeArguments, training: TrainingArguments) -> dict[str, Any]:
+    """Run (or continue) training; return the skeleton's summary (step, losses, validation, compute)."""
+    return run_training(JudgeRecipe(args, training), training, args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    summary = train(resolve_args(argv))
+    args, training = parse_args(argv)
+    summary = train(args, training)
     if summary["losses"]:
         print(json.dumps({"step": summary["step"], "last_loss": summary["losses"][-1], "validation": summary.get("validation")}, default=str))
     return 0

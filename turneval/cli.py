@@ -19,6 +19,9 @@ COMMAND_MODULES: list[str] = [
     "turneval.commands.report",
     "turneval.commands.score",
     "turneval.commands.compare",
+    # benchmarks people already use, in their own layout (issue 15)
+    "turneval.commands.fdb",
+    "turneval.commands.fdbench",
 ]
 
 

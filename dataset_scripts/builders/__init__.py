@@ -12,9 +12,8 @@ from .turn_taking_probes import (
     PROMPTS,
     TurnTakingProbes,
     TurnTakingProbesConfig,
-    balanced_accuracy,
+    probe_audio,
     probe_instances,
-    score_probes,
 )
 from .turn_taking_perturbations import (
     TurnTakingPerturbations,
@@ -28,9 +27,8 @@ __all__ = [
     "PROMPTS",
     "TurnTakingProbes",
     "TurnTakingProbesConfig",
-    "balanced_accuracy",
+    "probe_audio",
     "probe_instances",
-    "score_probes",
     "TurnTakingChunks",
     "TurnTakingChunksConfig",
     "TurnTakingPerturbations",

@@ -23,15 +23,14 @@ Prediction (clips of at most 30 s, the judge's context, ending at the end of chu
   interrupter ends up with the floor (I ... T), no if the first speaker keeps it (I ... C)
   (metric (e)).
 
-:func:`score_probes` runs any ``model(audio, prompt) -> bool`` over the items and reports
-balanced accuracy per task (chance = 0.5).
+:func:`turneval.metrics.probes.score_probes` runs any ``model(audio, prompt) -> bool`` over
+the items and reports balanced accuracy per task (chance = 0.5).
 """
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import datasets
 import numpy as np
@@ -210,7 +209,8 @@ def clip_audio(audio_path: str, start_s: float, end_s: float) -> np.ndarray:
     return values[mask.astype(bool)]
 
 
-def _item_audio(item: Mapping[str, Any]) -> np.ndarray:
+def probe_audio(item: Mapping[str, Any]) -> np.ndarray:
+    """The mono 16 kHz clip of a probe item (an array, WAV ``{"bytes": ...}`` or ``audio_path`` + clip bounds)."""
     audio = item.get("audio")
     if isinstance(audio, np.ndarray):
         return audio.astype(np.float32, copy=False)
@@ -219,31 +219,6 @@ def _item_audio(item: Mapping[str, Any]) -> np.ndarray:
     if item.get("audio_path"):
         return clip_audio(item["audio_path"], item["clip_start_s"], item["clip_end_s"])
     raise ValueError(f"probe item {item.get('task')!r} has no audio (array, bytes or audio_path + clip bounds)")
-
-
-def balanced_accuracy(answers: Sequence[bool], predictions: Sequence[bool]) -> float:
-    """Mean of the true-positive and true-negative rates (NaN if a class is missing)."""
-    answers, predictions = np.asarray(answers, dtype=bool), np.asarray(predictions, dtype=bool)
-    if not answers.any() or answers.all():
-        return math.nan
-    tpr = float(np.mean(predictions[answers]))
-    tnr = float(np.mean(~predictions[~answers]))
-    return (tpr + tnr) / 2.0
-
-
-def score_probes(items: Iterable[Mapping[str, Any]], model: Callable[[np.ndarray, str], bool]) -> dict[str, float]:
-    """Balanced accuracy per task of ``model(mono_audio_16k, prompt) -> yes?`` over probe items.
-
-    Items are rows of the turn_taking_probes dataset (or dicts with ``task``, ``prompt``,
-    ``answer`` and ``audio`` as an array, ``{"bytes": ...}`` or ``audio_path`` plus clip bounds).
-    """
-    answers: dict[str, list[bool]] = {}
-    predictions: dict[str, list[bool]] = {}
-    for item in items:
-        task = item["task"]
-        answers.setdefault(task, []).append(bool(item["answer"]))
-        predictions.setdefault(task, []).append(bool(model(_item_audio(item), item["prompt"])))
-    return {task: balanced_accuracy(answers[task], predictions[task]) for task in answers}
 
 
 def probe_features() -> datasets.Features:

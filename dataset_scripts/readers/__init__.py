@@ -33,13 +33,14 @@ from .seamless import _PARTICIPANT_RE as _SEAMLESS_PARTICIPANT_RE
 from .seamless import read_seamless, read_seamless_pair
 from .switchboard import FILE_RE as SWITCHBOARD_FILE_RE
 from .switchboard import parse_ms98_lines, read_switchboard, switchboard_from_lines
+from .switchboard import iter_switchboard_calls, read_split_ids, switchboard_word_file
 from .vad_csv import format_vad_csv, read_vad_csv, write_vad_csv
 from .word_json import read_word_json
 
 
 def _audio_reader(path: str | Path, *, load_audio: bool = True, **kwargs: Any) -> Dialogue:
     """Stereo audio only: speech found by VAD (``load_audio=False`` streams it and keeps no audio)."""
-    from ..audio import dialogue_from_audio
+    from ..vad import dialogue_from_audio
 
     return dialogue_from_audio(path, keep_audio=load_audio, **kwargs)
 
@@ -147,6 +148,7 @@ __all__ = [
     "READERS",
     "annotation_pairs",
     "guess_format",
+    "iter_switchboard_calls",
     "parse_ms98_lines",
     "read_annotated_corpus",
     "read_annotations",
@@ -157,10 +159,12 @@ __all__ = [
     "read_rttm_all",
     "read_seamless",
     "read_seamless_pair",
+    "read_split_ids",
     "read_switchboard",
     "read_vad_csv",
     "read_word_json",
     "switchboard_from_lines",
+    "switchboard_word_file",
     "format_vad_csv",
     "write_vad_csv",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -175,3 +175,107 @@ def read_switchboard(
         audio_tolerance_s=audio_tolerance_s,
         metadata={"alignment": kind, "files": [str(path_a), str(path_b)]},
     )
+
+
+# ---------------------------------------------------------------------------------------
+# The corpus on disk: calls by id, the conversation-level splits
+# ---------------------------------------------------------------------------------------
+
+SPLIT_NAMES = ("train", "val", "test")
+"""The splits of ``splits/{train,val,test}.txt`` (one call id per line, VAP's split)."""
+
+
+def switchboard_word_file(root: PathLike, call_id: str | int) -> Path:
+    """Side A's word file of call ``call_id`` (``2001``, ``"sw2001"``) under the ms98 tree.
+
+    The extracted ``swb_ms98_transcriptions`` archive keeps ``<first 2 digits>/<id>/``
+    folders (``20/2001/sw2001A-ms98-a-word.text``); a flat folder of word files works too.
+
+    Raises:
+        DialogueError: the file is in neither place.
+    """
+    number = str(call_id).strip().lower().removeprefix("sw")
+    root = Path(root)
+    name = f"sw{number}A-ms98-a-word.text"
+    for candidate in (root / number[:2] / number / name, root / name):
+        if candidate.is_file():
+            return candidate
+    raise DialogueError(
+        f"{root}: no word file for Switchboard call {call_id} (looked for {number[:2]}/{number}/{name} and {name}); "
+        "pass the folder the swb_ms98_transcriptions archive was extracted to"
+    )
+
+
+def read_split_ids(split_dir: PathLike, split: str) -> list[str]:
+    """The call ids of one split file (``splits/test.txt``), sorted so that "the first N" is
+    the same set on every machine.
+
+    ``split="all"`` gives the ids of the three splits together.
+    """
+    names = SPLIT_NAMES if split == "all" else (split,)
+    if split != "all" and split not in SPLIT_NAMES:
+        raise ValueError(f"split must be one of {SPLIT_NAMES} or 'all', got {split!r}")
+    ids: set[str] = set()
+    for name in names:
+        path = Path(split_dir) / f"{name}.txt"
+        if not path.is_file():
+            raise DialogueError(f"{path}: split file not found (expected one call id per line, e.g. 2001)")
+        for number, text in read_lines(path):
+            token = text.strip()
+            if not token:
+                continue
+            if not token.lower().removeprefix("sw").isdigit():
+                raise located(path, number, f"expected a call id such as 2001, got {token!r}")
+            ids.add(token.lower().removeprefix("sw"))
+    return sorted(ids, key=int)
+
+
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
+
+
+def is_switchboard_archive(root: PathLike) -> bool:
+    """Whether ``root`` is the ms98 archive itself (``swb_ms98_transcriptions.tar.gz``)."""
+    return Path(root).is_file() and Path(root).name.endswith(ARCHIVE_SUFFIXES)
+
+
+def iter_switchboard_calls(root: PathLike, call_ids: Iterable[str | int]) -> Iterator[Dialogue]:
+    """Read the calls ``call_ids`` (word alignments, no audio) one at a time.
+
+    ``root`` is the extracted ms98 folder (calls come in the order of ``call_ids``) or the
+    ``swb_ms98_transcriptions.tar.gz`` archive itself, streamed once without unpacking it
+    (calls come in archive order; about 4 s for the whole archive).
+    """
+    if not is_switchboard_archive(root):
+        for call_id in call_ids:
+            yield read_switchboard(switchboard_word_file(root, call_id), load_audio=False)
+        return
+    yield from _iter_archive(Path(root), {str(c).strip().lower().removeprefix("sw") for c in call_ids})
+
+
+def _iter_archive(path: Path, wanted: set[str]) -> Iterator[Dialogue]:
+    import tarfile
+
+    pending: dict[str, dict[str, list[str]]] = {}
+    with tarfile.open(path, "r:*") as archive:
+        for member in archive:
+            match = FILE_RE.match(Path(member.name).name)
+            if not member.isfile() or not match or match["kind"] != "word":
+                continue
+            number = match["conv"].removeprefix("sw")
+            if number not in wanted:
+                continue
+            raw = archive.extractfile(member).read()  # type: ignore[union-attr]
+            try:
+                lines = raw.decode("utf-8").splitlines()
+            except UnicodeDecodeError as err:
+                raise DialogueError(f"{path}:{member.name}: not valid UTF-8 text ({err.reason})") from err
+            sides = pending.setdefault(number, {})
+            sides[match["side"]] = lines
+            if len(sides) == 2:
+                del pending[number]
+                wanted.discard(number)
+                sources = tuple(f"{path}:{match['conv']}{s}-ms98-a-word.text" for s in "AB")
+                yield switchboard_from_lines((sides["A"], sides["B"]), match["conv"], sources=sources)  # type: ignore[arg-type]
+    if wanted:
+        missing = sorted(wanted)
+        raise DialogueError(f"{path}: no word files (both sides) for {len(missing)} call(s), e.g. {', '.join(missing[:5])}")

@@ -81,5 +81,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:
         raise UserError(f"cannot write the report to {args.out}: {err.strerror or err}") from None
     print(format_summary(result))
+    for line in result.notes:  # a model trained on synthetic sound: say so where it cannot be missed
+        if line.startswith("WARNING:"):
+            print(line, file=sys.stderr)
     print("wrote " + ", ".join(str(p) for p in written.values()))
     return 0

@@ -33,7 +33,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.dataset_scripts.audio import dialogue_from_audio
+    from turneval.dataset_scripts.vad import dialogue_from_audio
     from turneval.dataset_scripts.readers import write_vad_csv
     from turneval.dataset_scripts.vad import SileroVAD, VADConfig
 

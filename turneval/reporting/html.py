@@ -1,4 +1,4 @@
-"""A self-contained HTML page for a :class:`~turneval.reporting.Report`.
+"""A self-contained HTML page for a :class:`~turneval.reporting.result.Report`.
 
 No network, no JavaScript, no external CSS: the timeline is a PNG drawn by matplotlib (Agg
 backend) and embedded as base64; the tables are plain HTML. The timeline shows both
@@ -17,8 +17,13 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
+from turneval.model_provenance import models_html
+
+from .references import reference_values
+from .summary import format_number
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from turneval.reporting import Report
+    from .result import Report
 
 MAX_ROWS = 10
 """At most this many timeline rows; a row spans at least MIN_ROW_S seconds."""
@@ -38,16 +43,8 @@ img.timeline{width:100%;border:1px solid #ddd}details{margin:.6em 0}.ok{color:#2
 """
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "n/a"
-        return f"{value:.{digits}g}" if abs(value) < 10 ** digits else f"{value:.0f}"
-    return str(value)
+def _fmt(value: Any) -> str:
+    return format_number(value, digits=3)
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None) -> str:
@@ -230,13 +227,15 @@ def _backchannel_section(rep: "Report") -> str:
 
 
 def _references_section(rep: "Report") -> str:
-    from turneval.reporting import reference_values
-
     refs = reference_values()
     systems = list(refs["systems"])
     rows = [[e["label"], f"{e['table']}"] + [e["values"].get(s, "") for s in systems] for e in refs["values"]]
     return (f"<p class=\"ref\">{html.escape(refs['description'])} Source: {html.escape(refs['source'])}.</p>"
             + _table(["figure", "table"] + [refs["systems"][s] for s in systems], rows))
+
+
+def _models_section(rep: "Report") -> str:
+    return models_html(getattr(rep, "models", None))
 
 
 def render_html(rep: "Report") -> str:
@@ -254,6 +253,7 @@ def render_html(rep: "Report") -> str:
         ("Backchannel timing", _backchannel_section(rep)),
         ("Turn-taking statistics", _statistics_section(rep)),
         ("Reference values", _references_section(rep)),
+        ("Models (checkpoints, training data, measured quality)", _models_section(rep)),
     ]
     body = "\n".join(f"<h2>{html.escape(title)}</h2>\n{content}" for title, content in sections)
     title = f"turneval report: {conv['id']}"

@@ -1,0 +1,11 @@
+"""Runs of the benchmarks people already use, evaluated in their own layout.
+
+* :mod:`turneval.benchmark_runs.fdb`: a Full-Duplex-Bench run folder (v1.0 tasks, v1.5
+  overlap scenarios), ``turneval fdb``.
+* :mod:`turneval.benchmark_runs.fdbench`: FD-Bench run logs with their scripted rounds,
+  ``turneval fdbench``.
+
+Each reads the benchmark's files (readers in ``turneval.dataset_scripts.readers``), applies
+the benchmark's rules (``turneval.metrics``) and lays out the results: JSON (with a schema
+under ``turneval/data/``) and markdown tables in the paper's shape.
+"""

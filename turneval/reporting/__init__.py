@@ -1,0 +1,58 @@
+"""The main job (SPEC §9): every turn-taking figure of one human-AI conversation.
+
+    >>> import turneval                                              # doctest: +SKIP
+    >>> rep = turneval.report("call.wav", system_channel=1)
+    >>> rep.save("out/")                                             # report.json + report.html
+
+The package holds the stages of a report, each in its own module; the metric rules they
+apply live in :mod:`turneval.metrics` (shared with ``turneval score``, the Space and the
+evaluate modules):
+
+=============  ==========================================================================
+``inputs``     audio (stereo or two mono files), speech segments by VAD or from an
+               annotation JSON, the system channel -> a Dialogue
+``inference``  device, checkpoints (through :mod:`turneval.checkpoints`), the judge
+               streamed over a whole conversation
+``build``      :func:`report`: events, statistics, full-duplex timing, agreement,
+               naturalness and backchannel timing -> a :class:`Report`
+``result``     :class:`Report`, its JSON form and schema
+``summary``    the headline table (terminal and HTML) beside the papers' reference values
+``references`` the papers' human reference values
+``html``       the self-contained HTML page
+=============  ==========================================================================
+
+(The package is ``turneval.reporting`` rather than ``turneval.report`` so that the function
+``turneval.report`` is not shadowed by a subpackage of the same name.)
+"""
+from __future__ import annotations
+
+from .build import N_WORST_UNITS, event_summary, report
+from .inference import check_device, judge_probabilities, load_judge_model, load_predictor_model, resolve_checkpoint
+from .inputs import VAD_BLOCK_S, load_conversation, read_annotations
+from .references import reference_lookup, reference_values
+from .result import REPORT_SCHEMA_VERSION, Report, ReportError, jsonable, report_schema
+from .summary import format_number, format_summary, summary_rows
+
+__all__ = [
+    "N_WORST_UNITS",
+    "REPORT_SCHEMA_VERSION",
+    "VAD_BLOCK_S",
+    "Report",
+    "ReportError",
+    "check_device",
+    "event_summary",
+    "format_number",
+    "format_summary",
+    "judge_probabilities",
+    "jsonable",
+    "load_conversation",
+    "load_judge_model",
+    "load_predictor_model",
+    "read_annotations",
+    "reference_lookup",
+    "reference_values",
+    "report",
+    "report_schema",
+    "resolve_checkpoint",
+    "summary_rows",
+]

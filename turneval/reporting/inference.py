@@ -1,0 +1,106 @@
+"""The report's model stages: which device, which checkpoints, and the judge over a whole conversation."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from turneval.dataset_scripts.grids import SAMPLE_RATE
+
+from .progress import progress_bar
+from .result import ReportError
+
+
+def check_device(device: str) -> str:
+    """``device`` if this machine has it: ``cpu``, ``cuda``, ``cuda:N`` or ``mps``."""
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError):
+        parsed = None
+    if parsed is None or parsed.type not in ("cpu", "cuda", "mps"):
+        raise ReportError(f"--device {device!r} is not a device; use cpu, cuda, cuda:N (a GPU index) or mps")
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ReportError(f"--device {device}: CUDA is not available on this machine; use --device cpu")
+        if parsed.index is not None and parsed.index >= torch.cuda.device_count():
+            raise ReportError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s) (cuda:0 ...); pick one of them")
+    if parsed.type == "mps" and not torch.backends.mps.is_available():
+        raise ReportError(f"--device {device}: Apple's MPS backend is not available on this machine; use --device cpu")
+    return str(parsed)
+
+
+def resolve_checkpoint(kind: str, spec: str | Path | None, skip_flag: str) -> Path | None:
+    """:func:`turneval.checkpoints.resolve_checkpoint` with errors worded for the report's options."""
+    from turneval.checkpoints import CheckpointNotFoundError
+    from turneval.checkpoints import resolve_checkpoint as resolve
+
+    try:
+        return resolve(kind, spec, hint=f"pass a local checkpoint folder, or {skip_flag} to skip this stage")
+    except CheckpointNotFoundError as err:
+        raise ReportError(str(err)) from None
+
+
+def load_judge_model(judge: Any, device: str = "cpu") -> tuple[Any, str]:
+    """A TurnTakingJudge from a checkpoint path (None: the demo checkpoint) or a loaded model."""
+    from turneval.modeling.judge_loading import JudgeCheckpointError, load_judge
+
+    if judge is not None and not isinstance(judge, (str, Path)):
+        return judge.to(device).eval(), type(judge).__name__
+    path = resolve_checkpoint("judge", judge, "--no-judge")
+    if path is None:
+        raise ReportError(
+            "no judge checkpoint: the bundled judge is not installed; "
+            "pass --judge PATH (a TurnTakingJudge checkpoint folder), or --no-judge to skip the judge and agreement metrics"
+        )
+    try:
+        model = load_judge(path)
+    except JudgeCheckpointError as err:
+        raise ReportError(f"{err} (pass --judge PATH to another checkpoint, or --no-judge to skip the judge)") from None
+    return model.to(device).eval(), str(path)
+
+
+def load_predictor_model(predictor: Any, device: str = "cpu") -> tuple[Any, str]:
+    """A FutureActivityPredictor from a checkpoint path (None: the demo checkpoint) or a loaded model."""
+    from turneval.naturalness import load_predictor
+
+    if predictor is not None and not isinstance(predictor, (str, Path)):
+        return predictor.to(device).eval(), type(predictor).__name__
+    path = resolve_checkpoint("predictor", predictor, "--no-predictor")
+    if path is None or not (path / "config.json").is_file():
+        what = "the bundled predictor is not installed" if path is None else f"{path} is not a FutureActivityPredictor checkpoint (no config.json)"
+        raise ReportError(f"no naturalness predictor: {what}; pass --predictor PATH, or --no-predictor to skip the naturalness score")
+    try:
+        return load_predictor(path, device=device), str(path)
+    except (OSError, ValueError, RuntimeError) as err:
+        raise ReportError(f"{path}: the predictor checkpoint does not load ({err}); pass another --predictor PATH or --no-predictor") from None
+
+
+def judge_probabilities(judge: Any, audio: np.ndarray, progress: bool = False) -> np.ndarray:
+    """The judge's ``[n_chunks, 5]`` probabilities over the mono mix: row t is the distribution
+    over the label of chunk t + 1 from the audio up to the end of chunk t (``judge.score``'s layout).
+
+    A causal judge is streamed window by window (progress bar, flat memory); a window-mode
+    judge scores one window per chunk via ``judge.score``.
+    """
+    from turneval.dataset_scripts.audio import mono_mix
+    from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudgeStream
+
+    mono = mono_mix(audio)
+    config = judge.config
+    spc = config.samples_per_chunk
+    n_chunks = mono.shape[0] // spc
+    if n_chunks < 2:
+        raise ReportError(f"the conversation is {mono.shape[0] / SAMPLE_RATE:.3f} s long; the judge needs at least two {config.chunk_s * 1000:g} ms chunks")
+    if config.context_mode != "causal":
+        return judge.score(mono, sample_rate=SAMPLE_RATE).probabilities
+    stream = TurnTakingJudgeStream(judge)
+    probs = np.zeros((n_chunks, len(config.label_names)), dtype=np.float32)
+    block = config.hop_chunks * spc
+    starts = range(0, n_chunks * spc, block)
+    for start in progress_bar(starts, len(starts), "turn-taking judge", progress and len(starts) > 1):
+        indices, rows = stream.push(mono[start : min(start + block, n_chunks * spc)])
+        probs[indices] = rows
+    return probs
