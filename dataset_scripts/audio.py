@@ -16,7 +16,7 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from turneval.io_utils import atomic_path
+from .files import atomic_path
 
 from .dialogue import DialogueError
 from .grids import SAMPLE_RATE

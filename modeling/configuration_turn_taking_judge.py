@@ -21,7 +21,7 @@ _TINY_ENCODER = {
 }
 
 CONTEXT_MODES = ("window", "causal")
-BACKBONE_MODES = ("frozen", "lora", "full")
+BACKBONE_MODES = ("frozen", "partial", "lora", "full")
 DEFAULT_LABELS = ("NA", "BC", "I", "T", "C")
 
 
@@ -66,6 +66,13 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             window (exactly Whisper); causal mode takes the running max up to each frame, so
             no frame depends on later audio.
         backbone_source (`str`, *optional*): where the encoder weights came from (provenance).
+        logit_adjustment (`list[float]`, *optional*):
+            Added to the logits before the softmax of `probabilities` (not to `logits`, which
+            the loss reads). Training is class-balanced (balanced sampling or inverse-frequency
+            class weights), so the head learns posteriors under a flat prior; the adjustment
+            `log(natural prior) - log(training prior)` per class turns them back into posteriors
+            under the natural label frequencies, so that thresholds on probabilities mean what
+            they say. `None`: no adjustment (the probabilities follow the training prior).
     """
 
     model_type = "turn_taking_judge"
@@ -85,6 +92,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         label_smoothing: float = 0.0,
         log_mel_dynamic_range: float = 8.0,
         backbone_source: str | None = None,
+        logit_adjustment: list[float] | tuple[float, ...] | None = None,
         **kwargs: Any,
     ) -> None:
         labels = list(label_names) if label_names is not None else list(DEFAULT_LABELS)
@@ -108,6 +116,9 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         self.label_smoothing = float(label_smoothing)
         self.log_mel_dynamic_range = float(log_mel_dynamic_range)
         self.backbone_source = backbone_source
+        self.logit_adjustment = [float(v) for v in logit_adjustment] if logit_adjustment is not None else None
+        if self.logit_adjustment is not None and len(self.logit_adjustment) != len(labels):
+            raise ValueError(f"logit_adjustment has {len(self.logit_adjustment)} values for {len(labels)} labels {labels}")
         self._check_grid()
 
     def _check_grid(self) -> None:

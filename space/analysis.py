@@ -12,7 +12,6 @@ that the stage was skipped.
 """
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import tempfile
@@ -20,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+from turneval.reporting.summary import format_number
 
 MAX_SECONDS_ENV_VAR = "TURNEVAL_SPACE_MAX_SECONDS"
 MAX_MB_ENV_VAR = "TURNEVAL_SPACE_MAX_MB"
@@ -147,18 +147,10 @@ class AnalysisResult:
 TABLE_COLUMNS = ["Section", "Metric", "This conversation", "Unit", "Reference (human)", "Reference source"]
 
 
-def _fmt(value: Any) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "n/a"
-    if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
-    return str(value)
-
-
 def summary_table(report: dict[str, Any]) -> list[list[Any]]:
     """The report's summary rows as table rows (``TABLE_COLUMNS``)."""
     return [
-        [row["section"], row["label"], _fmt(row["value"]), row["unit"], "" if row["reference"] is None else _fmt(row["reference"]), row.get("reference_source") or ""]
+        [row["section"], row["label"], format_number(row["value"], digits=3), row["unit"], "" if row["reference"] is None else format_number(row["reference"], digits=3), row.get("reference_source") or ""]
         for row in report["summary"]
     ]
 
@@ -202,7 +194,7 @@ def analyse(
     """
     from turneval.dataset_scripts.dialogue import DialogueError
     from turneval.reporting.html import render_html, timeline_png
-    from turneval.io_utils import atomic_write_bytes, atomic_write_text
+    from turneval.dataset_scripts.files import atomic_write_bytes, atomic_write_text
 
     limit_seconds = max_seconds() if limit_seconds is None else limit_seconds
     limit_bytes = max_bytes() if limit_bytes is None else limit_bytes

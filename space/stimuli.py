@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from turneval.dataset_scripts.dialogue import Dialogue
+from turneval.dataset_scripts.files import atomic_write_text, read_json
 
 EXAMPLES_ENV_VAR = "TURNEVAL_SPACE_EXAMPLES"
 PAIRS_ENV_VAR = "TURNEVAL_SPACE_PAIRS"
@@ -82,8 +83,6 @@ def build_pair_stimuli(dialogues: Iterable[Dialogue], out_dir: str | Path, *, se
     """
     from turneval.dataset_scripts.audio import write_audio
     from turneval.dataset_scripts.perturbations.pairs import iter_pairs
-    from turneval.io_utils import atomic_write_text
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     dialogues = list(dialogues)
@@ -111,10 +110,7 @@ def load_pair_folder(folder: str | Path) -> list[PairStimulus]:
     manifest = folder / MANIFEST
     if not manifest.is_file():
         raise StimulusError(f"{manifest}: no pair manifest; build one with build_pair_stimuli()")
-    try:
-        entries = json.loads(manifest.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise StimulusError(f"{manifest}:{err.lineno}: malformed JSON ({err.msg})") from None
+    entries = read_json(manifest, error=StimulusError)
     stimuli = []
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
         try:

@@ -289,7 +289,7 @@ def test_malformed_pair_folder_names_the_problem(tmp_path: Path) -> None:
     with pytest.raises(stimuli.StimulusError, match="no pair manifest"):
         stimuli.load_pair_folder(tmp_path)
     (tmp_path / "pairs.json").write_text('[{"pair_id": "x",\n "natural": }]')
-    with pytest.raises(stimuli.StimulusError, match=r"pairs.json:2: malformed JSON"):
+    with pytest.raises(stimuli.StimulusError, match=r"pairs.json:2: invalid JSON"):
         stimuli.load_pair_folder(tmp_path)
     (tmp_path / "pairs.json").write_text(json.dumps([{"pair_id": "x", "perturbation_type": "t", "natural": "n.wav", "perturbed": "p.wav"}]))
     with pytest.raises(stimuli.StimulusError, match="n.wav not found"):

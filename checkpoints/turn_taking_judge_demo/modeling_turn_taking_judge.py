@@ -51,7 +51,8 @@ class TurnTakingJudgeOutput(ModelOutput):
         logits: ``[batch, n_predictions, num_labels]``. Window mode: one prediction per window
             (its last frame). Causal mode: one per chunk of the input; prediction t is made at
             the end of chunk t and is about chunk t + 1.
-        probabilities: softmax of ``logits``.
+        probabilities: softmax of ``logits`` + ``config.logit_adjustment`` (the natural-prior
+            correction of a class-balanced training, when the checkpoint has one).
         chunk_times: ``[n_predictions]`` seconds from the input start to the end of the
             observed audio, which is also the start of the chunk being predicted.
         hidden_states: the weighted-sum features at the prediction frames, when asked for.
@@ -273,10 +274,19 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
         return TurnTakingJudgeOutput(
             loss=loss,
             logits=logits,
-            probabilities=torch.softmax(logits.float(), dim=-1),
+            probabilities=self.probabilities_from_logits(logits),
             chunk_times=ends * self.config.chunk_s,
             hidden_states=pooled if output_hidden_states else None,
         )
+
+    def probabilities_from_logits(self, logits: torch.Tensor) -> torch.Tensor:
+        """Softmax of the logits plus ``config.logit_adjustment`` (the class-prior correction
+        of a class-balanced training; nothing is added when it is None)."""
+        logits = logits.float()
+        adjustment = getattr(self.config, "logit_adjustment", None)
+        if adjustment is not None:
+            logits = logits + torch.tensor(adjustment, dtype=logits.dtype, device=logits.device)
+        return torch.softmax(logits, dim=-1)
 
     def _check_input_values(self, input_values: torch.Tensor) -> torch.Tensor:
         if input_values.dim() == 1:
@@ -484,7 +494,7 @@ class _IncrementalWindow:
         frames_per_chunk = spc // ENCODER_FRAME_SAMPLES
         pooled = pooled[:, frames_per_chunk - 1 :: frames_per_chunk]
         self.n_chunks = n_chunks
-        return torch.softmax(model.classifier(pooled).float(), dim=-1)[0]
+        return model.probabilities_from_logits(model.classifier(pooled))[0]
 
     def _layer(self, i: int, layer: nn.Module, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """`WhisperEncoderLayer.forward` on new frames, attending to the cached ones as well."""

@@ -36,12 +36,11 @@ from .switchboard import parse_ms98_lines, read_switchboard, switchboard_from_li
 from .switchboard import iter_switchboard_calls, read_split_ids, switchboard_word_file
 from .vad_csv import format_vad_csv, read_vad_csv, write_vad_csv
 from .word_json import read_word_json
+from ..vad import dialogue_from_audio
 
 
 def _audio_reader(path: str | Path, *, load_audio: bool = True, **kwargs: Any) -> Dialogue:
     """Stereo audio only: speech found by VAD (``load_audio=False`` streams it and keeps no audio)."""
-    from ..vad import dialogue_from_audio
-
     return dialogue_from_audio(path, keep_audio=load_audio, **kwargs)
 
 

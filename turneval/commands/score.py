@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from turneval.cli import UserError
-from turneval.dataset_scripts.readers._common import AUDIO_SUFFIXES
+from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
+from turneval.dataset_scripts.readers import AUDIO_SUFFIXES
 
 MANIFEST_COLUMNS = ("path", "audio", "file")
 
@@ -101,26 +102,24 @@ def collect_inputs(inputs: Sequence[str | Path]) -> list[tuple[str, Path]]:
 def score_one(name: str, file: Path, model: Any, system_channel: int | None = None, n_worst: int = 3) -> dict[str, Any]:
     """The naturalness of one dialogue file (annotation JSON or stereo audio)."""
     from turneval.naturalness import score_dialogue
-    from turneval.reporting import jsonable, load_conversation
+    from turneval.reporting import load_conversation
 
     dialogue = load_conversation(file, system_channel=system_channel)
     dialogue.id = name
     result = score_dialogue(dialogue, model).to_dict(n_worst=n_worst)
     result.pop("units")
-    return jsonable({"id": name, "file": str(file), "duration_s": dialogue.duration, **result})
+    return to_jsonable({"id": name, "file": str(file), "duration_s": dialogue.duration, **result})
 
 
 def aggregate(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Mean (with its 95 % CI over dialogues) of the naturalness score, MeanNLL and TailNLL."""
     from turneval.metrics.intervals import mean_interval
-    from turneval.reporting import jsonable
-
     out: dict[str, Any] = {"n_dialogues": len(results)}
     for key in ("naturalness_score", "mean_nll", "tail_nll"):
         values = [r[key] for r in results if r.get(key) is not None]
         out[key] = mean_interval(values).to_dict()
     out["n_unscored"] = sum(1 for r in results if r.get("naturalness_score") is None)
-    return jsonable(out)
+    return to_jsonable(out)
 
 
 def format_scores(results: Sequence[dict[str, Any]], summary: dict[str, Any]) -> str:
@@ -141,7 +140,6 @@ def run(args: argparse.Namespace) -> int:
     from accelerate import Accelerator
     from accelerate.utils import gather_object
 
-    from turneval.io_utils import atomic_write_text
     from turneval.reporting import load_predictor_model
 
     items = collect_inputs(args.inputs)

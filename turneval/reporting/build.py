@@ -33,7 +33,6 @@ from turneval.metrics.backchannel_timing import system_backchannel_timing
 from turneval.metrics.full_duplex_from_events import full_duplex_timing
 from turneval.metrics.statistics import dialogue_statistics
 from turneval.model_provenance import models_section, provenance_warnings
-from turneval.naturalness import score_dialogue
 
 from .inference import check_device, judge_probabilities, load_judge_model, load_predictor_model
 from .inputs import load_conversation
@@ -139,6 +138,8 @@ def report(
 
     naturalness = None
     if predictor_model is not None:
+        from turneval.naturalness import score_dialogue  # torch: loaded only when the predictor runs
+
         naturalness = score_dialogue(dialogue, predictor_model).to_dict(n_worst=N_WORST_UNITS)
         naturalness["checkpoint"] = predictor_name
         if not naturalness["defined"]:

@@ -8,10 +8,13 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from turneval.dataset_scripts.dialogue import Dialogue
+from turneval.dataset_scripts.files import read_json
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 
 from .progress import progress_bar
 from .result import ReportError
+from turneval.dataset_scripts.vad import SileroVAD
+from turneval.dataset_scripts.audio import AudioError, load_stereo, load_two_mono
 
 VAD_BLOCK_S = 30.0
 """Block length of the streamed VAD pass (also the progress bar's step)."""
@@ -19,8 +22,6 @@ VAD_BLOCK_S = 30.0
 
 def vad_segments(audio: np.ndarray, vad_settings: Mapping[str, Any] | None, progress: bool) -> tuple[list[list], dict]:
     """Speech segments of both channels, streamed block by block (exactly the whole-file result)."""
-    from turneval.dataset_scripts.vad import SileroVAD
-
     vad = SileroVAD(**dict(vad_settings or {}))
     block = int(VAD_BLOCK_S * SAMPLE_RATE)
     starts = range(0, audio.shape[1], block)
@@ -33,10 +34,8 @@ def vad_segments(audio: np.ndarray, vad_settings: Mapping[str, Any] | None, prog
 
 
 def read_annotations(path: Path) -> dict[str, Any]:
-    """The raw annotation dict (file:line errors from the readers' JSON loader)."""
-    from turneval.dataset_scripts.readers._common import load_json
-
-    data = load_json(path)
+    """The raw annotation dict (errors name the file and line)."""
+    data = read_json(path, error=ReportError)
     if not isinstance(data, dict) or "segments" not in data:
         raise ReportError(f"{path}: not a turneval annotation JSON (needs 'segments': [[A segments], [B segments]])")
     data.setdefault("id", path.stem)
@@ -71,8 +70,6 @@ def load_conversation(
     Raises:
         ReportError / AudioError: naming the file and the problem.
     """
-    from turneval.dataset_scripts.audio import AudioError, load_stereo, load_two_mono
-
     if system_channel not in (None, 0, 1):
         raise ReportError(f"system channel must be 0 or 1, got {system_channel!r}")
     if isinstance(audio, Dialogue):
