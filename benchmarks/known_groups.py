@@ -20,8 +20,8 @@ Checks (issue 13):
   human-like one's: the paired difference's interval lies below 0;
 * on human-human data every direction (the two decisions of each of (a)-(e)) of agreement is at
   least 60 %: on AMI (``real_speech.agreement_instances``, ``$TURNEVAL_AMI_ROOT``) and on the
-  held-out re-voiced Switchboard test split (``--revoice-test``, ``$TURNEVAL_REVOICE_TEST``,
-  default ``/work/cache/revoice/test``: ``manifest.jsonl`` of two-channel dialogues, spoken by
+  held-out re-voiced Switchboard test split (``--revoice-test``, else ``$TURNEVAL_REVOICED/test``,
+  default ``../cache/revoice/test`` beside the repository: ``manifest.jsonl`` of two-channel dialogues, spoken by
   Flite, an engine no model here was trained on), each speaker as the system in turn. Data
   that is absent is skipped with a note.
 """
@@ -46,8 +46,8 @@ from _harness import figure, limit_threads  # noqa: E402
 HELD_OUT_SEED = 2026
 GROUPS = {"human": "human-like", "cascaded": "cascaded-like", "eager_duplex": "eager-duplex-like"}
 TARGET_AGREEMENT = 60.0  # % per direction on human-human data (issue 13)
-REVOICE_ENV = "TURNEVAL_REVOICE_TEST"
-DEFAULT_REVOICE_TEST = "/work/cache/revoice/test"
+REVOICE_ENV = "TURNEVAL_REVOICED"  # the re-voiced corpus folder (its test/ split is read), as benchmarks/judge_revoiced.py
+DEFAULT_REVOICED = HERE.parent.parent / "cache" / "revoice"  # ../cache/revoice beside the repository
 EAGER_KEY = "agreement.a.C"  # (a) "the system lets the user continue"
 
 
@@ -173,7 +173,7 @@ def load_revoice_test(folder: str | os.PathLike, limit: int | None = None) -> li
 
     manifest = Path(folder) / "manifest.jsonl"
     if not manifest.is_file():
-        raise FileNotFoundError(f"no re-voiced test split: {manifest} does not exist; pass --revoice-test or set ${REVOICE_ENV}")
+        raise FileNotFoundError(f"no re-voiced test split: {manifest} does not exist; pass --revoice-test or set ${REVOICE_ENV} (the corpus folder)")
     out = []
     for line in manifest.read_text(encoding="utf-8").splitlines()[:limit]:
         if not line.strip():
@@ -219,7 +219,7 @@ def run_on(quick: bool, ami_root: str | None = None, revoice_test: str | None = 
 
     limit_threads()
     n, duration = (2, 45.0) if quick else (6, 90.0)
-    (judge_name, judge), *_ = judge_checkpoints()
+    (judge_name, judge), *_ = judge_checkpoints(baseline=False)
     predictor = predictor_checkpoint()
     reports = group_reports(n, duration, judge, predictor[1] if predictor else False)
     table = group_table(reports)
@@ -230,7 +230,7 @@ def run_on(quick: bool, ami_root: str | None = None, revoice_test: str | None = 
         out += human_human_figures(agreement_instances(recordings, judge), "AMI", judge_name, f"{len(recordings)} AMI recordings")
     except AmiDataMissing as err:
         out.append(figure("AMI agreement, lowest direction", math.nan, "%", note=f"skipped: {err}"))
-    folder = revoice_test or os.environ.get(REVOICE_ENV) or DEFAULT_REVOICE_TEST
+    folder = revoice_test or str(Path(os.environ.get(REVOICE_ENV) or DEFAULT_REVOICED) / "test")
     try:
         dialogues = load_revoice_test(folder, limit=3 if quick else None)
         out += human_human_figures(two_party_instances(dialogues, judge), "re-voiced Switchboard test (Flite)", judge_name,
@@ -244,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 conversations of 45 s per group, a few human-human recordings")
     parser.add_argument("--ami-root", default=None, help="AMI folder (default $TURNEVAL_AMI_ROOT or ../shared/real/ami)")
-    parser.add_argument("--revoice-test", default=None, help=f"re-voiced Switchboard test split (default ${REVOICE_ENV} or {DEFAULT_REVOICE_TEST})")
+    parser.add_argument("--revoice-test", default=None, help=f"re-voiced Switchboard test split (default ${REVOICE_ENV}/test or ../cache/revoice/test)")
     parser.add_argument("--markdown", default=None, help="write the known-groups table here")
     parser.add_argument("--json", default=None, help="write the figures here")
     args = parser.parse_args(argv)

@@ -28,8 +28,8 @@ why) when the folder is absent.
    moment); pairwise accuracy natural > perturbed (Wilson 95 % CI) and the mean m of each.
 
 Every model is the one ``turneval report`` would use (``turneval.checkpoints``: bundled, or
-``$TURNEVAL_JUDGE`` / ``$TURNEVAL_PREDICTOR``); ``--judge`` adds others to compare (e.g. the
-eSpeak demo judge as the baseline). The figure names carry each model's checkpoint name.
+``$TURNEVAL_JUDGE`` / ``$TURNEVAL_PREDICTOR``), beside the eSpeak demo judge kept as the
+baseline in ``benchmarks/baselines/`` when a new judge is bundled; ``--judge`` adds others. The figure names carry each model's checkpoint name.
 """
 from __future__ import annotations
 
@@ -55,17 +55,39 @@ HUMAN_AGREEMENT = "72-81 % (Talking Turns Table 6, human listeners)"
 
 
 # --------------------------------------------------------------------------- models
-def judge_checkpoints(extra: Sequence[str] = ()) -> list[tuple[str, Any]]:
-    """(name, loaded judge) for the default judge and every ``extra`` checkpoint folder."""
+BASELINE_JUDGE = HERE / "baselines" / "turn_taking_judge_espeak_demo"
+"""The eSpeak-trained demo judge, kept as the baseline a new bundled judge must beat."""
+
+
+def judge_checkpoints(extra: Sequence[str] = (), baseline: bool = True) -> list[tuple[str, Any]]:
+    """(name, loaded judge) for the default judge, the eSpeak baseline (when it is kept in
+    ``benchmarks/baselines/`` and is not the default) and every ``extra`` checkpoint folder."""
     from turneval.checkpoints import default_checkpoint
     from turneval.modeling.judge_loading import load_judge
 
-    paths = []
+    paths: list[Path] = []
     default = default_checkpoint("judge")
     if default is not None:
         paths.append(Path(default))
-    paths += [Path(p) for p in extra if Path(p).resolve() not in {q.resolve() for q in paths}]
-    return [(f"judge {p.name}", load_judge(p).eval()) for p in paths]
+    wanted = ([BASELINE_JUDGE] if baseline and (BASELINE_JUDGE / "config.json").is_file() else []) + [Path(p) for p in extra]
+    for path in wanted:
+        if path.resolve() not in {q.resolve() for q in paths}:
+            paths.append(path)
+    return [(f"judge {checkpoint_name(p)}", load_judge(p).eval()) for p in paths]
+
+
+def checkpoint_name(folder: Path) -> str:
+    """The name a checkpoint gives itself (``provenance.json``), else its folder's name (with
+    the run folder for a training run's ``final`` / ``step_N``)."""
+    from turneval.model_provenance import ProvenanceError, read_provenance
+
+    try:
+        name = (read_provenance(folder) or {}).get("name")
+    except ProvenanceError:
+        name = None
+    if name:
+        return name
+    return f"{folder.parent.name}/{folder.name}" if folder.name == "final" or folder.name.startswith("step_") else folder.name
 
 
 def predictor_checkpoint() -> tuple[str, Any] | None:
@@ -73,7 +95,7 @@ def predictor_checkpoint() -> tuple[str, Any] | None:
     from turneval.naturalness import load_predictor
 
     path = default_checkpoint("predictor")
-    return None if path is None else (f"predictor {Path(path).name}", load_predictor(path))
+    return None if path is None else (f"predictor {checkpoint_name(Path(path))}", load_predictor(path))
 
 
 # --------------------------------------------------------------------------- 1. decisions

@@ -124,3 +124,17 @@ def test_benchmark_figures_on_the_fixture(ami_root, tiny_models, tmp_path):
     assert len(agreement) == 2 and all(0 <= f["value"] <= 100 for f in agreement)
     pairwise = figures["AMI naturalness pairwise accuracy (natural > perturbed): predictor predictor"]
     assert 0.0 <= pairwise["value"] <= 1.0 and "pairs" in pairwise["note"]
+
+
+def test_baseline_judge_is_compared_when_kept(tiny_models, tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    baseline = tmp_path / "baselines" / "espeak"
+    shutil.copytree(os.environ["TURNEVAL_JUDGE"], baseline)
+    monkeypatch.setattr(real_speech, "BASELINE_JUDGE", baseline)
+    names = [name for name, _ in real_speech.judge_checkpoints()]
+    assert names == ["judge judge", "judge espeak"]
+    assert [name for name, _ in real_speech.judge_checkpoints(baseline=False)] == ["judge judge"]
+    monkeypatch.setattr(real_speech, "BASELINE_JUDGE", tmp_path / "absent")
+    assert len(real_speech.judge_checkpoints()) == 1

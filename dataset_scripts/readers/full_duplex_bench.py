@@ -36,7 +36,7 @@ __all__ = [
     "FDBSample",
     "FDBTask",
     "find_fdb_tasks",
-    "read_asr_words",
+    "read_asr_json",
     "read_turn_end",
     "read_interrupt_end",
     "read_rating",
@@ -205,17 +205,13 @@ def find_fdb_tasks(root: str | Path, task: str | None = None) -> list[FDBTask]:
 # --------------------------------------------------------------------------- file readers
 
 
-def read_asr_words(path: str | Path) -> list[Any]:
-    """Word chunks of a benchmark ASR JSON ``{"text", "chunks": [{"text", "timestamp": [s, e]}]}``."""
-    from turneval.metrics.full_duplex_bench import chunks_from_asr
-
+def read_asr_json(path: str | Path) -> dict[str, Any]:
+    """A benchmark ASR JSON ``{"text", "chunks": [{"text", "timestamp": [s, e]}]}`` (its words are
+    read by ``turneval.metrics.full_duplex_bench.chunks_from_asr``)."""
     data = load_json(path)
-    if not isinstance(data, dict):
-        raise located(path, None, f"expected the benchmark's ASR JSON object {{'text', 'chunks'}}, got {type(data).__name__}")
-    try:
-        return chunks_from_asr(data)
-    except ValueError as err:
-        raise located(path, None, str(err)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("chunks"), list):
+        raise located(path, None, "expected the benchmark's ASR JSON object {'text', 'chunks': [{'text', 'timestamp': [start, end]}]}")
+    return data
 
 
 def _first_timestamp(path: Path, index: int, what: str) -> float:

@@ -37,7 +37,7 @@ from turneval.dataset_scripts.readers.full_duplex_bench import (
     FDBSample,
     FDBTask,
     find_fdb_tasks,
-    read_asr_words,
+    read_asr_json,
     read_behaviour_tags,
     read_gt_distributions,
     read_interrupt_end,
@@ -76,6 +76,14 @@ _WORDS_MISSING = (
     "let turneval transcribe output.wav (Whisper, offline), or give --skip-missing to score only the samples "
     "that have it"
 )
+
+
+def read_asr_words(path: Path) -> list[rules.WordChunk]:
+    """The words of a benchmark ASR JSON file; a malformed chunk is named with the file."""
+    try:
+        return rules.chunks_from_asr(read_asr_json(path))
+    except ValueError as err:
+        raise BenchmarkLayoutError(f"{path}: {err}") from None
 
 
 class _Words:

@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from turneval.cli import UserError
+from turneval.validation import seconds_limit
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -42,8 +43,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--out", metavar="DIR", default="turneval_report", help="output folder (default ./turneval_report)")
     parser.add_argument("--no-html", action="store_true", help="write report.json only")
     parser.add_argument("--vad-threshold", type=float, default=None, help="Silero VAD speech threshold (default 0.5)")
-    parser.add_argument("--max-seconds", type=float, default=None, help="refuse audio longer than this")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--max-seconds", type=seconds_limit, default=None, help="refuse audio longer than this (seconds, > 0)")
+    parser.add_argument("--band-limit", choices=("none", "telephone"), default="none",
+                        help="telephone: low-pass every channel to the telephone band (4 kHz) first, so that wideband "
+                        "and 8 kHz recordings give comparable figures (default none; narrow-band input is warned about)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars, no warnings (the report's notes keep them)")
     return parser
 
 
@@ -57,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--predictor and --no-predictor contradict each other; give one")
     if args.conversation is None and args.user is None and args.system is None:
         raise UserError("give a stereo CONVERSATION file, or --user A.wav --system B.wav")
+    from turneval.validation import check_output_dir
+
+    check_output_dir(args.out)  # before minutes of analysis
     vad_settings = {} if args.vad_threshold is None else {"threshold": args.vad_threshold}
     try:
         result = report(
@@ -71,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
             vad_settings=vad_settings,
             max_seconds=args.max_seconds,
             progress=not args.quiet and sys.stderr.isatty(),
+            band_limit=args.band_limit,
         )
     except DialogueError:
         raise

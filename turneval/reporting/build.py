@@ -62,6 +62,7 @@ def report(
     vad_settings: Mapping[str, Any] | None = None,
     max_seconds: float | None = None,
     progress: bool = True,
+    band_limit: str = "none",
 ) -> Report:
     """Evaluate the turn-taking of one human-AI conversation.
 
@@ -80,12 +81,18 @@ def report(
         vad_settings: VADConfig fields (threshold, min_silence_ms, ...).
         max_seconds: refuse longer audio.
         progress: progress bars on stderr.
+        band_limit: "none" (default) or "telephone": low-pass every channel to the telephone
+            band first, so that wideband and telephone recordings give comparable figures.
+            Narrow-band input is noted and warned about (:class:`~turneval.bandwidth.NarrowBandWarning`).
 
     Raises:
         ReportError (a DialogueError) / AudioError: bad input or a missing checkpoint, with
         what to fix.
     """
     device = check_device(device)
+    from turneval.bandwidth import check_band_limit, narrow_band_warning
+
+    check_band_limit(band_limit)
     # Load the models first: a missing checkpoint fails before minutes of VAD.
     judge_model = judge_name = predictor_model = predictor_name = None
     if judge is not False:
@@ -101,9 +108,10 @@ def report(
         vad_settings=vad_settings,
         max_seconds=max_seconds,
         progress=progress,
+        band_limit=band_limit,
     )
     system, user = dialogue.system_speaker, dialogue.user_speaker
-    notes: list[str] = []
+    notes: list[str] = dialogue.metadata.pop("input_notes", []) + narrow_band_warning(dialogue.metadata.get("bandwidth"))
     for speaker, who in ((user, "user"), (system, "system")):
         if not dialogue.segments[speaker]:
             notes.append(f"No speech found on the {who} channel ({speaker}); most metrics are empty.")
@@ -140,7 +148,7 @@ def report(
     if predictor_model is not None:
         from turneval.naturalness import score_dialogue  # torch: loaded only when the predictor runs
 
-        naturalness = score_dialogue(dialogue, predictor_model).to_dict(n_worst=N_WORST_UNITS)
+        naturalness = score_dialogue(dialogue, predictor_model, progress=progress).to_dict(n_worst=N_WORST_UNITS)
         naturalness["checkpoint"] = predictor_name
         if not naturalness["defined"]:
             notes.append(f"Naturalness undefined: {naturalness['undefined_reason']}.")
@@ -158,6 +166,8 @@ def report(
         "user_channel": user,
         "segments_source": dialogue.metadata.get("segments_source"),
         "has_words": events.has_words,
+        "input_sample_rate_hz": (dialogue.metadata.get("bandwidth") or {}).get("input_sample_rate_hz"),
+        "bandwidth": dialogue.metadata.get("bandwidth"),
     }
     return Report(
         conversation=conversation,
@@ -172,6 +182,7 @@ def report(
         notes=notes,
         settings={
             "device": device,
+            "band_limit": band_limit,
             "vad": dialogue.metadata.get("vad"),
             "judge": judge_name,
             "predictor": predictor_name,
