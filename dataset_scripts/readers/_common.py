@@ -14,6 +14,8 @@ import numpy as np
 from ..dialogue import SPEAKERS, Dialogue, DialogueError, Segment, Word, normalize_segments
 from ..files import read_json
 from ..vocabulary import NON_SPEECH_TOKENS
+from ..audio import audio_duration, load_stereo
+from ..grids import SAMPLE_RATE
 
 PathLike = str | Path
 
@@ -111,12 +113,12 @@ def require_list(value: Any, path: PathLike, line: int | None, what: str) -> lis
 
 
 # -- audio beside annotations ----------------------------------------------------------------
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
-"""Suffixes of the audio files readers accept (whatever libsndfile reads of these)."""
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".opus", ".mp3")
+"""Suffixes of the audio files readers accept (whatever libsndfile reads of these; MP3 since libsndfile 1.1)."""
 
 
 def audio_beside(annotation_path: PathLike) -> Path | None:
-    """``NAME.wav`` / ``.flac`` / ``.ogg`` next to the annotation file ``NAME.*``, or None."""
+    """``NAME.wav`` / ``.flac`` / ``.ogg`` / ``.opus`` / ``.mp3`` next to the annotation file ``NAME.*``, or None."""
     annotation_path = Path(annotation_path)
     for suffix in AUDIO_SUFFIXES:
         candidate = annotation_path.with_suffix(suffix)
@@ -136,9 +138,6 @@ def attach_audio(
     which case only its path and duration are kept), an array ``[2, n]`` at 16 kHz, or None.
     Returns ``(array or None, path or None, duration or None)``.
     """
-    from ..audio import audio_duration, load_stereo  # local: keeps text-only readers light
-    from ..grids import SAMPLE_RATE
-
     if audio is None:
         return None, None, None
     if isinstance(audio, np.ndarray):
