@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
+from turneval.dataset_scripts.files import read_json
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -305,12 +306,9 @@ def load_report(path: str | os.PathLike) -> dict[str, Any]:
     """A report written by :func:`write_report` (``latest.json``), checked for the keys the
     markdown needs."""
     path = Path(path)
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BenchmarkError(f"{path} does not exist; run the benchmarks first (it is their latest.json)") from None
-    except json.JSONDecodeError as err:
-        raise BenchmarkError(f"{path}:{err.lineno}: malformed JSON ({err.msg})") from None
+    if not path.is_file():
+        raise BenchmarkError(f"{path} does not exist; run the benchmarks first (it is their latest.json)")
+    report = read_json(path, error=BenchmarkError)
     missing = [k for k in ("date", "quick", "threads", "command", "machine", "versions", "benchmarks") if k not in report]
     if missing:
         raise BenchmarkError(f"{path} is not a benchmark report (missing {', '.join(missing)})")
@@ -320,7 +318,7 @@ def load_report(path: str | os.PathLike) -> dict[str, Any]:
 def write_report(report: dict[str, Any], output_dir: str | os.PathLike, docs: str | os.PathLike | None = None) -> dict[str, Path]:
     """Write ``latest.json`` / ``latest.md`` (and a dated JSON copy) to ``output_dir``; the markdown
     also to ``docs`` when given. Every file is written atomically."""
-    from turneval.io_utils import atomic_write_text
+    from turneval.dataset_scripts.files import atomic_write_text
 
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .grids import CHUNK_HZ, FRAME_HZ, SAMPLE_RATE, segments_to_activity
+from .files import atomic_write_text
 
 SPEAKERS = ("A", "B")
 
@@ -190,6 +191,4 @@ class Dialogue:
 
     def save_annotations(self, path: str | Path) -> None:
         """Write the annotations as JSON (atomically: temp file, then rename)."""
-        from turneval.io_utils import atomic_write_text  # local: keeps this module import-light
-
         atomic_write_text(path, json.dumps(self.to_dict(), indent=1))

@@ -14,7 +14,7 @@ The definitions, in the order they are computed:
   resumes, else a **gap**. Leading and trailing silence is neither.
 - **Overlap**: both speakers are inside an IPU.
 - **Backchannel**: a listener IPU inside the other speaker's turn that is either made only
-  of backchannel words (:func:`load_backchannel_words`; by words, when the IPU has words) or,
+  of backchannel words (:func:`~turneval.dataset_scripts.vocabulary.load_backchannel_words`; by words, when the IPU has words) or,
   without words, at most ``max_backchannel_s`` (1.0 s) long (the duration proxy). "Inside the
   other speaker's turn" means: the other speaker holds the floor when it starts (they are
   speaking then, or the last IPU to end before it that is not itself backchannel-like is
@@ -34,15 +34,12 @@ All times are seconds. Speakers are 0 (A) and 1 (B).
 """
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from dataclasses import asdict, dataclass
-from functools import lru_cache
-from importlib import resources
-from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .dialogue import SPEAKERS, Dialogue, DialogueError, Word
+from .vocabulary import as_phrase_set, is_backchannel_text, is_speech_word
 
 DEFAULT_IPU_SILENCE_S = 0.2
 """Own silence longer than this splits IPUs (Talking Turns: "more than 200 ms")."""
@@ -50,87 +47,7 @@ DEFAULT_IPU_SILENCE_S = 0.2
 DEFAULT_MAX_BACKCHANNEL_S = 1.0
 """Duration proxy: without words, a backchannel IPU is at most this long."""
 
-NON_SPEECH_TOKENS = frozenset(
-    {"[silence]", "[noise]", "[vocalized-noise]", "<sil>", "sil", "<s>", "</s>", "[pause]", "<noise>", "<unk>"}
-)
-"""Word tokens that are not speech (transcript markers); ``[laughter]`` is speech."""
-
 _EPS = 1e-9  # float slack for "more than 200 ms" style comparisons of times given in seconds
-
-
-# ---------------------------------------------------------------------------------------
-# Backchannel word list
-# ---------------------------------------------------------------------------------------
-
-
-def normalize_phrase(text: str) -> str:
-    """Lowercase, hyphens to spaces, punctuation dropped, whitespace collapsed.
-
-    ``"Uh-huh."`` and ``"uh huh"`` both become ``"uh huh"``; apostrophes are kept (``that's``).
-    """
-    text = text.lower().replace("-", " ")
-    text = re.sub(r"[^\w\s']", " ", text)
-    return " ".join(text.split())
-
-
-def load_backchannel_words(path: str | Path | None = None) -> frozenset[str]:
-    """The backchannel phrases, normalised with :func:`normalize_phrase`.
-
-    Args:
-        path: a text file with one phrase per line (``#`` starts a comment line). Default: the
-            Switchboard list shipped as ``turneval/dataset_scripts/data/backchannel_words.txt``.
-
-    Raises:
-        FileNotFoundError: ``path`` does not exist.
-        DialogueError: the file holds no phrase.
-    """
-    if path is None:
-        return _default_backchannel_words()
-    return _read_phrases(Path(path).read_text(encoding="utf-8"), str(path))
-
-
-@lru_cache(maxsize=1)
-def _default_backchannel_words() -> frozenset[str]:
-    text = resources.files("turneval.dataset_scripts").joinpath("data/backchannel_words.txt").read_text(encoding="utf-8")
-    return _read_phrases(text, "backchannel_words.txt")
-
-
-def _read_phrases(text: str, source: str) -> frozenset[str]:
-    phrases = set()
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            phrases.add(normalize_phrase(line))
-    phrases.discard("")
-    if not phrases:
-        raise DialogueError(f"{source}: no backchannel phrase found (one phrase per line, '#' for comments)")
-    return frozenset(phrases)
-
-
-def _as_phrase_set(backchannel_words: Iterable[str] | None) -> frozenset[str]:
-    if backchannel_words is None:
-        return load_backchannel_words()
-    if isinstance(backchannel_words, (str, Path)):
-        raise TypeError("backchannel_words must be a collection of phrases; use load_backchannel_words(path) for a file")
-    return frozenset(normalize_phrase(w) for w in backchannel_words if normalize_phrase(w))
-
-
-def is_speech_word(text: str) -> bool:
-    """False for empty tokens and transcript markers such as ``[silence]`` or ``[noise]``."""
-    token = text.strip().lower()
-    return bool(token) and token not in NON_SPEECH_TOKENS
-
-
-def is_backchannel_text(words: Sequence[str], backchannel_words: Iterable[str] | None = None) -> bool:
-    """True when the words form a backchannel: the whole phrase is in the list, or every
-    word is a one-word backchannel (``"yeah yeah"``, ``"oh okay"``)."""
-    phrases = _as_phrase_set(backchannel_words)
-    text = normalize_phrase(" ".join(words))
-    if not text:
-        return False
-    if text in phrases:
-        return True
-    return all(normalize_phrase(w) in phrases for w in words if normalize_phrase(w))
 
 
 # ---------------------------------------------------------------------------------------
@@ -556,7 +473,7 @@ def extract_events(
 
     Args:
         dialogue: the conversation (segments, and words when available).
-        backchannel_words: backchannel phrases; default :func:`load_backchannel_words`.
+        backchannel_words: backchannel phrases; default :func:`~turneval.dataset_scripts.vocabulary.load_backchannel_words`.
         use_words: build IPUs from word times (True), from segments (False), or from words
             for each speaker that has them (None, the default).
         ipu_silence_s: own silence longer than this splits IPUs (default 0.2 s).
@@ -567,7 +484,7 @@ def extract_events(
     """
     if ipu_silence_s < 0 or max_backchannel_s < 0:
         raise ValueError("ipu_silence_s and max_backchannel_s must be >= 0")
-    phrases = _as_phrase_set(backchannel_words)
+    phrases = as_phrase_set(backchannel_words)
     per_speaker = [_speaker_ipus(dialogue, k, use_words, ipu_silence_s) for k in range(2)]
     from_words = [w for _, w in per_speaker]
     ipus = tuple(sorted((u for spk, _ in per_speaker for u in spk), key=lambda u: (u.start, u.speaker, u.end)))
@@ -607,9 +524,5 @@ __all__ = [
     "Turn",
     "TurnTakingEvents",
     "extract_events",
-    "is_backchannel_text",
-    "is_speech_word",
-    "load_backchannel_words",
     "merge_into_ipus",
-    "normalize_phrase",
 ]

@@ -11,18 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from turneval.dataset_scripts.files import to_jsonable
 from evaluate.utils.gradio import infer_gradio_input_types, json_to_string_type, parse_gradio_data, parse_readme
-
-
-def _json_ready(value: Any) -> Any:
-    """Numpy scalars and arrays as plain JSON values."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, dict):
-        return {k: _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    return value
 
 
 def build_gradio_widget(metric, card: str | Path | None = None):
@@ -34,7 +24,7 @@ def build_gradio_widget(metric, card: str | Path | None = None):
     input_types = infer_gradio_input_types(types)
 
     def compute(table) -> str:
-        return json.dumps(_json_ready(metric.compute(**parse_gradio_data(table, input_types))), indent=1)
+        return json.dumps(to_jsonable(metric.compute(**parse_gradio_data(table, input_types))), indent=1)
 
     card_path = Path(card) if card is not None else None
     return gr.Interface(

@@ -12,6 +12,7 @@ from typing import Any
 
 from .configuration_turn_taking_judge import TurnTakingJudgeConfig
 from .modeling_turn_taking_judge import TurnTakingJudge
+from turneval.dataset_scripts.files import read_json
 
 class JudgeCheckpointError(ValueError):
     """A judge checkpoint folder is missing, incomplete or damaged."""
@@ -27,10 +28,7 @@ def check_checkpoint(folder: str | os.PathLike) -> Path:
     config_path = folder / "config.json"
     if not config_path.is_file():
         raise JudgeCheckpointError(f"{config_path} is missing: not a saved TurnTakingJudge")
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise JudgeCheckpointError(f"{config_path}:{err.lineno}: malformed JSON ({err.msg})") from None
+    config = read_json(config_path, error=JudgeCheckpointError)
     if config.get("model_type") != TurnTakingJudgeConfig.model_type:
         raise JudgeCheckpointError(f"{config_path}: model_type is {config.get('model_type')!r}, expected 'turn_taking_judge'")
     index = folder / "model.safetensors.index.json"

@@ -248,7 +248,7 @@ class ListeningStore:
         import csv
         import io
 
-        from turneval.io_utils import atomic_write_text
+        from turneval.dataset_scripts.files import atomic_write_text
 
         out_dir = Path(out_dir)
         written = []

@@ -92,7 +92,7 @@ def test_run_all_collects_figures_ratios_and_memory(tiny_dir: Path, tmp_path: Pa
     assert run_all.main(["--render", str(paths["json"]), "--output-dir", str(tmp_path / "again"), "--docs", str(tmp_path / "performance.md")]) == 0
     assert (tmp_path / "performance.md").read_text(encoding="utf-8") == markdown
     (tmp_path / "bad.json").write_text('{"date": 1,\n oops}', encoding="utf-8")
-    with pytest.raises(run_all.BenchmarkError, match=r"bad.json:2: malformed JSON"):
+    with pytest.raises(run_all.BenchmarkError, match=r"bad.json:2: invalid JSON"):
         run_all.load_report(tmp_path / "bad.json")
 
 

@@ -366,3 +366,88 @@ def test_cli_gt_distribution_option_and_json_file(tmp_path, capsys):
     assert result["summary"]["gt_distribution_file"] == str(moved)
     assert result["summary"]["jsd"] == 1.0 and result["summary"]["freq_per_s"] == 0.0 and result["summary"]["tor"] == 0.0
     assert "wrote " + str(out) in capsys.readouterr().out
+
+
+def test_backchannel_scores_only_numeric_sample_folders(tmp_path):
+    task, segments = build_backchannel_run(tmp_path, "backchannel_wordy_short_segment")
+    _write(task / "notes" / "output.json", {"text": "", "chunks": []})  # not a benchmark sample
+    result = evaluate_fdb_run(task, vad=_fixed_vad(segments)).tasks[0]
+    assert sorted(result.samples) == ["4", "5"]
+    assert result.skipped == [{"sample": "notes", "reason": "not a numeric sample folder (the benchmark scores only those)"}]
+
+
+# --------------------------------------------------------------------------- --transcribe
+
+
+class _FakeASR:
+    """A transcriber stand-in: fixed words per audio file, records the start time it was asked for."""
+
+    def __init__(self, words_by_folder: dict[str, list[tuple[str, float, float]]]):
+        self.words_by_folder, self.calls = words_by_folder, []
+
+    def __call__(self, path: Path, start_s: float):
+        from turneval.metrics.full_duplex_bench import WordChunk
+
+        self.calls.append((path.parent.name, path.name, start_s))
+        return [WordChunk(t, s, e) for t, s, e in self.words_by_folder[f"{path.parent.name}/{path.name}"] if s >= start_s]
+
+
+def test_transcribe_fills_missing_word_files_only(tmp_path):
+    run = build_v1_run(tmp_path / "run")
+    pause = run / "synthetic_pause_handling"
+    (pause / "3" / "output.json").unlink()
+    _silent_wav(pause / "3" / "output.wav", 3.0)
+    interruption = run / "synthetic_user_interruption"
+    (interruption / "a" / "output.json").unlink()
+    _silent_wav(interruption / "a" / "output.wav", 9.0)
+    asr = _FakeASR({
+        "3/output.wav": [("a", 1.0, 1.1), ("b", 1.1, 1.3), ("c", 1.3, 1.5), ("d", 1.5, 1.8)],
+        # speech before the interruption end (6.0 s) is not transcribed, as the benchmark crops it
+        "a/output.wav": [("old", 5.0, 5.5), ("oh", 6.3, 6.5), ("okay", 6.5, 6.9), ("so", 6.9, 7.1), ("then", 7.1, 7.6)],
+    })
+    with pytest.raises(BenchmarkLayoutError, match="--transcribe"):
+        evaluate_fdb_run(run)
+    result = evaluate_fdb_run(run, transcribe=asr)
+    # the same figures as from the golden ASR files
+    assert _task(result, "synthetic_pause_handling").summary["tor"] == pytest.approx(0.4)
+    assert _task(result, "synthetic_user_interruption").summary["latency_s"] == pytest.approx(0.15)
+    assert sorted(asr.calls) == [("3", "output.wav", 0.0), ("a", "output.wav", 6.0)]
+    assert _task(result, "synthetic_pause_handling").samples["3"]["words_source"] == "transcribed"
+    assert _task(result, "synthetic_pause_handling").samples["2"]["words_source"] == "output.json"
+    jsonschema.validate(json.loads(result.to_json()), fdb_schema())
+
+
+def test_transcribe_gives_v15_words_for_the_overlap_check(tmp_path):
+    task, vad = build_v15_run(tmp_path / "run")
+    asr = _FakeASR({"3/input.wav": [("hello", 0.2, 0.8)], "3/output.wav": []})
+    scenario = evaluate_fdb_run(task, vad=_fixed_vad(vad), transcribe=asr).tasks[0]
+    assert scenario.samples["3"]["overlap"] == 0 and scenario.samples["3"]["words_source"] == "transcribed"
+    assert scenario.samples["1"]["words_source"] == "input.json+output.json"
+    assert scenario.summary["n_overlap_checked"] == 3
+
+
+def test_transcribe_without_the_recogniser_says_so(monkeypatch):
+    import sys
+
+    from turneval.benchmark_runs.fdb import whisper_words
+
+    monkeypatch.setitem(sys.modules, "turneval.transcribe", None)
+    with pytest.raises(BenchmarkLayoutError, match="--transcribe needs turneval's offline Whisper .*asr.py"):
+        whisper_words()
+
+
+def test_cli_asr_model_needs_transcribe(tmp_path, capsys):
+    assert cli.main(["fdb", str(build_v1_run(tmp_path / "run")), "--asr-model", "x", "--quiet"]) == 1
+    assert "--asr-model goes with --transcribe" in capsys.readouterr().err
+
+
+def test_task_folders_at_different_depths_are_all_found(tmp_path):
+    build_v1_run(tmp_path / "run")  # v1.0 task folders directly in the run folder
+    build_v15_run(tmp_path / "run")  # and v1.5/user_interruption one level further down
+    tasks = find_fdb_tasks(tmp_path / "run")
+    assert sorted((t.name, t.kind) for t in tasks) == [
+        ("candor_turn_taking", "smooth_turn_taking"),
+        ("synthetic_pause_handling", "pause_handling"),
+        ("synthetic_user_interruption", "user_interruption"),
+        ("user_interruption", "overlap"),
+    ]

@@ -7,23 +7,25 @@ import numpy as np
 import pytest
 
 from turneval.dataset_scripts.dialogue import Dialogue, Word
+from turneval.dataset_scripts.readers.espnet_switchboard import (
+    BackchannelRow,
+    Ms98Word,
+    parse_backchannel_csv_lines,
+    parse_ms98_word_lines,
+    recipe_clean_token,
+    recipe_labels_from_ms98,
+    recipe_split_backchannel_words,
+)
 from turneval.dataset_scripts.labels import (
     LABELS,
     RECIPE_START_S,
     ChunkLabels,
     LabelError,
-    Ms98Word,
-    BackchannelRow,
     channel_activity,
     chunk_bounds,
     chunk_labels,
     floor_labels,
-    parse_backchannel_csv_lines,
-    parse_ms98_word_lines,
     recipe_chunk_count,
-    recipe_clean_token,
-    recipe_labels_from_ms98,
-    recipe_split_backchannel_words,
 )
 
 

@@ -76,7 +76,7 @@ def test_malformed_provenance_names_the_file_and_field(tmp_path):
     with pytest.raises(ProvenanceError, match=r"measured\['auc'\]"):
         read_provenance(tmp_path)
     (tmp_path / PROVENANCE_FILE).write_text("{not json")
-    with pytest.raises(ProvenanceError, match="not readable JSON"):
+    with pytest.raises(ProvenanceError, match="invalid JSON"):
         read_provenance(tmp_path)
     info = describe_checkpoint("judge", tmp_path)
     assert info["provenance"].startswith("invalid:")

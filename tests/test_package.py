@@ -62,3 +62,43 @@ def test_checkpoint_code_copies_match_the_package(repo_root):
         original = repo_root / "modeling" / copy.name
         assert original.exists(), f"{copy} has no counterpart in modeling/"
         assert copy.read_text() == original.read_text(), f"{copy} is stale: copy {original} over it"
+
+
+# -- layering: data flows readers -> events and labels -> datasets -> models -> metrics -> reports
+_CORE = ("dialogue", "grids", "vocabulary", "files", "events", "labels", "vap_events", "vap_targets", "agreement_instances")
+_ABOVE_CORE = ("readers", "builders", "synthetic", "perturbations", "turneval.reporting", "turneval.commands", "turneval.cli", "turneval.io_utils")
+
+
+def _imports(path) -> set[str]:
+    """Every module a file imports, relative imports written with their dots."""
+    import ast
+
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.add("." * node.level + (node.module or ""))
+    return names
+
+
+def _imports_any(path, forbidden) -> list[str]:
+    return sorted(n for n in _imports(path) for f in forbidden if n.lstrip(".").startswith(f) or f"dataset_scripts.{f}" in n)
+
+
+def test_the_core_depends_only_downward(repo_root):
+    core = repo_root / "dataset_scripts"
+    problems = {name: _imports_any(core / f"{name}.py", _ABOVE_CORE) for name in _CORE}
+    assert not {k: v for k, v in problems.items() if v}, problems
+
+
+def test_readers_use_the_vocabulary_not_the_events(repo_root):
+    readers = sorted((repo_root / "dataset_scripts" / "readers").glob("*.py"))
+    problems = {p.name: _imports_any(p, ("events",)) for p in readers}
+    assert not {k: v for k, v in problems.items() if v}, problems
+
+
+def test_layering_check_can_fail(tmp_path):
+    bad = tmp_path / "events.py"
+    bad.write_text("from .readers.switchboard import parse_ms98_lines\nimport turneval.reporting\n", encoding="utf-8")
+    assert _imports_any(bad, _ABOVE_CORE) == [".readers.switchboard", "turneval.reporting"]

@@ -155,7 +155,7 @@ def test_voices_are_one_male_one_female(short_dialogue):
 
 
 def test_backchannels_are_in_the_shared_word_list():
-    from turneval.dataset_scripts.events import is_backchannel_text, load_backchannel_words
+    from turneval.dataset_scripts.vocabulary import is_backchannel_text, load_backchannel_words
 
     words = load_backchannel_words()
     for transcript, _ in BACKCHANNELS:

@@ -36,6 +36,8 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
+from turneval.dataset_scripts.files import to_jsonable
+
 CHECKPOINT_PREFIX = "step_"
 
 
@@ -219,15 +221,7 @@ class MetricsLog:
     def write(self, row: dict[str, Any]) -> None:
         if self.is_main:
             with open(self.path, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(row, default=_plain) + "\n")
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return str(value)
+                handle.write(json.dumps(to_jsonable(row)) + "\n")
 
 
 class Recipe:

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
 from turneval.metrics.agreement import tune_thresholds
 from turneval.metrics.classification import f1_table, f1_thresholds, roc_auc_table
 
@@ -171,21 +172,11 @@ def markdown_report(report: dict[str, Any]) -> str:
 
 def write_report(report: dict[str, Any], out: str | Path) -> tuple[Path, Path]:
     """``<out>/judge_eval.json`` and ``<out>/judge_eval.md``, written atomically."""
-    from turneval.io_utils import atomic_write_text
-
     out = Path(out)
     json_path, md_path = out / "judge_eval.json", out / "judge_eval.md"
-    atomic_write_text(json_path, json.dumps(report, indent=2, default=_json_default))
+    atomic_write_text(json_path, json.dumps(to_jsonable(report), indent=2))
     atomic_write_text(md_path, markdown_report(report))
     return json_path, md_path
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, (np.floating, np.integer)):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value)}")
 
 
 def _split_source(text: str) -> tuple[str, str]:

@@ -28,7 +28,7 @@ import numpy as np
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.perturbations.edits import PERTURBATION_TYPES
 from turneval.dataset_scripts.perturbations.pairs import PerturbationPair, iter_pairs
-from turneval.io_utils import atomic_write_text
+from turneval.dataset_scripts.files import atomic_write_text
 from turneval.metrics.naturalness import evaluate_pairs
 
 Scorer = Callable[[Dialogue], float]

@@ -21,6 +21,9 @@ _LAZY_NAMES: dict[str, str] = {
     "Word": ".dataset_scripts.dialogue",
     "report": ".reporting",
     "Report": ".reporting",
+    # benchmarks people already use, scored in their own layout (turneval fdb / fdbench)
+    "evaluate_fdb_run": ".benchmark_runs.fdb",
+    "evaluate_fdbench_run": ".benchmark_runs.fdbench",
 }
 """Public name -> the module that defines it, imported when the name is first used."""
 
@@ -28,6 +31,8 @@ __all__ = sorted([*_LAZY_NAMES, "__version__"])
 
 if TYPE_CHECKING:
     from .dataset_scripts.dialogue import Dialogue, DialogueError, Word
+    from .benchmark_runs.fdb import evaluate_fdb_run
+    from .benchmark_runs.fdbench import evaluate_fdbench_run
     from .reporting import Report, report
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from turneval import __version__
+from turneval.dataset_scripts.dialogue import DialogueError
 
 COMMAND_MODULES: list[str] = [
     "turneval.commands.vad",
@@ -30,8 +32,6 @@ class UserError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from turneval import __version__
-
     parser = argparse.ArgumentParser(prog="turneval", description="Turn-taking evaluation for spoken dialogue systems.")
     parser.add_argument("--version", action="version", version=f"turneval {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -48,10 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "_run"):
         parser.print_help()
         return 2
-    from turneval.dataset_scripts.dialogue import DialogueError
+    from turneval.console import cli_warnings
 
     try:
-        return int(args._run(args) or 0)
+        with cli_warnings(args.command, quiet=bool(getattr(args, "quiet", False))):
+            return int(args._run(args) or 0)
     except (UserError, DialogueError, FileNotFoundError) as err:
         print(f"turneval {args.command}: error: {err}", file=sys.stderr)
         return 1

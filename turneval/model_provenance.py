@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any, Mapping
+from turneval.dataset_scripts.files import read_json
 
 PROVENANCE_FILE = "provenance.json"
 REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -79,10 +80,7 @@ def read_provenance(folder: str | Path) -> dict[str, Any] | None:
     folder = Path(folder)
     path = folder / PROVENANCE_FILE
     if path.is_file():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ProvenanceError(f"{path}: not readable JSON ({err}); fix or delete the file") from None
+        data = read_json(path, error=ProvenanceError)
         return {**validate_provenance(data, str(path)), "source": str(path)}
     config = folder / "config.json"
     if config.is_file():

@@ -22,6 +22,7 @@ from transformers.pipelines import PIPELINE_REGISTRY
 
 import turneval.modeling  # noqa: F401  (registers the judge with AutoModel)
 from turneval.dataset_scripts.grids import SAMPLE_RATE
+from turneval.dataset_scripts.audio import load_audio, mono_mix, resample
 
 TASK = "turn-taking-judgement"
 
@@ -35,8 +36,6 @@ class TurnTakingJudgementPipeline(Pipeline):
 
     def preprocess(self, inputs: Any) -> dict[str, Any]:
         """A file path, a float array (16 kHz, mono or [channels, n]) or {"array", "sampling_rate"}."""
-        from turneval.dataset_scripts.audio import load_audio, mono_mix, resample
-
         if isinstance(inputs, (str, Path)):
             audio, _ = load_audio(inputs)
         elif isinstance(inputs, dict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import datasets
+from ..files import atomic_path
 
 
 def export_parquet(dataset: datasets.Dataset | datasets.DatasetDict, out_dir: str | Path) -> dict[str, Path]:
@@ -12,8 +13,6 @@ def export_parquet(dataset: datasets.Dataset | datasets.DatasetDict, out_dir: st
     The feature types (class labels included) travel in the Parquet metadata, so
     ``load_dataset("parquet", data_files={...})`` restores them.
     """
-    from turneval.io_utils import atomic_path
-
     out_dir = Path(out_dir)
     splits = dataset if isinstance(dataset, datasets.DatasetDict) else {"train": dataset}
     written = {}

@@ -22,6 +22,7 @@ from ..audio import load_stereo, write_audio
 from ..dialogue import Dialogue, DialogueError
 from ..readers.annotations import read_annotated_corpus
 from ..grids import SAMPLE_RATE
+from ..files import atomic_write_text, parse_json
 
 MANIFEST_NAME = "manifest.jsonl"
 """The file a builder looks for when it is given a ``data_dir``."""
@@ -52,8 +53,6 @@ def write_dialogue_manifest(
     Returns:
         The manifest path.
     """
-    from turneval.io_utils import atomic_write_text
-
     path = Path(path)
     if path.suffix != ".jsonl":
         path = path / MANIFEST_NAME
@@ -112,10 +111,7 @@ def read_dialogue_manifest(path: str | Path, split: str | None = None) -> Iterat
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DialogueError(f"{where}: not valid JSON ({err.msg})") from None
+            row = parse_json(line, path, first_line=lineno, error=DialogueError)
             if not isinstance(row, dict) or "id" not in row or "segments" not in row:
                 raise DialogueError(f"{where}: each line needs at least 'id' and 'segments'")
             row_split = str(row.pop("split", "train"))

@@ -34,6 +34,7 @@ from ..perturbations.edits import PERTURBATION_TYPES
 from ..perturbations.pairs import MAX_CONTEXT_S, MIN_CONTEXT_S, PerturbationPair, iter_pairs
 from .checks import SILENT_CHANNEL, SkipCounter, check_audio_files, require_audio_file, silent_channels
 from .manifest import manifest_split_generators, read_dialogue_manifest, with_audio
+from ..files import atomic_write_bytes
 
 logger = datasets.logging.get_logger(__name__)
 
@@ -99,8 +100,6 @@ def pair_row(pair: PerturbationPair, conversation_id: str, *, audio_dir: str | P
         if audio_dir is None:
             audio[name] = {"bytes": data, "path": f"{pair.pair_id}__{name}.wav"}
         else:
-            from turneval.io_utils import atomic_write_bytes
-
             path = Path(audio_dir) / f"{pair.pair_id}__{name}.wav"
             atomic_write_bytes(path, data)
             audio[name] = {"bytes": None, "path": str(path.resolve())}

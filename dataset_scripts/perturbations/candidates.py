@@ -16,6 +16,7 @@ import numpy as np
 
 from .predicates import is_backchannel_like, is_substantive_turn
 from .segments import FRAME_MS, Segment
+from .predicates import distinct_text, has_text, is_question_like
 
 Shift = tuple[str, Segment, Segment]
 """(speaker channel, speaker segment, responder segment)."""
@@ -378,8 +379,6 @@ def hold_instead_of_shift_terms(candidate: ShiftReturn, frame_ms: float = FRAME_
     ``edited_hold_gap_ms`` is the pause the edit leaves: from the speaker's end to the
     speaker's return.
     """
-    from .predicates import distinct_text, has_text, is_question_like
-
     _, speaker, responder, nxt = candidate
     return {
         "has_text(speaker,responder,next)": [has_text(speaker), has_text(responder), has_text(nxt)],

@@ -36,12 +36,11 @@ from .switchboard import parse_ms98_lines, read_switchboard, switchboard_from_li
 from .switchboard import iter_switchboard_calls, read_split_ids, switchboard_word_file
 from .vad_csv import format_vad_csv, read_vad_csv, write_vad_csv
 from .word_json import read_word_json
+from ..vad import dialogue_from_audio
 
 
 def _audio_reader(path: str | Path, *, load_audio: bool = True, **kwargs: Any) -> Dialogue:
     """Stereo audio only: speech found by VAD (``load_audio=False`` streams it and keeps no audio)."""
-    from ..vad import dialogue_from_audio
-
     return dialogue_from_audio(path, keep_audio=load_audio, **kwargs)
 
 
@@ -58,6 +57,13 @@ READERS: dict[str, Callable[..., Dialogue]] = {
 """Format name -> reader. Each reader takes the path first, then keyword options."""
 
 
+def _looks_like_annotations(data: dict) -> bool:
+    """turneval's own JSON: ``Dialogue.to_dict`` keys, or ``segments`` as two lists (one per speaker)."""
+    segments = data["segments"]
+    two_lists = isinstance(segments, list) and len(segments) == 2 and all(isinstance(s, list) for s in segments)
+    return two_lists or ("id" in data and "duration" in data) or bool({"audio_path", "system_speaker"} & data.keys())
+
+
 def _guess_json(path: Path) -> str:
     data = load_json(path)
     if isinstance(data, dict):
@@ -65,7 +71,7 @@ def _guess_json(path: Path) -> str:
             return "seamless"
         if "channels" in data or ("A" in data and "B" in data):
             return "word_json"
-        if "id" in data and "segments" in data and "duration" in data:
+        if "segments" in data and _looks_like_annotations(data):
             return "turneval"
         if "chunks" in data or "segments" in data:
             raise DialogueError(

@@ -5,19 +5,17 @@ CLI prints them without a traceback.
 """
 from __future__ import annotations
 
-import json
 import math
-import re
-from bisect import bisect_right
-from json import decoder as _json_decoder
-from json import scanner as _json_scanner
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from ..dialogue import SPEAKERS, Dialogue, DialogueError, Segment, Word, normalize_segments
-from ..events import NON_SPEECH_TOKENS  # one list of transcript markers that are not speech (re-exported)
+from ..files import read_json
+from ..vocabulary import NON_SPEECH_TOKENS
+from ..audio import audio_duration, load_stereo
+from ..grids import SAMPLE_RATE
 
 PathLike = str | Path
 
@@ -88,64 +86,10 @@ def segments_from_words(words: Sequence[Word]) -> list[Segment]:
 
 
 # -- JSON with line numbers ----------------------------------------------------------------
-class LinedDict(dict):
-    """A JSON object that remembers the line it starts on."""
-
-    line: int = 1
-
-
-class LinedList(list):
-    """A JSON array that remembers the line it starts on."""
-
-    line: int = 1
-
-
-class _LineDecoder(json.JSONDecoder):
-    """json.JSONDecoder whose objects and arrays carry their line numbers (pure-Python scanner)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._newlines: list[int] = []
-
-        def parse_object(s_and_end, *args, **kwargs):
-            obj, end = _json_decoder.JSONObject(s_and_end, *args, **kwargs)
-            out = LinedDict(obj)
-            out.line = self._line_at(s_and_end[1])
-            return out, end
-
-        def parse_array(s_and_end, *args, **kwargs):
-            arr, end = _json_decoder.JSONArray(s_and_end, *args, **kwargs)
-            out = LinedList(arr)
-            out.line = self._line_at(s_and_end[1])
-            return out, end
-
-        self.parse_object = parse_object
-        self.parse_array = parse_array
-        self.scan_once = _json_scanner.py_make_scanner(self)
-
-    def _line_at(self, offset: int) -> int:
-        # A bisect over the newline offsets: counting from the start for every object and
-        # array made large annotation files quadratic to read.
-        return bisect_right(self._newlines, offset - 1) + 1
-
-    def decode(self, s: str, *args, **kwargs):  # noqa: D401 - json API
-        self._newlines = [m.start() for m in re.finditer("\n", s)]
-        return super().decode(s, *args, **kwargs)
-
-
 def load_json(path: PathLike) -> Any:
-    """Parse a JSON file; objects and arrays know their line (see :func:`line_of`)."""
-    path = Path(path)
-    if not path.is_file():
-        raise DialogueError(f"{path}: file not found")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise located(path, None, f"not valid UTF-8 text ({err.reason} at byte {err.start})") from err
-    try:
-        return _LineDecoder().decode(text)
-    except json.JSONDecodeError as err:
-        raise located(path, err.lineno, f"invalid JSON (column {err.colno}): {err.msg}") from err
+    """The readers' JSON: DialogueError naming ``file:line``, and objects and arrays know their
+    line (see :func:`line_of`)."""
+    return read_json(path, error=DialogueError, lined=True)
 
 
 def line_of(node: Any, default: int | None = None) -> int | None:
@@ -169,12 +113,12 @@ def require_list(value: Any, path: PathLike, line: int | None, what: str) -> lis
 
 
 # -- audio beside annotations ----------------------------------------------------------------
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
-"""Suffixes of the audio files readers accept (whatever libsndfile reads of these)."""
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".opus", ".mp3")
+"""Suffixes of the audio files readers accept (whatever libsndfile reads of these; MP3 since libsndfile 1.1)."""
 
 
 def audio_beside(annotation_path: PathLike) -> Path | None:
-    """``NAME.wav`` / ``.flac`` / ``.ogg`` next to the annotation file ``NAME.*``, or None."""
+    """``NAME.wav`` / ``.flac`` / ``.ogg`` / ``.opus`` / ``.mp3`` next to the annotation file ``NAME.*``, or None."""
     annotation_path = Path(annotation_path)
     for suffix in AUDIO_SUFFIXES:
         candidate = annotation_path.with_suffix(suffix)
@@ -194,9 +138,6 @@ def attach_audio(
     which case only its path and duration are kept), an array ``[2, n]`` at 16 kHz, or None.
     Returns ``(array or None, path or None, duration or None)``.
     """
-    from ..audio import audio_duration, load_stereo  # local: keeps text-only readers light
-    from ..grids import SAMPLE_RATE
-
     if audio is None:
         return None, None, None
     if isinstance(audio, np.ndarray):

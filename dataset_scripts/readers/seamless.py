@@ -49,6 +49,7 @@ from ._common import (
     require_list,
     segments_from_words,
 )
+from ..audio import audio_duration, load_two_mono
 
 TRANSCRIPT_KEY = "metadata:transcript"
 VAD_KEY = "metadata:vad"
@@ -170,8 +171,6 @@ def read_seamless_pair(
     system_speaker: int | None = None,
 ) -> Dialogue:
     """Two release participant files (channel 0, channel 1) with their mono wavs if present."""
-    from ..audio import audio_duration, load_two_mono
-
     paths = [Path(json_a), Path(json_b)]
     segments, words, sources, names = [], [], [], []
     for path in paths:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..dialogue import SPEAKERS, Dialogue
 from ._common import PathLike, build_dialogue, located, parse_span, parse_speaker, read_lines
+from ..files import atomic_write_text
 
 REQUIRED_COLUMNS = ("speaker", "start", "end")
 
@@ -69,6 +70,4 @@ def format_vad_csv(dialogue: Dialogue, *, decimals: int = 3) -> str:
 
 def write_vad_csv(dialogue: Dialogue, path: PathLike, *, decimals: int = 3) -> None:
     """Write the dialogue's segments as VAD CSV (atomically), readable by :func:`read_vad_csv`."""
-    from turneval.io_utils import atomic_write_text
-
     atomic_write_text(path, format_vad_csv(dialogue, decimals=decimals))

@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from turneval.io_utils import atomic_write_text
+from ..files import atomic_write_text
 
 from ..audio import write_audio
 from ..dialogue import Dialogue

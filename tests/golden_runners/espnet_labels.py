@@ -1,11 +1,11 @@
 """golden/espnet_labels: the ESPnet Talking Turns recipe's two-channel and mono chunk labels.
 
 Feeds the case's ms98 word lines, backchannels.csv lines and duration through
-``turneval.dataset_scripts.labels.recipe_labels_from_ms98``.
+``turneval.dataset_scripts.readers.espnet_switchboard.recipe_labels_from_ms98``.
 """
 from __future__ import annotations
 
-from turneval.dataset_scripts.labels import parse_backchannel_csv_lines, recipe_labels_from_ms98
+from turneval.dataset_scripts.readers.espnet_switchboard import parse_backchannel_csv_lines, recipe_labels_from_ms98
 
 SET = "espnet_labels"
 

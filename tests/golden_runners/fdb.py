@@ -125,6 +125,15 @@ def _chunk_lists(container: dict) -> list[list[fdb.WordChunk]]:
     return found
 
 
+def _tags(sample: dict) -> list | None:
+    """A sample's behaviour tags: a ``behaviour`` list, directly or inside its content tag record."""
+    for value in (sample, *(v for v in sample.values() if isinstance(v, dict))):
+        tags = value.get("behaviour", value.get("behavior"))
+        if isinstance(tags, list):
+            return tags
+    return None
+
+
 def _behavior(inp: dict, params: dict) -> dict:
     """check_overlap and stats_by_axis; the inputs are located by their shape."""
     out: dict = {}
@@ -137,6 +146,23 @@ def _behavior(inp: dict, params: dict) -> dict:
         if isinstance(value, list) and value and all(isinstance(v, dict) and len(_chunk_lists(v)) >= 2 for v in value):
             overlaps = [fdb.check_overlap(*_chunk_lists(v)[:2]) for v in value]
             out.update(overlaps=overlaps, check_overlap=overlaps, overlap=overlaps)
+    samples = inp.get("samples")
+    if isinstance(samples, dict) and samples and all(isinstance(v, dict) and len(_chunk_lists(v)) >= 2 for v in samples.values()):
+        # per-sample inputs: the overlap check of each sample beside the tag statistics
+        words = {key: tuple(_chunk_lists(v)[:2]) for key, v in samples.items()}
+        tags = {key: _tags(v) for key, v in samples.items() if _tags(v) is not None}
+        result = fdb.behaviour_analysis(words, tags)
+        out["per_sample"] = {key: {"overlap": o, "check_overlap": o} for key, o in result.overlap.items()}
+        out.update(overlaps=result.overlap, check_overlap=result.overlap, overlap=result.overlap)
+        if tags:
+            layout = {
+                "counts": result.stats.counts,
+                "axes": result.stats.counts,
+                "totals": result.stats.totals,
+                "ratios": result.stats.ratios,
+                "fmt_ratios": result.rounded_ratios,
+            }
+            out.update(layout, stats_by_axis=layout)
     records = next(
         (v for v in inp.values() if isinstance(v, list) and v and all(isinstance(r, dict) and "behaviour" in r for r in v)),
         None,

@@ -1,4 +1,4 @@
-"""What both benchmark-run evaluators share: plain JSON values, number formatting, progress, schemas."""
+"""What both benchmark-run evaluators share: number formatting, progress, schemas (JSON values: dataset_scripts.files)."""
 from __future__ import annotations
 
 import json
@@ -7,24 +7,7 @@ import sys
 from importlib import resources
 from typing import Any, Iterable
 
-
-def plain(value: Any) -> Any:
-    """JSON-ready values: tuples become lists, NaN/inf become None, dataclasses go through ``to_dict``."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if hasattr(value, "to_dict"):
-        return plain(value.to_dict())
-    if hasattr(value, "item"):  # numpy scalars
-        return plain(value.item())
-    return str(value)
+from turneval.dataset_scripts.files import to_jsonable as plain  # one owner of JSON conversion
 
 
 def fmt(value: Any, digits: int = 3) -> str:

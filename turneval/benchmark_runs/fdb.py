@@ -37,7 +37,7 @@ from turneval.dataset_scripts.readers.full_duplex_bench import (
     FDBSample,
     FDBTask,
     find_fdb_tasks,
-    read_asr_words,
+    read_asr_json,
     read_behaviour_tags,
     read_gt_distributions,
     read_interrupt_end,
@@ -49,13 +49,16 @@ from turneval.metrics import full_duplex_bench as rules
 
 from ._common import fmt, load_schema, plain, progress
 
-__all__ = ["FDB_SCHEMA_VERSION", "FDBTaskResult", "FDBRunResult", "evaluate_fdb_run", "fdb_schema", "silero_segments"]
+__all__ = ["FDB_SCHEMA_VERSION", "FDBTaskResult", "FDBRunResult", "evaluate_fdb_run", "fdb_schema", "silero_segments", "whisper_words"]
 
 FDB_SCHEMA_VERSION = 1
 SCHEMA_FILE = "fdb.schema.json"
 
 VadFunction = Callable[[Path], Sequence[tuple[float, float]]]
 """Audio file -> speech segments (s); the default is :func:`silero_segments`."""
+
+WordsFunction = Callable[[Path, float], Sequence[rules.WordChunk]]
+"""(audio file, start s) -> the words spoken from ``start`` on, in the file's time (``--transcribe``)."""
 
 _TASK_TITLES = {
     "pause_handling": "Pause Handling",
@@ -69,9 +72,74 @@ _WORDS_MISSING = (
     "the benchmark's word-based rules need the words of the system's output: output.json (word timestamps in "
     "the benchmark's ASR format {{'text', 'chunks': [{{'text', 'timestamp': [start, end]}}]}}) is missing in "
     "{n} of {total} samples of {folder} (e.g. {examples}). Write it with the benchmark's "
-    "v1_v1.5/get_transcript/asr.py{crop} (or any ASR giving word times in that format), or give --skip-missing "
-    "to score only the samples that have it"
+    "v1_v1.5/get_transcript/asr.py{crop} (or any ASR giving word times in that format), give --transcribe to "
+    "let turneval transcribe output.wav (Whisper, offline), or give --skip-missing to score only the samples "
+    "that have it"
 )
+
+
+def read_asr_words(path: Path) -> list[rules.WordChunk]:
+    """The words of a benchmark ASR JSON file; a malformed chunk is named with the file."""
+    try:
+        return rules.chunks_from_asr(read_asr_json(path))
+    except ValueError as err:
+        raise BenchmarkLayoutError(f"{path}: {err}") from None
+
+
+class _Words:
+    """Where a sample's words come from: the benchmark's ASR JSON, else (``--transcribe``) its audio."""
+
+    def __init__(self, transcribe: WordsFunction | None):
+        self.transcribe = transcribe
+
+    def available(self, sample: FDBSample, json_name: str) -> bool:
+        return sample.has(json_name) or (self.transcribe is not None and sample.has(_audio_of(json_name)))
+
+    def read(self, sample: FDBSample, json_name: str, start_s: float = 0.0) -> tuple[list[rules.WordChunk], str]:
+        """The words and their source (the JSON file's name, or "transcribed")."""
+        if sample.has(json_name):
+            return read_asr_words(sample.path(json_name)), json_name
+        if self.transcribe is None or not sample.has(_audio_of(json_name)):
+            raise BenchmarkLayoutError(f"{sample.path(json_name)}: no such file, and nothing to transcribe it from")
+        return list(self.transcribe(sample.path(_audio_of(json_name)), start_s)), "transcribed"
+
+
+def _audio_of(json_name: str) -> str:
+    """The audio file an ASR JSON transcribes (output.json -> output.wav)."""
+    return json_name.removesuffix(".json") + ".wav"
+
+
+def whisper_words(asr_model: str | None = None, device: str = "cpu", show_progress: bool = False) -> WordsFunction:
+    """Words of an audio file by turneval's offline Whisper (:mod:`turneval.transcribe`, tiny.en by default).
+
+    Like the benchmark's ``asr.py``, the audio is cut at ``start_s`` (the interruption end for
+    user interruption) and the word times shifted back; Silero VAD picks the speech to decode.
+    """
+    try:
+        from turneval.transcribe import WhisperTranscriber
+    except ImportError as err:  # the offline recogniser is not part of this installation
+        raise BenchmarkLayoutError(
+            f"--transcribe needs turneval's offline Whisper (turneval.transcribe), which this installation lacks ({err}); "
+            "write output.json with the benchmark's get_transcript/asr.py instead"
+        ) from None
+    from turneval.dataset_scripts.audio import load_audio
+    from turneval.dataset_scripts.vad import SileroVAD
+
+    transcriber = WhisperTranscriber(asr_model, device=device)
+    vad = SileroVAD()
+
+    def words(path: Path, start_s: float) -> list[rules.WordChunk]:
+        audio, sr = load_audio(path)
+        mono = audio.mean(axis=0)[int(round(start_s * sr)) :]
+        segments = vad.detect_speech(mono, sr)
+        if not segments:
+            return []  # nothing said: decoding silence only invents words
+        found = transcriber.transcribe(mono, segments, progress=show_progress, desc=path.parent.name)[0]
+        return [rules.WordChunk(w.text, w.start + start_s, w.end + start_s) for w in found]
+
+    words.description = f"turneval.transcribe Whisper ({asr_model or 'tiny.en'})"  # type: ignore[attr-defined]
+    return words
+
 
 
 def fdb_schema() -> dict[str, Any]:
@@ -148,7 +216,7 @@ class FDBRunResult:
 
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write ``fdb.json`` and ``fdb.md`` into ``out_dir`` (each atomically)."""
-        from turneval.io_utils import atomic_write_text
+        from turneval.dataset_scripts.files import atomic_write_text
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -162,13 +230,15 @@ class FDBRunResult:
 
 
 def _usable(
-    task: FDBTask, required: Sequence[str], skip_missing: bool, words_file: str | None = "output.json"
+    task: FDBTask, required: Sequence[str], skip_missing: bool, words: _Words, words_file: str | None = "output.json"
 ) -> tuple[list[FDBSample], list[dict[str, str]]]:
-    """Samples that hold every required file; the others are skipped (``skip_missing``) or an error."""
+    """Samples that hold every required file; the others are skipped (``skip_missing``) or an error.
+
+    The words file counts as present when it can be transcribed (``--transcribe``)."""
     usable, skipped = [], []
     missing_by_file: dict[str, list[str]] = {}
     for sample in task.samples:
-        absent = [name for name in required if not sample.has(name)]
+        absent = [name for name in required if not (words.available(sample, name) if name == words_file else sample.has(name))]
         if absent:
             skipped.append({"sample": sample.sample_id, "reason": "missing " + ", ".join(absent)})
             for name in absent:
@@ -200,25 +270,29 @@ def _first_start(chunks: Sequence[rules.WordChunk]) -> float | None:
 # --------------------------------------------------------------------------- the v1.0 tasks
 
 
-def _pause_handling(task: FDBTask, skip_missing: bool, show: bool) -> FDBTaskResult:
-    samples, skipped = _usable(task, ["output.json"], skip_missing)
-    words = {s.sample_id: read_asr_words(s.path("output.json")) for s in progress(samples, len(samples), task.name, show)}
+def _pause_handling(task: FDBTask, skip_missing: bool, show: bool, source: _Words) -> FDBTaskResult:
+    samples, skipped = _usable(task, ["output.json"], skip_missing, source)
+    words, origin = {}, {}
+    for sample in progress(samples, len(samples), task.name, show):
+        words[sample.sample_id], origin[sample.sample_id] = source.read(sample, "output.json")
     result = rules.pause_handling(words)
     detail = {
-        key: {"tor": outcome.tor, "n_words": len(words[key]), "first_word_start_s": _first_start(words[key])}
+        key: {"tor": outcome.tor, "n_words": len(words[key]), "first_word_start_s": _first_start(words[key]),
+              "words_source": origin[key]}
         for key, outcome in result.samples.items()
     }
     return FDBTaskResult(task.name, task.kind, task.version, str(task.folder), len(samples), {"tor": result.take_over_rate}, detail, skipped)
 
 
-def _take_turn_with_latency(task: FDBTask, skip_missing: bool, show: bool) -> FDBTaskResult:
+def _take_turn_with_latency(task: FDBTask, skip_missing: bool, show: bool, source: _Words) -> FDBTaskResult:
     interruption = task.kind == "user_interruption"
     metadata = "interrupt.json" if interruption else "turn_taking.json"
-    samples, skipped = _usable(task, ["output.json", metadata], skip_missing)
-    inputs, ratings = {}, {}
+    samples, skipped = _usable(task, ["output.json", metadata], skip_missing, source)
+    inputs, ratings, origin = {}, {}, {}
     for sample in progress(samples, len(samples), task.name, show):
-        words = read_asr_words(sample.path("output.json"))
         reference = read_interrupt_end(sample.path(metadata)) if interruption else read_turn_end(sample.path(metadata))
+        # the benchmark transcribes a user-interruption output from the interruption's end on
+        words, origin[sample.sample_id] = source.read(sample, "output.json", reference if interruption else 0.0)
         inputs[sample.sample_id] = (words, reference)
         if interruption and sample.has("rating.json"):
             ratings[sample.sample_id] = read_rating(sample.path("rating.json"))
@@ -243,6 +317,7 @@ def _take_turn_with_latency(task: FDBTask, skip_missing: bool, show: bool) -> FD
             "n_words": len(words),
             "first_word_start_s": _first_start(words),
             ("interrupt_end_s" if interruption else "turn_end_s"): reference,
+            "words_source": origin[key],
         }
         if interruption:
             row["rating"] = ratings.get(key)
@@ -264,11 +339,16 @@ def _find_gt_distribution(task: FDBTask, explicit: str | Path | None) -> Path | 
 
 
 def _backchannel(
-    task: FDBTask, skip_missing: bool, show: bool, vad: VadFunction, gt_path: str | Path | None
+    task: FDBTask, skip_missing: bool, show: bool, vad: VadFunction, gt_path: str | Path | None, source: _Words
 ) -> FDBTaskResult:
     from turneval.dataset_scripts.audio import audio_duration
 
-    samples, skipped = _usable(task, ["output.wav", "output.json"], skip_missing)
+    # the reference scores only the numeric sample folders of the task (``spk.isdigit()``)
+    ignored = [{"sample": s.sample_id, "reason": "not a numeric sample folder (the benchmark scores only those)"}
+               for s in task.samples if not s.sample_id.isdigit()]
+    task = FDBTask(task.name, task.kind, task.folder, [s for s in task.samples if s.sample_id.isdigit()])
+    samples, skipped = _usable(task, ["output.wav", "output.json"], skip_missing, source)
+    skipped = ignored + skipped
     gt_file = _find_gt_distribution(task, gt_path)
     distributions = read_gt_distributions(gt_file) if gt_file is not None else {}
     notes = []
@@ -283,8 +363,10 @@ def _backchannel(
         segments = [(round(s, 1), round(e, 1)) for s, e in vad(sample.path("output.wav"))]
         duration = audio_duration(sample.path("output.wav"))
         gt = distributions.get(sample.sample_id)
-        inputs[sample.sample_id] = (segments, read_asr_words(sample.path("output.json")), duration, gt)
-        extra[sample.sample_id] = {"duration_s": duration, "vad_segments": [list(s) for s in segments], "has_gt": gt is not None}
+        words, origin = source.read(sample, "output.json")
+        inputs[sample.sample_id] = (segments, words, duration, gt)
+        extra[sample.sample_id] = {"duration_s": duration, "vad_segments": [list(s) for s in segments],
+                                   "has_gt": gt is not None, "words_source": origin}
     missing_gt = [k for k, v in extra.items() if not v["has_gt"]]
     if gt_file is not None and missing_gt:
         notes.append(f"JSD: {len(missing_gt)} sample(s) have no distribution in {gt_file} and are left out of the JSD mean")
@@ -315,7 +397,7 @@ def _backchannel(
 # --------------------------------------------------------------------------- v1.5
 
 
-def _overlap(task: FDBTask, skip_missing: bool, show: bool, vad: VadFunction) -> FDBTaskResult:
+def _overlap(task: FDBTask, skip_missing: bool, show: bool, vad: VadFunction, source: _Words) -> FDBTaskResult:
     # timing needs the benchmark's latency_intervals.json or both audio files; words and tags are optional
     samples, skipped = [], []
     for sample in task.samples:
@@ -335,19 +417,21 @@ def _overlap(task: FDBTask, skip_missing: bool, show: bool, vad: VadFunction) ->
     sources = set()
     for sample in progress(samples, len(samples), task.name, show):
         key = sample.sample_id
-        user = read_asr_words(sample.path("input.json")) if sample.has("input.json") else None
-        model = read_asr_words(sample.path("output.json")) if sample.has("output.json") else None
+        user = source.read(sample, "input.json")[0] if source.available(sample, "input.json") else None
+        model = source.read(sample, "output.json")[0] if source.available(sample, "output.json") else None
         words[key] = (user, model)
         if sample.has("content_tag.json"):
             tags[key] = read_behaviour_tags(sample.path("content_tag.json"))
         if sample.has("latency_intervals.json"):
             timing[key] = read_latency_intervals(sample.path("latency_intervals.json"))
-            source = "latency_intervals.json"
+            timing_source = "latency_intervals.json"
         else:
             timing[key] = rules.timing_intervals(vad(sample.path("input.wav")), vad(sample.path("output.wav")))
-            source = "vad"
-        sources.add(source)
-        detail[key] = {"timing_source": source, "behaviour": tags.get(key)}
+            timing_source = "vad"
+        sources.add(timing_source)
+        detail[key] = {"timing_source": timing_source, "behaviour": tags.get(key),
+                       "words_source": "+".join(sorted({n if sample.has(n) else "transcribed"
+                                                        for n in ("input.json", "output.json") if source.available(sample, n)})) or None}
     behaviour = rules.behaviour_analysis(words, tags)
     summary_timing = rules.timing_summary(timing)
     for key in detail:
@@ -359,7 +443,7 @@ def _overlap(task: FDBTask, skip_missing: bool, show: bool, vad: VadFunction) ->
     if no_words:
         notes.append(
             f"overlap check: n/a for {len(no_words)} sample(s) without input.json and output.json (the benchmark's ASR "
-            f"word timestamps of input.wav and output.wav; e.g. {', '.join(no_words[:3])})"
+            f"word timestamps of input.wav and output.wav; e.g. {', '.join(no_words[:3])}); --transcribe makes them"
         )
     if not tags:
         notes.append(
@@ -398,6 +482,7 @@ def evaluate_fdb_run(
     skip_missing: bool = False,
     model_name: str | None = None,
     show_progress: bool = False,
+    transcribe: WordsFunction | None = None,
 ) -> FDBRunResult:
     """Score every task folder of a Full-Duplex-Bench run.
 
@@ -410,30 +495,34 @@ def evaluate_fdb_run(
         skip_missing: score the complete samples and list the others, instead of failing.
         model_name: the row label of the tables (default: the run folder's name).
         show_progress: tqdm bars on stderr.
+        transcribe: words of an audio file where the benchmark's ASR JSON is missing
+            (:func:`whisper_words` for ``--transcribe``); None requires the JSON files.
 
     Raises:
         BenchmarkLayoutError: the folder is not in the benchmark's layout, or files are missing.
     """
     run_dir = Path(run_dir)
     vad_function = vad or silero_segments
+    source = _Words(transcribe)
     results = []
     found = find_fdb_tasks(run_dir, task)
     # the paper's task order, then the folder name
     found.sort(key=lambda t: (FDB_TASK_KINDS.index(t.kind), t.name))
     for item in found:
         if item.kind == "pause_handling":
-            results.append(_pause_handling(item, skip_missing, show_progress))
+            results.append(_pause_handling(item, skip_missing, show_progress, source))
         elif item.kind in ("smooth_turn_taking", "user_interruption"):
-            results.append(_take_turn_with_latency(item, skip_missing, show_progress))
+            results.append(_take_turn_with_latency(item, skip_missing, show_progress, source))
         elif item.kind == "backchannel":
-            results.append(_backchannel(item, skip_missing, show_progress, vad_function, gt_distribution))
+            results.append(_backchannel(item, skip_missing, show_progress, vad_function, gt_distribution, source))
         else:
-            results.append(_overlap(item, skip_missing, show_progress, vad_function))
+            results.append(_overlap(item, skip_missing, show_progress, vad_function, source))
     settings = {
         "task": task,
         "skip_missing": skip_missing,
         "vad": "silero-vad (default settings)" if vad is None else getattr(vad, "__name__", "custom"),
         "gt_distribution": str(gt_distribution) if gt_distribution else None,
+        "transcribe": None if transcribe is None else getattr(transcribe, "description", "custom"),
     }
     return FDBRunResult(str(run_dir), model_name or run_dir.resolve().name, results, settings)
 

@@ -120,7 +120,7 @@ class FDBenchRunResult:
 
     def save(self, out_dir: str | Path) -> dict[str, Path]:
         """Write ``fdbench.json`` and ``fdbench.md`` into ``out_dir`` (each atomically)."""
-        from turneval.io_utils import atomic_write_text
+        from turneval.dataset_scripts.files import atomic_write_text
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from turneval.cli import UserError
+from turneval.dataset_scripts.files import atomic_write_text, read_json, to_jsonable
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -47,12 +48,7 @@ def load_reports(location: str | Path) -> list[dict[str, Any]]:
         raise UserError(f"{location}: no such folder or file")
     reports = []
     for file in files:
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise UserError(f"{file}:{err.lineno}: malformed JSON ({err.msg})") from None
-        except UnicodeDecodeError:
-            raise UserError(f"{file}: not a text file") from None
+        data = read_json(file, error=UserError)
         if not isinstance(data, dict) or not isinstance(data.get("summary"), list):
             raise UserError(f"{file}: not a turneval report.json (no 'summary' list)")
         data["_file"] = str(file)
@@ -74,8 +70,6 @@ def _figures(reports: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def compare_reports(reports_a: Sequence[dict[str, Any]], reports_b: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Per figure: each system's mean with its CI, and the difference B - A with its CI."""
     from turneval.metrics.intervals import Z95, mean_interval
-    from turneval.reporting import jsonable
-
     fig_a, fig_b = _figures(reports_a), _figures(reports_b)
     rows = []
     for key in list(fig_a) + [k for k in fig_b if k not in fig_a]:
@@ -89,7 +83,7 @@ def compare_reports(reports_a: Sequence[dict[str, Any]], reports_b: Sequence[dic
             "a": ci_a.to_dict(), "b": ci_b.to_dict(),
             "difference": {"mean": diff, "ci95_low": diff - half, "ci95_high": diff + half, "ci95_half_width": half},
         })
-    return jsonable({
+    return to_jsonable({
         "system_a": {"n_reports": len(reports_a), "files": [r["_file"] for r in reports_a]},
         "system_b": {"n_reports": len(reports_b), "files": [r["_file"] for r in reports_b]},
         "figures": rows,
@@ -112,8 +106,10 @@ def format_comparison(result: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.io_utils import atomic_write_text
+    if args.out:
+        from turneval.validation import check_output_file
 
+        check_output_file(args.out)
     result = compare_reports(load_reports(args.system_a), load_reports(args.system_b))
     print(format_comparison(result))
     if args.out:

@@ -34,6 +34,7 @@ examples:
   turneval fdb runs/moshi/ --out results/moshi --model-name Moshi
   turneval fdb runs/x/icc_backchannel --gt-distribution Full-Duplex-Bench/v1_v1.5/evaluation/icc_gt_distribution.json
   turneval fdb runs/x/ --skip-missing --json x.json --quiet
+  turneval fdb runs/x/ --transcribe          # no ASR files yet: words by turneval's offline Whisper
 """
 
 
@@ -62,21 +63,33 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--skip-missing", action="store_true",
                         help="score the complete samples and list the others, instead of stopping at the first gap")
     parser.add_argument("--no-samples", action="store_true", help="print the summary tables only (files keep every sample)")
+    parser.add_argument("--transcribe", action="store_true",
+                        help="where a sample has no output.json (input.json for v1.5), transcribe its audio with "
+                        "turneval's offline Whisper (tiny.en) instead of stopping; user interruption is cut at the "
+                        "interruption end, as the benchmark's asr.py does. The benchmark's own files are always preferred")
+    parser.add_argument("--asr-model", metavar="PATH", default=None,
+                        help="with --transcribe: a local HF Whisper checkpoint folder or a CTranslate2 model.bin (default tiny.en)")
+    parser.add_argument("--device", default="cpu", help="with --transcribe: cpu or cuda (default cpu)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.benchmark_runs.fdb import evaluate_fdb_run
-    from turneval.io_utils import atomic_write_text
+    from turneval.benchmark_runs.fdb import evaluate_fdb_run, whisper_words
+    from turneval.dataset_scripts.files import atomic_write_text
 
+    if args.asr_model and not args.transcribe:
+        raise UserError("--asr-model goes with --transcribe")
+    show = not args.quiet and sys.stderr.isatty()
+    transcribe = whisper_words(args.asr_model, device=args.device, show_progress=show) if args.transcribe else None
     result = evaluate_fdb_run(
         args.run_dir,
         task=args.task,
         gt_distribution=args.gt_distribution,
         skip_missing=args.skip_missing,
         model_name=args.model_name,
-        show_progress=not args.quiet and sys.stderr.isatty(),
+        show_progress=show,
+        transcribe=transcribe,
     )
     print(result.to_markdown(per_sample=not args.no_samples))
     try:

@@ -65,7 +65,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from turneval.benchmark_runs.fdbench import evaluate_fdbench_run
-    from turneval.io_utils import atomic_write_text
+    from turneval.dataset_scripts.files import atomic_write_text
 
     result = evaluate_fdbench_run(
         args.log_dir,

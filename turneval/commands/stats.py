@@ -80,13 +80,18 @@ def format_table(title: str, stats: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.dataset_scripts.events import extract_events, load_backchannel_words
+    from turneval.dataset_scripts.events import extract_events
+    from turneval.dataset_scripts.vocabulary import load_backchannel_words
     from turneval.dataset_scripts.readers import read_dialogue
-    from turneval.io_utils import atomic_write_text
+    from turneval.dataset_scripts.files import atomic_write_text
     from turneval.metrics.statistics import corpus_statistics
 
     if args.ipu_silence < 0 or args.max_backchannel < 0:
         raise UserError("--ipu-silence and --max-backchannel must be >= 0")
+    if args.json:
+        from turneval.validation import check_output_file
+
+        check_output_file(args.json, "--json")
     phrases = load_backchannel_words(args.backchannel_words) if args.backchannel_words else None
     events = []
     for path in args.files:

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from .build import N_WORST_UNITS, event_summary, report
 from .inference import check_device, judge_probabilities, load_judge_model, load_predictor_model, resolve_checkpoint
-from .inputs import VAD_BLOCK_S, load_conversation, read_annotations
+from .inputs import VAD_BLOCK_S, check_inputs, load_conversation, read_annotations
 from .references import reference_lookup, reference_values
-from .result import REPORT_SCHEMA_VERSION, Report, ReportError, jsonable, report_schema
+from .result import REPORT_SCHEMA_VERSION, Report, ReportError, report_schema
 from .summary import format_number, format_summary, summary_rows
 
 __all__ = [
@@ -40,11 +40,11 @@ __all__ = [
     "Report",
     "ReportError",
     "check_device",
+    "check_inputs",
     "event_summary",
     "format_number",
     "format_summary",
     "judge_probabilities",
-    "jsonable",
     "load_conversation",
     "load_judge_model",
     "load_predictor_model",

@@ -10,6 +10,9 @@ from turneval.dataset_scripts.grids import SAMPLE_RATE
 
 from .progress import progress_bar
 from .result import ReportError
+from turneval.checkpoints import CheckpointNotFoundError
+from turneval.checkpoints import resolve_checkpoint as resolve
+from turneval.dataset_scripts.audio import mono_mix
 
 
 def check_device(device: str) -> str:
@@ -34,9 +37,6 @@ def check_device(device: str) -> str:
 
 def resolve_checkpoint(kind: str, spec: str | Path | None, skip_flag: str) -> Path | None:
     """:func:`turneval.checkpoints.resolve_checkpoint` with errors worded for the report's options."""
-    from turneval.checkpoints import CheckpointNotFoundError
-    from turneval.checkpoints import resolve_checkpoint as resolve
-
     try:
         return resolve(kind, spec, hint=f"pass a local checkpoint folder, or {skip_flag} to skip this stage")
     except CheckpointNotFoundError as err:
@@ -85,7 +85,6 @@ def judge_probabilities(judge: Any, audio: np.ndarray, progress: bool = False) -
     A causal judge is streamed window by window (progress bar, flat memory); a window-mode
     judge scores one window per chunk via ``judge.score``.
     """
-    from turneval.dataset_scripts.audio import mono_mix
     from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudgeStream
 
     mono = mono_mix(audio)

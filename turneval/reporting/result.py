@@ -2,17 +2,16 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from turneval.dataset_scripts.dialogue import DialogueError
+from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
 
 from .references import reference_values
+from turneval import __version__
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -62,8 +61,6 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (NaN and inf become None)."""
-        from turneval import __version__
-
         body = {
             "schema_version": REPORT_SCHEMA_VERSION,
             "turneval_version": __version__,
@@ -82,7 +79,7 @@ class Report:
             "settings": self.settings,
             "models": self.models,
         }
-        return jsonable(body)
+        return to_jsonable(body)
 
     def to_json(self, indent: int | None = 1) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
@@ -97,10 +94,9 @@ class Report:
         """Write ``report.json`` (and ``report.html``) into ``out_dir``, each atomically.
 
         Both documents are rendered before either file is written, so a failure leaves no
-        half-written pair behind.
+        half-written pair behind. Without ``html`` a ``report.html`` left by an earlier run is
+        removed, so the folder never pairs a new report.json with an old page.
         """
-        from turneval.io_utils import atomic_write_text
-
         out_dir = Path(out_dir)
         documents = {"report.json": self.to_json()}
         if html:
@@ -111,29 +107,10 @@ class Report:
         for name, text in documents.items():
             atomic_write_text(out_dir / name, text)
             written[name] = out_dir / name
+        stale = out_dir / "report.html"
+        if not html and stale.is_file():
+            stale.unlink()  # an older run's page would no longer describe this report.json
         return written
-
-
-def jsonable(value: Any) -> Any:
-    """Plain JSON types: numpy scalars and arrays, tuples, NaN/inf (as None), dataclasses via to_dict."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    if value is None or isinstance(value, str):
-        return value
-    if hasattr(value, "to_dict"):
-        return jsonable(value.to_dict())
-    return str(value)
 
 
 def report_schema() -> dict[str, Any]:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from turneval.dataset_scripts.agreement_instances import METRIC_DECISIONS, METRIC_DESCRIPTIONS
+from turneval.dataset_scripts.files import to_jsonable
 
 from .references import reference_lookup, reference_values
-from .result import jsonable
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .result import Report
@@ -77,7 +77,7 @@ def summary_rows(rep: "Report") -> list[dict[str, Any]]:
     out = []
     for section, key, label, value, unit in rows:
         ref = refs.get(key)
-        row = {"section": section, "key": key, "label": label, "value": jsonable(value), "unit": unit, "reference": None, "reference_source": None}
+        row = {"section": section, "key": key, "label": label, "value": to_jsonable(value), "unit": unit, "reference": None, "reference_source": None}
         if ref is not None and primary in ref["values"]:
             row["reference"] = ref["values"][primary]
             row["reference_source"] = f"Talking Turns {ref['table']}, {reference_values()['systems'][primary]}"

@@ -4,7 +4,7 @@ import stat
 
 import pytest
 
-from turneval.io_utils import atomic_path, atomic_write_text
+from turneval.dataset_scripts.files import atomic_path, atomic_write_text
 
 
 def test_atomic_write_creates_readable_file(tmp_path):
