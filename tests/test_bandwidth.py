@@ -2,7 +2,7 @@
 about, and the same dialogue at 8, 16, 22.05, 44.1 and 48 kHz gives the same figures within the
 tolerances that docs/formats.md states ("Sample rate and telephone audio").
 
-Runs the bundled demo judge and predictor (the models the issue measured) on the first 30 s of
+Runs the demo judge and the audio demo predictor (the models the issue measured) on the first 30 s of
 examples/human_like.wav, resampled to each rate and written as 16-bit PCM.
 """
 from __future__ import annotations
@@ -42,9 +42,20 @@ def rate_files(repo_root: Path, tmp_path_factory) -> dict[int, Path]:
     return files
 
 
+def _demo_checkpoint(folder: str):
+    """A demo checkpoint by folder name (None when it is not installed): the tolerances below were
+    measured on these models, so the test pins them rather than whatever is bundled as default."""
+    from turneval.checkpoints import bundled_root
+
+    path = bundled_root() / folder
+    return path if (path / "config.json").is_file() else None
+
+
 @pytest.fixture(scope="module")
 def models():
-    return load_judge_model(None)[0], load_predictor_model(None)[0]
+    judge = load_judge_model(_demo_checkpoint("turn_taking_judge_demo"))[0]
+    predictor = load_predictor_model(_demo_checkpoint("future_activity_predictor_demo"))[0]
+    return judge, predictor
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +131,10 @@ def test_without_band_limit_8k_segment_figures_agree(reports):
             assert abs(row["value"] - other) <= TOLERANCE[row["unit"]], f"8 kHz vs 16 kHz: {row['key']}"
 
 
-def test_without_band_limit_8k_differs(reports):
+def test_without_band_limit_8k_differs(reports, models):
     """The reason for the option: the audio predictor's m moves on telephone audio (issue 12: -5.14 vs -3.51)."""
+    if models[1].config.input_type != "audio":
+        pytest.skip("the predictor reads voice activity only: its m does not see the audio band")
     m8 = reports["none", 8000].naturalness["naturalness_score"]
     m16 = reports["none", 16000].naturalness["naturalness_score"]
     assert abs(m8 - m16) > TELEPHONE_NATURALNESS_TOLERANCE

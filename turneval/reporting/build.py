@@ -35,7 +35,7 @@ from turneval.metrics.statistics import dialogue_statistics
 from turneval.model_provenance import models_section, provenance_warnings
 
 from .inference import check_device, judge_probabilities, load_judge_model, load_predictor_model
-from .inputs import load_conversation
+from .inputs import check_inputs, load_conversation
 from .result import Report, ReportError
 
 N_WORST_UNITS = 5
@@ -93,7 +93,9 @@ def report(
     from turneval.bandwidth import check_band_limit, narrow_band_warning
 
     check_band_limit(band_limit)
-    # Load the models first: a missing checkpoint fails before minutes of VAD.
+    # Cheap input checks, then the models, then decoding and VAD: a bad file or a missing
+    # checkpoint fails in a second, not after model loading or minutes of VAD.
+    check_inputs(audio_or_dialogue, user_audio=user_audio, system_audio=system_audio, annotations=annotations, max_seconds=max_seconds)
     judge_model = judge_name = predictor_model = predictor_name = None
     if judge is not False:
         judge_model, judge_name = load_judge_model(judge, device)

@@ -39,6 +39,46 @@ def read_annotations(path: Path) -> dict[str, Any]:
     return read_annotation_data(path)
 
 
+def annotation_audio(annotations: str | Path, data: Mapping[str, Any]) -> Path:
+    """The audio file an annotation JSON names (``audio_path``, relative to the JSON); it must exist."""
+    from turneval.dataset_scripts.readers._common import resolve_audio_reference
+
+    audio = resolve_audio_reference(annotations, data["audio_path"])
+    if not audio.is_file():
+        raise ReportError(
+            f"{annotations}: the audio file it names ({audio}) does not exist; fix its audio_path, "
+            f"or name the audio: turneval report AUDIO --annotations {annotations}"
+        )
+    return audio
+
+
+def check_inputs(
+    audio: str | Path | Dialogue | None = None,
+    *,
+    user_audio: str | Path | None = None,
+    system_audio: str | Path | None = None,
+    annotations: str | Path | None = None,
+    max_seconds: float | None = None,
+) -> None:
+    """The cheap checks of :func:`load_conversation`, made before any model loads: every file
+    exists and is readable audio no longer than ``max_seconds``, an annotation JSON parses and
+    the audio it names exists. Decoding, channel checks and VAD come later."""
+    from turneval.dataset_scripts.audio import audio_duration
+
+    if isinstance(audio, Dialogue):
+        return
+    if audio is not None and Path(audio).suffix.lower() == ".json" and annotations is None:
+        annotations, audio = audio, None
+    data = read_annotations(Path(annotations)) if annotations is not None else None
+    paths = [p for p in (user_audio, system_audio) if p is not None]
+    if not paths and audio is None and data is not None and data.get("audio_path"):
+        audio = annotation_audio(annotations, data)
+    if not paths and audio is not None:
+        paths = [audio]
+    for path in paths:
+        audio_duration(path, max_seconds=max_seconds)
+
+
 def load_conversation(
     audio: str | Path | Dialogue | None = None,
     *,
@@ -106,11 +146,7 @@ def load_conversation(
         name = Path(system_audio).stem
     else:
         if audio is None and data is not None and data.get("audio_path"):
-            from turneval.dataset_scripts.readers._common import resolve_audio_reference
-
-            audio = resolve_audio_reference(annotations, data["audio_path"])
-            if not audio.is_file():
-                raise ReportError(f"{annotations}: the audio file it names ({audio}) does not exist; fix its audio_path, or name the audio: turneval report AUDIO --annotations {annotations}")
+            audio = annotation_audio(annotations, data)
         if audio is None:
             raise ReportError("no audio given: pass a stereo file, or --user A.wav --system B.wav")
         try:
