@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 BUNDLED: dict[str, str] = {
-    "judge": "turn_taking_judge_demo",
+    "judge": "turn_taking_judge_swb_revoiced",
     "predictor": "future_activity_predictor_demo",
 }
 """Model kind -> the folder of its bundled checkpoint inside ``checkpoints/`` (``turneval.bundled``)."""
