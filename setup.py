@@ -6,6 +6,7 @@ generic such as `metrics` lands at the top of site-packages.
 """
 from setuptools import setup
 
+
 SUBPACKAGE_DIRS = {
     "turneval": "turneval",
     "turneval.modeling": "modeling",
@@ -76,7 +77,7 @@ setup(
     ],
     extras_require={
         "space": ["gradio", "krippendorff"],
-        "test": ["pytest", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema"],
+        "test": ["pytest", "ruff", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema"],
     },
     entry_points={"console_scripts": ["turneval=turneval.cli:main"]},
 )

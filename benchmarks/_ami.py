@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+
 SAMPLE_RATE = 16000
 ENV_VAR = "TURNEVAL_AMI_ROOT"
 AUDIO_SUFFIXES = (".flac", ".wav")

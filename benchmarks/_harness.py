@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+
 THREADS_ENV = "TURNEVAL_BENCH_THREADS"
 
 

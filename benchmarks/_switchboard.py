@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+
 REPO = Path(__file__).resolve().parents[1]
 ROOT_ENV, SPLITS_ENV = "TURNEVAL_SWB_ROOT", "TURNEVAL_SWB_SPLITS"
 SHARED = Path("shared") / "real" / "switchboard_ms98"

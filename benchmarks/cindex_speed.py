@@ -7,8 +7,8 @@ reference: same answer, measured in the same run. Fast in both modes (millisecon
 from __future__ import annotations
 
 import numpy as np
-
 from _harness import best_of, figure
+
 
 N = 100_000
 
@@ -16,7 +16,7 @@ N = 100_000
 def run(quick: bool) -> list[dict]:
     from sklearn.metrics import roc_auc_score
 
-    from turneval.metrics.naturalness import c_index
+    from turneval.metrics.scorer_discrimination import c_index
 
     rng = np.random.default_rng(0)
     natural = rng.normal(0.0, 1.0, N)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from _harness import figure, limit_threads, memory_of, noise_audio, scaling_figures, timed
 
+
 DEMO_CONFIG = Path(__file__).resolve().parents[1] / "training" / "configs" / "future_activity_demo.json"
 
 

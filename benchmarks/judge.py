@@ -13,8 +13,8 @@ and the real-time factor on a 5-minute conversation is measured on a sample of p
 from __future__ import annotations
 
 import numpy as np
-
 from _harness import figure, limit_threads, scaling_figures, scaling_minutes, synthetic_conversation, timed
+
 
 DEMO_CONTEXT_S, DEMO_HOP_S = 10.0, 5.0  # training/configs/judge_synthetic.yaml
 PAPER_CONTEXT_S = 30.0

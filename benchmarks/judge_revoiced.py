@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _harness import figure, limit_threads
+
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE_JUDGE = REPO / "benchmarks" / "baselines" / "turn_taking_judge_espeak_demo"
@@ -69,10 +69,10 @@ def decision_rows(scores, decisions) -> np.ndarray:
 
 def judge_figures(name: str, judge, dialogues, decisions_per_dialogue, headline: bool) -> tuple[list[dict], np.ndarray]:
     """Chunk ROC-AUC and the metric (a) decision scores of one judge on the test dialogues."""
+    from turneval.dataset_scripts.audio import load_stereo
     from turneval.dataset_scripts.labels import chunk_labels
     from turneval.metrics.agreement import judge_scores
     from turneval.training.evaluate_judge import roc_auc_table
-    from turneval.dataset_scripts.audio import load_stereo
 
     labels_all, probs_all, decision_scores = [], [], []
     cpu = time.process_time()
@@ -103,6 +103,7 @@ def judge_figures(name: str, judge, dialogues, decisions_per_dialogue, headline:
 def report_rtf(seconds: float) -> tuple[float, str]:
     """CPU seconds per audio second of ``turneval report`` (bundled models, 2 threads)."""
     from _harness import synthetic_conversation
+
     from turneval.dataset_scripts.audio import write_audio
 
     dialogue = synthetic_conversation(seconds, seed=21)

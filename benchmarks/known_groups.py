@@ -37,11 +37,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import figure, limit_threads  # noqa: E402
+
 
 HELD_OUT_SEED = 2026
 GROUPS = {"human": "human-like", "cascaded": "cascaded-like", "eager_duplex": "eager-duplex-like"}
@@ -213,9 +215,8 @@ def run(quick: bool) -> list[dict]:
 
 def run_on(quick: bool, ami_root: str | None = None, revoice_test: str | None = None) -> tuple[list[dict], str]:
     """Figures and the markdown table."""
-    from real_speech import agreement_instances, judge_checkpoints, predictor_checkpoint
-
     from _ami import AmiDataMissing, load_recordings
+    from real_speech import agreement_instances, judge_checkpoints, predictor_checkpoint
 
     limit_threads()
     n, duration = (2, 45.0) if quick else (6, 90.0)

@@ -40,12 +40,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
+
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import figure, limit_threads  # noqa: E402
 from _switchboard import locate, map_calls  # noqa: E402
+
 
 FULL, QUICK = {"test": 200, "train": 600, "pairs": 100}, {"test": 20, "train": 60, "pairs": 10}
 
@@ -183,8 +185,8 @@ def pair_results(dialogues: Sequence, model, seed: int = 0) -> dict[str, Any]:
     """TurnNat's perturbation benchmark (``evaluate_pairs``) on pairs cut from ``dialogues``."""
     from turneval.dataset_scripts.perturbations.edits import PERTURBATION_TYPES
     from turneval.dataset_scripts.perturbations.pairs import iter_pairs
-    from turneval.metrics.naturalness import evaluate_pairs
-    from turneval.naturalness import score_dialogue
+    from turneval.metrics.scorer_discrimination import evaluate_pairs
+    from turneval.naturalness_inference import score_dialogue
 
     natural, perturbed, types, skips = [], [], [], {}
     for dialogue in dialogues:
@@ -202,12 +204,11 @@ def pair_results(dialogues: Sequence, model, seed: int = 0) -> dict[str, Any]:
 # -- the whole benchmark ---------------------------------------------------------------------
 def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[str, int]) -> dict[str, Any]:
     import torch
+    from turn_end_baselines import switchboard_decisions
 
     from turneval.dataset_scripts.readers import read_split_ids
     from turneval.metrics.turn_end_baselines import fit_baselines
-    from turneval.naturalness import load_predictor
-
-    from turn_end_baselines import switchboard_decisions
+    from turneval.naturalness_inference import load_predictor
 
     torch.set_num_threads(max(1, limit_threads()))
     model = load_predictor(predictor)

@@ -30,11 +30,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import figure, limit_threads  # noqa: E402
+
 
 AMI_EXCERPT = Path("shared") / "real" / "ami" / "ES2004a_excerpt"
 STYLES = ("human", "cascaded", "eager_duplex")
@@ -74,7 +76,7 @@ def rttm_segments(path: Path) -> dict[str, list[tuple[float, float]]]:
 
 
 def score(dialogue, model) -> float:
-    from turneval.naturalness import score_dialogue
+    from turneval.naturalness_inference import score_dialogue
 
     return float(score_dialogue(dialogue, model).score)
 
@@ -124,7 +126,7 @@ def known_groups(model, n: int, duration_s: float, seed: int = 100) -> dict[str,
 def evaluate(predictor: str | None, ami: Path | None, n: int, duration_s: float) -> dict[str, Any]:
     import torch
 
-    from turneval.naturalness import load_predictor
+    from turneval.naturalness_inference import load_predictor
 
     torch.set_num_threads(max(1, limit_threads()))
     model = load_predictor(predictor)

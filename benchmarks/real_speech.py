@@ -42,11 +42,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import figure, limit_threads  # noqa: E402
+
 
 MIN_PAUSE_S = 0.2  # the pause (nobody speaking) a decision needs: pipecat's VAD stop time
 SILENCE_THRESHOLDS_MS = (200, 500, 700)
@@ -92,7 +94,7 @@ def checkpoint_name(folder: Path) -> str:
 
 def predictor_checkpoint() -> tuple[str, Any] | None:
     from turneval.checkpoints import default_checkpoint
-    from turneval.naturalness import load_predictor
+    from turneval.naturalness_inference import load_predictor
 
     path = default_checkpoint("predictor")
     return None if path is None else (f"predictor {checkpoint_name(Path(path))}", load_predictor(path))
@@ -136,9 +138,10 @@ def turn_end_decisions(recording) -> list[AmiDecision]:
 
 
 def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
-    from turneval.smart_turn import PRE_SPEECH_S
     from turn_end_peers import judge_probabilities
+
     from turneval.metrics.agreement import judge_scores
+    from turneval.smart_turn import PRE_SPEECH_S
 
     rows = []
     for rec in recordings:
@@ -315,7 +318,7 @@ def _with_vad(view):
 def naturalness_figures(recordings, predictor) -> list[dict]:
     """m of each natural speaker view against its perturbed versions (recordings with own channels)."""
     from turneval.metrics.intervals import wilson_interval
-    from turneval.naturalness import score_dialogue
+    from turneval.naturalness_inference import score_dialogue
 
     name, model = predictor
     views = [_with_vad(rec.view(s, stereo=True)) for rec in recordings if len(rec.sources) >= 2 for s in rec.speakers if s in rec.sources]
@@ -356,6 +359,7 @@ def run(quick: bool) -> list[dict]:
 def run_on(quick: bool, ami_root: str | None = None, extra_judges: Sequence[str] = ()) -> list[dict]:
     """Every figure of this benchmark on the AMI folder ``ami_root``; ``extra_judges``: more judges."""
     from _ami import AmiDataMissing, load_recordings
+
     from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
 
     threads = limit_threads()

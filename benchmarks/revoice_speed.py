@@ -22,6 +22,7 @@ import numpy as np
 from turneval.dataset_scripts.synthetic.engines import available_engines
 from turneval.dataset_scripts.synthetic.revoice import revoice_split
 
+
 SENTENCES = (
     "yeah", "uh-huh", "right", "i think that's a good idea", "well we went there last summer and it was great",
     "oh really", "so what do you do for a living", "i don't know i guess it depends on the weather",

@@ -26,13 +26,16 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
+
 from turneval.dataset_scripts.files import read_json
+
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import _harness  # noqa: E402  (a sibling helper module, importable once HERE is on the path)
+
 
 REPRODUCE = "python benchmarks/run_all.py{quick} --docs docs/performance.md"
 DEFAULT_TIMEOUT_S = 1800.0  # the full judge and predictor runs take ~10 min each on a busy 2-core machine

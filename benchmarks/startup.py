@@ -15,6 +15,7 @@ from pathlib import Path
 
 from _harness import figure
 
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "human_like.json"
 

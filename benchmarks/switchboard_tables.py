@@ -31,12 +31,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
+
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import figure  # noqa: E402
 from _switchboard import locate, map_calls  # noqa: E402
+
 
 QUICK_LIMIT = 20
 VAP_KEYS = ("shift", "hold", "backchannel", "long", "pred_shift", "pred_hold", "pred_backchannel")

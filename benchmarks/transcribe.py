@@ -29,8 +29,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-
 from _harness import figure, timed
+
 
 HELD_OUT_SEED = 2026
 THREADS = 2

@@ -37,12 +37,14 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import figure  # noqa: E402
 from _switchboard import locate, map_calls  # noqa: E402
+
 
 VIEWS: dict[str, dict[str, Any]] = {
     "all IPUs": {},

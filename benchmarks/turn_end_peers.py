@@ -25,8 +25,8 @@ speech, hears little difference at 200 ms; none of this transfers to human speec
 from __future__ import annotations
 
 import numpy as np
-
 from _harness import figure, limit_threads, timed
+
 
 HELD_OUT_SEED = 2026
 SILENCE_THRESHOLDS_MS = (200, 500, 700)
@@ -46,8 +46,8 @@ def _judge():
     """The demo judge if installed, else the demo configuration with random weights."""
     import torch
 
-    from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
     from turneval.checkpoints import default_checkpoint
+    from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
     from turneval.modeling.judge_loading import load_judge
     from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
 
@@ -92,7 +92,6 @@ def _scores(y: np.ndarray, predicted: np.ndarray, score: np.ndarray) -> tuple[fl
 def run(quick: bool) -> list[dict]:
     from turneval.dataset_scripts.synthetic import conversation_seed, generate_dialogue
     from turneval.metrics.agreement import DEFAULT_THRESHOLDS, judge_scores
-
     from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3, pauser_audio
 
     threads = limit_threads()

@@ -16,8 +16,17 @@ from pathlib import Path
 
 import numpy as np
 
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import figure, limit_threads, noise_audio, scaling_figures, scaling_minutes, synthetic_conversation, timed  # noqa: E402
+from _harness import (  # noqa: E402
+    figure,
+    limit_threads,
+    noise_audio,
+    scaling_figures,
+    scaling_minutes,
+    synthetic_conversation,
+    timed,
+)
 
 
 def compare_backends(channel: np.ndarray) -> dict[str, tuple[float, list[tuple[float, float]]]]:

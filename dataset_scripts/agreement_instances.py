@@ -49,6 +49,7 @@ from .dialogue import Dialogue, DialogueError
 from .grids import CHUNK_S
 from .labels import LABELS, ChunkLabels, chunk_labels
 
+
 METRIC_IDS = ("a", "b", "c", "d", "e")
 
 METRIC_DECISIONS: dict[str, tuple[str, str]] = {

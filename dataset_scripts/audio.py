@@ -16,10 +16,10 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from .files import atomic_path
-
 from .dialogue import DialogueError
+from .files import atomic_path
 from .grids import SAMPLE_RATE
+
 
 PathLike = str | Path
 
@@ -81,8 +81,8 @@ def _channel_hint(expected: int, found: int) -> str:
     if found == 1:
         return "; one speaker per channel is needed (a mono file has both speakers mixed)"
     return (
-        f"; turneval needs the two speakers on two channels: extract them first, e.g. "
-        f"ffmpeg -i IN -af \"pan=stereo|c0=c0|c1=c1\" OUT.wav (pick the speakers' channel numbers)"
+        "; turneval needs the two speakers on two channels: extract them first, e.g. "
+        "ffmpeg -i IN -af \"pan=stereo|c0=c0|c1=c1\" OUT.wav (pick the speakers' channel numbers)"
     )
 
 

@@ -15,8 +15,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .grids import CHUNK_HZ, FRAME_HZ, SAMPLE_RATE, segments_to_activity
 from .files import atomic_write_text
+from .grids import CHUNK_HZ, FRAME_HZ, SAMPLE_RATE, segments_to_activity
+
 
 SPEAKERS = ("A", "B")
 

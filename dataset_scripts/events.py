@@ -41,6 +41,7 @@ from typing import Any, Iterable, Sequence
 from .dialogue import SPEAKERS, Dialogue, DialogueError, Word
 from .vocabulary import as_phrase_set, is_backchannel_text, is_speech_word
 
+
 DEFAULT_IPU_SILENCE_S = 0.2
 """Own silence longer than this splits IPUs (Talking Turns: "more than 200 ms")."""
 

@@ -22,6 +22,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+
 PathLike = str | Path
 
 

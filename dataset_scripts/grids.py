@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+
 SAMPLE_RATE = 16_000
 """Internal audio rate (Hz)."""
 

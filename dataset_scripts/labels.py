@@ -45,10 +45,11 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .dialogue import SPEAKERS, Dialogue, DialogueError
+from .dialogue import Dialogue
 from .events import TurnTakingEvents, extract_events
 from .grids import CHUNK_S
 from .vocabulary import is_speech_word
+
 
 LABELS: tuple[str, ...] = ("NA", "BC", "I", "T", "C")
 """The five judge classes, in class-index order."""

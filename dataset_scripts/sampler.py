@@ -35,6 +35,7 @@ from .audio import resample
 from .grids import CHUNK_HZ, SAMPLE_RATE
 from .labels import LABELS
 
+
 __all__ = ["BalancedChunkSampler", "ConversationRef", "read_context_window", "balanced_indices"]
 
 

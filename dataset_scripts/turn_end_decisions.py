@@ -53,6 +53,7 @@ from typing import Any, Iterable, Sequence
 from .dialogue import SPEAKERS, Dialogue
 from .events import TurnTakingEvents, extract_events
 
+
 DEFAULT_MIN_SILENCE_S = 0.2
 """Seconds of silence after the IPU before the decision is taken (pipecat's VAD stop time,
 the "200 ms after the IPU end" of metric (a) decisions)."""

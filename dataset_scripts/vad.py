@@ -26,6 +26,7 @@ from .audio import AudioError, audio_duration, iter_audio_blocks, load_stereo, r
 from .dialogue import Dialogue, Segment
 from .grids import SAMPLE_RATE
 
+
 FRAME_SAMPLES = 512
 """Silero's frame at 16 kHz (32 ms)."""
 CONTEXT_SAMPLES = 64

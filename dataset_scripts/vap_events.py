@@ -33,6 +33,7 @@ import numpy as np
 
 from .grids import FRAME_HZ
 
+
 STATE_ONLY_A = 0
 STATE_SILENCE = 1
 STATE_BOTH = 2

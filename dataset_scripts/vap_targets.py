@@ -30,6 +30,7 @@ import numpy as np
 
 from .grids import FRAME_HZ
 
+
 BIN_TIMES: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8)
 """Bin durations in seconds (not edges): 0-200, 200-600, 600-1200, 1200-2000 ms."""
 

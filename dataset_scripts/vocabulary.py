@@ -18,6 +18,7 @@ from typing import Iterable, Sequence
 
 from .dialogue import DialogueError
 
+
 NON_SPEECH_TOKENS = frozenset(
     {"[silence]", "[noise]", "[vocalized-noise]", "<sil>", "sil", "<s>", "</s>", "[pause]", "<noise>", "<unk>"}
 )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from turneval.dataset_scripts.synthetic import generate_dialogue, write_dialogue
 
+
 DURATION_S = 60.0
 EXAMPLES = {
     # name: (style, seed, system channel)

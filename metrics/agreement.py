@@ -58,6 +58,7 @@ from ..dataset_scripts.agreement_instances import (
 from .classification import f1_thresholds
 from .intervals import Z95, mean_interval
 
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from ..dataset_scripts.dialogue import Dialogue
     from ..dataset_scripts.labels import ChunkLabels

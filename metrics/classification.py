@@ -22,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+
 __all__ = ["balanced_accuracy", "f1_table", "f1_thresholds", "roc_auc_table"]
 
 

@@ -4,7 +4,7 @@ The benchmarks script their user side (FD-Bench's rounds and interruptions, Full
 task samples); a recording of a free conversation has no script, so :func:`full_duplex_timing`
 reads the scenarios off the turn-taking events (:data:`FULL_DUPLEX_DERIVATION` says how, and
 every report carries that text). The rules themselves are the benchmarks' own, in
-:mod:`turneval.metrics.fdbench` and :mod:`turneval.metrics.full_duplex_bench`.
+:mod:`turneval.metrics.fd_bench_rounds` and :mod:`turneval.metrics.full_duplex_bench_tasks`.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any, Sequence
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.events import TurnTakingEvents
 
-from . import fdbench
-from . import full_duplex_bench as fdb
-from .full_duplex_bench import WordChunk
+from . import fd_bench_rounds as fdbench
+from . import full_duplex_bench_tasks as fdb
+from .full_duplex_bench_tasks import WordChunk
 from .intervals import mean_interval
 
 

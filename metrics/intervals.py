@@ -35,6 +35,7 @@ from typing import Iterable
 
 import numpy as np
 
+
 Z95 = 1.96
 """The rounded two-sided 95 % normal quantile the reference implementations use."""
 

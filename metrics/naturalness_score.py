@@ -43,6 +43,7 @@ from .turnnat_units import (
     unit_rows_from_units,
 )
 
+
 TAIL_GAMMA = 0.25
 """Fraction of worst units averaged into TailNLL."""
 LAMBDA_MEAN = 0.5

@@ -16,6 +16,7 @@ from turneval.dataset_scripts.builders.turn_taking_probes import probe_audio
 
 from .classification import balanced_accuracy
 
+
 __all__ = ["score_probes"]
 
 

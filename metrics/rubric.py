@@ -31,6 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+
 __all__ = ["RubricError", "item_scores", "rubric_pass_rates"]
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from turneval.dataset_scripts.dialogue import SPEAKERS, Dialogue
 from turneval.dataset_scripts.events import TurnTakingEvents, extract_events
 
+
 EVENT_STATISTICS: tuple[str, ...] = ("ipu", "pause", "gap", "overlap")
 """The events with a per-minute rate and a percent of duration (Talking Turns Fig. 2)."""
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..dataset_scripts.turn_end_decisions import TurnEndDecision
 
+
 FEATURE_SETS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "timing": (("ipu_duration", "turn_duration", "partner_since", "partner_ipu_duration"), ()),
     "timing+words": (("ipu_duration", "turn_duration", "partner_since", "partner_ipu_duration"), ("last1", "last2")),
@@ -114,7 +115,7 @@ def fit_baseline(
                 counts[key] = counts.get(key, 0) + 1
         keep = {k for k, n in counts.items() if n >= min_word_count}  # rare words: noise, not signal
         vectorizer = DictVectorizer()
-        vectorizer.fit([{k: 1.0 for k in keep}] or [{}])
+        vectorizer.fit([dict.fromkeys(keep, 1.0)] or [{}])
         parts_train.append(vectorizer.transform([_words(d, positions) for d in train]))
         parts_test.append(vectorizer.transform([_words(d, positions) for d in test]))
     x_train, x_test = sparse.hstack(parts_train).tocsr(), sparse.hstack(parts_test).tocsr()

@@ -33,6 +33,7 @@ import numpy as np
 
 from turneval.dataset_scripts.grids import FRAME_HZ, SAMPLE_RATE, SAMPLES_PER_FRAME
 
+
 UNIT_PRE_S = 2.0
 """A boundary unit covers [boundary - UNIT_PRE_S, boundary + UNIT_POST_S]."""
 UNIT_POST_S = 0.0

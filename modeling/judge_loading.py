@@ -10,9 +10,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from turneval.dataset_scripts.files import read_json
+
 from .configuration_turn_taking_judge import TurnTakingJudgeConfig
 from .modeling_turn_taking_judge import TurnTakingJudge
-from turneval.dataset_scripts.files import read_json
+
 
 class JudgeCheckpointError(ValueError):
     """A judge checkpoint folder is missing, incomplete or damaged."""

@@ -34,6 +34,7 @@ from .whisper_conversion import (
     read_ctranslate2_model,
 )
 
+
 CONVERSION_VERSION = 3
 """Bumped when the written folder changes, so an old cache entry is rebuilt."""
 

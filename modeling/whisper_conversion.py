@@ -30,6 +30,7 @@ from safetensors.numpy import save_file as save_numpy_safetensors
 from .configuration_turn_taking_judge import TurnTakingJudgeConfig
 from .modeling_turn_taking_judge import TurnTakingJudge
 
+
 DEFAULT_SOURCE = "tiny.en"
 
 # CTranslate2 DataType enum (ctranslate2/types.h), in file order.

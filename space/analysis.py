@@ -20,7 +20,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
 from turneval.reporting.summary import format_number
+
 
 MAX_SECONDS_ENV_VAR = "TURNEVAL_SPACE_MAX_SECONDS"
 MAX_MB_ENV_VAR = "TURNEVAL_SPACE_MAX_MB"
@@ -225,8 +227,8 @@ def analyse(
             report refused the input (silent channel, no speech, ...).
     """
     from turneval.dataset_scripts.dialogue import DialogueError
-    from turneval.reporting.html import render_html, timeline_png
     from turneval.dataset_scripts.files import atomic_write_bytes, atomic_write_text
+    from turneval.reporting.html import render_html, timeline_png
 
     limit_seconds = max_seconds() if limit_seconds is None else limit_seconds
     limit_bytes = max_bytes() if limit_bytes is None else limit_bytes

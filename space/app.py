@@ -32,17 +32,45 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+
 # The Space runs app.py from its own folder; make the sibling modules importable from anywhere.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gradio as gr  # noqa: E402
+from analysis import (  # noqa: E402
+    TABLE_COLUMNS,
+    AnalysisError,
+    AnalysisResult,
+    analyse,
+    loaded_model,
+    max_bytes,
+    max_seconds,
+    model_checkpoints,
+    size_text,
+    work_root,
+)
+from listening import ListeningError, ListeningStore, PairAnswer, preference_summary, yuck_rates  # noqa: E402
+from stimuli import (  # noqa: E402
+    PairStimulus,
+    StimulusError,
+    cache_dir,
+    choose_pair,
+    example_dialogues,
+    example_files,
+    pair_stimuli,
+    serve_pair,
+)
+from swoz import (  # noqa: E402
+    SwozError,
+    build_swoz_stimulus,
+    default_listener,
+    judge_listener_backchannels,
+    pause_rule_backchannels,
+    switching_schedule,
+)
 
 from turneval.dataset_scripts.dialogue import DialogueError  # noqa: E402
 
-from analysis import TABLE_COLUMNS, AnalysisError, AnalysisResult, analyse, loaded_model, max_bytes, max_seconds, model_checkpoints, size_text, work_root  # noqa: E402
-from listening import ListeningError, ListeningStore, PairAnswer, preference_summary, yuck_rates  # noqa: E402
-from stimuli import PairStimulus, StimulusError, cache_dir, choose_pair, example_dialogues, example_files, pair_stimuli, serve_pair  # noqa: E402
-from swoz import SwozError, build_swoz_stimulus, default_listener, judge_listener_backchannels, pause_rule_backchannels, switching_schedule  # noqa: E402
 
 TITLE = "turneval: turn-taking evaluation"
 RATING_CHOICES = [("1 very unnatural", 1), ("2", 2), ("3", 3), ("4", 4), ("5 very natural", 5)]

@@ -26,6 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+
 SPACE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = SPACE_DIR.parent
 APP_FILES = ("README.md", "app.py", "analysis.py", "listening.py", "stimuli.py", "swoz.py")

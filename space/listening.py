@@ -42,6 +42,7 @@ import numpy as np
 
 from turneval.metrics.intervals import wilson_interval
 
+
 DB_ENV_VAR = "TURNEVAL_SPACE_DB"
 RATING_LEVELS = (1, 2, 3, 4, 5)
 SOURCES = ("human", "algorithm")
@@ -358,7 +359,7 @@ def preference_summary(answers: Iterable[PairAnswer], confidence: float = 0.95) 
 
 def exposure_by_source(schedule: Sequence[SourceSegment], listened_s: float) -> dict[str, float]:
     """Seconds of each source within the first ``listened_s`` seconds."""
-    out = {source: 0.0 for source in SOURCES}
+    out = dict.fromkeys(SOURCES, 0.0)
     for segment in schedule:
         seconds = max(0.0, min(segment.end, listened_s) - segment.start)
         out[segment.source] = out.get(segment.source, 0.0) + seconds
@@ -375,7 +376,7 @@ def yuck_rates(sessions: Iterable[dict[str, Any]], presses: Iterable[dict[str, A
     last_press: dict[str, float] = {}
     for press in presses:
         last_press[press["session"]] = max(last_press.get(press["session"], 0.0), float(press["time_s"]))
-    seconds = {source: 0.0 for source in SOURCES}
+    seconds = dict.fromkeys(SOURCES, 0.0)
     for session in sessions:
         listened = session.get("listened_s")
         if listened is None:

@@ -20,6 +20,7 @@ from typing import Iterable, Sequence
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.files import atomic_write_text, read_json
 
+
 EXAMPLES_ENV_VAR = "TURNEVAL_SPACE_EXAMPLES"
 PAIRS_ENV_VAR = "TURNEVAL_SPACE_PAIRS"
 CACHE_ENV_VAR = "TURNEVAL_SPACE_CACHE"

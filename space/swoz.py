@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
+from listening import SOURCES, SourceSegment, source_at
 
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.grids import CHUNK_S, SAMPLE_RATE
 
-from listening import SOURCES, SourceSegment, source_at
 
 SWITCH_MEAN_S = 30.0
 SWITCH_SD_S = 10.0

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SR = 16000
 

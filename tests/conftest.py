@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+
 # Nothing may reach a hub during tests (no network here, and none in CI).
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")

@@ -28,6 +28,7 @@ from turneval.metrics.agreement import (
     tune_operating_points,
 )
 
+
 # A hand-labelled human-AI session: the user is A (speaker 0), the system is B (speaker 1).
 # Each entry: (label, floor owner after the chunk) in the labeller's floor states.
 SCENARIO = [

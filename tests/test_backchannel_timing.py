@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from turneval.metrics.backchannel_timing import (
+from turneval.metrics.swoz_backchannels import (
     backchannel_timing,
     band_share,
     fixed_segments,

@@ -19,6 +19,7 @@ from turneval.bandwidth import NARROW_BAND_SHARE, NarrowBandWarning, high_band_s
 from turneval.cli import main
 from turneval.reporting import load_judge_model, load_predictor_model, report
 
+
 RATES = (8000, 16000, 22050, 44100, 48000)
 CROP_S = 30.0
 

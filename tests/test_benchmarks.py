@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH_DIR = REPO / "benchmarks"
 
@@ -28,6 +29,7 @@ def _load_run_all():
 
 run_all = _load_run_all()
 import _harness  # noqa: E402  (run_all put benchmarks/ on the path)
+
 
 TINY = '''
 """A tiny benchmark: allocates about 64 MiB and times a sum."""
@@ -148,6 +150,7 @@ def test_turneval_bench_command_runs_a_real_benchmark(tmp_path: Path, capsys):
 # --------------------------------------------------------------------------- smart-turn peer (turneval.smart_turn: tests/test_smart_turn.py)
 def test_metric_a_decisions_follow_the_users_ipu_ends():
     import turn_end_peers
+
     from turneval.dataset_scripts.synthetic import generate_dialogue
 
     dialogue = generate_dialogue(7, duration_s=40.0, style="human")

@@ -194,7 +194,7 @@ def test_missing_audio_file_fails_before_generation_and_names_it(builder_name, t
     missing = next(p for p in (tmp_path / "src").rglob("d1.wav"))
     missing.unlink()
     builder = getattr(builders, builder_name)(cache_dir=str(tmp_path / "cache"), manifest=str(manifest))
-    with pytest.raises(FileNotFoundError, match=rf"manifest.jsonl: dialogue 'd1': audio file .*d1\.wav not found"):
+    with pytest.raises(FileNotFoundError, match=r"manifest.jsonl: dialogue 'd1': audio file .*d1\.wav not found"):
         builder.download_and_prepare()
 
 

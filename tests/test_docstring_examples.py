@@ -10,6 +10,7 @@ import pytest
 
 from tests.test_metric_modules import METRICS_DIR, REPO_ROOT, run_module_doctests
 
+
 FOLDER_TO_PACKAGE = {"metrics": "turneval.metrics", "dataset_scripts": "turneval.dataset_scripts"}
 """The library folders whose docstring examples are cheap (no model loads), as setup.py maps them."""
 

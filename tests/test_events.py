@@ -7,7 +7,12 @@ import pytest
 
 from turneval.dataset_scripts.dialogue import Dialogue, DialogueError, Word
 from turneval.dataset_scripts.events import extract_events, merge_into_ipus
-from turneval.dataset_scripts.vocabulary import is_backchannel_text, is_speech_word, load_backchannel_words, normalize_phrase
+from turneval.dataset_scripts.vocabulary import (
+    is_backchannel_text,
+    is_speech_word,
+    load_backchannel_words,
+    normalize_phrase,
+)
 
 
 def words(*items):

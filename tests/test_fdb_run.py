@@ -16,6 +16,7 @@ from turneval import cli
 from turneval.benchmark_runs.fdb import evaluate_fdb_run, fdb_schema
 from turneval.dataset_scripts.readers.full_duplex_bench import BenchmarkLayoutError, find_fdb_tasks
 
+
 GOLDEN = Path(__file__).resolve().parent / "golden" / "fdb"
 
 
@@ -386,7 +387,7 @@ class _FakeASR:
         self.words_by_folder, self.calls = words_by_folder, []
 
     def __call__(self, path: Path, start_s: float):
-        from turneval.metrics.full_duplex_bench import WordChunk
+        from turneval.metrics.full_duplex_bench_tasks import WordChunk
 
         self.calls.append((path.parent.name, path.name, start_s))
         return [WordChunk(t, s, e) for t, s, e in self.words_by_folder[f"{path.parent.name}/{path.name}"] if s >= start_s]

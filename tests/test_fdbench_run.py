@@ -17,6 +17,7 @@ from turneval.benchmark_runs.fdbench import evaluate_fdbench_run, fdbench_schema
 from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.dataset_scripts.readers.fdbench_logs import BenchmarkLayoutError, read_fdbench_log
 
+
 GOLDEN = Path(__file__).resolve().parent / "golden" / "fdbench"
 CASES = sorted(p.stem for p in GOLDEN.glob("*.json"))
 

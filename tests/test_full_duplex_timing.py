@@ -1,4 +1,4 @@
-"""Tests for turneval.metrics.fdbench (FD-Bench) and turneval.metrics.full_duplex_bench."""
+"""Tests for turneval.metrics.fd_bench_rounds (FD-Bench) and turneval.metrics.full_duplex_bench_tasks."""
 from __future__ import annotations
 
 import math
@@ -6,8 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from turneval.metrics import fdbench, full_duplex_bench as fdb
-from turneval.metrics.fdbench import FDBenchConversation, analyze_conversation, evaluate_fdbench
+from turneval.metrics import fd_bench_rounds as fdbench
+from turneval.metrics import full_duplex_bench_tasks as fdb
+from turneval.metrics.fd_bench_rounds import FDBenchConversation, analyze_conversation, evaluate_fdbench
+
 
 SEC = 16000
 

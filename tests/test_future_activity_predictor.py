@@ -5,6 +5,7 @@ import torch
 from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
 
+
 TINY = dict(hidden_size=32, num_attention_heads=2, intermediate_size=64, num_mel_bins=32, num_channel_layers=1, num_cross_layers=1)
 
 

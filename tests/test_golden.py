@@ -19,6 +19,7 @@ import pytest
 
 from tests import golden_runners
 
+
 HERE = Path(__file__).resolve().parent
 GOLDEN_DIR = Path(os.environ.get("TURNEVAL_GOLDEN_DIR", HERE / "golden"))
 SHARED_GOLDEN_DIR = HERE.parent.parent / "shared" / "golden"

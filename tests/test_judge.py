@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ import turneval  # noqa: F401  (registers the Auto classes)
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.judge_loading import JudgeCheckpointError, load_judge
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge, TurnTakingJudgeStream, causal_window_plan
+
 
 SR = 16000
 SPC = 640

@@ -10,9 +10,10 @@ import torch
 
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge, TurnTakingJudgeStream
-from turneval.training import judge_features, train_judge_cached
+from turneval.training import train_judge_cached
 from turneval.training.judge_features import CachedFeatures, build_cache, window_starts, window_targets
 from turneval.training.train_judge_cached import CachedTop, apply_mode, export_judge, logit_adjustment_from_weights
+
 
 TINY = {"d_model": 32, "encoder_layers": 3, "encoder_attention_heads": 2, "encoder_ffn_dim": 64}
 SPC = 640
@@ -151,7 +152,11 @@ def test_training_resumes_exactly(cached, tmp_path):
     train_judge_cached.train(parser.parse_args([*common, "--output_dir", str(tmp_path / "b"), "--save_steps", "2", "--stop_after_steps", "4"]))
     resumed = train_judge_cached.train(parser.parse_args([*common, "--output_dir", str(tmp_path / "b"), "--resume_from_checkpoint", "latest"]))
     assert resumed["step"] == whole["step"] == 12
-    losses = lambda d: [json.loads(l)["loss"] for l in (tmp_path / d / "metrics.jsonl").read_text().splitlines() if '"loss"' in l]
+
+    def losses(run: str) -> list[float]:
+        lines = (tmp_path / run / "metrics.jsonl").read_text().splitlines()
+        return [json.loads(line)["loss"] for line in lines if '"loss"' in line]
+
     np.testing.assert_allclose(losses("b"), losses("a"), rtol=1e-5)
     final = TurnTakingJudge.from_pretrained(tmp_path / "b" / "final")
     assert final.config.logit_adjustment is not None and final.config.backbone_mode == "partial"

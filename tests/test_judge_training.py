@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import datasets
 import numpy as np
@@ -18,6 +17,7 @@ from turneval.training import evaluate_judge, train_judge
 from turneval.training.judge_data import load_chunk_rows, window_labels
 
 from ._launch import accelerate_two_ranks
+
 
 TINY = {"d_model": 32, "encoder_layers": 1, "encoder_attention_heads": 2, "encoder_ffn_dim": 64}
 SPC = 640

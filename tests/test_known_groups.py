@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 

@@ -7,15 +7,6 @@ import numpy as np
 import pytest
 
 from turneval.dataset_scripts.dialogue import Dialogue, Word
-from turneval.dataset_scripts.readers.espnet_switchboard import (
-    BackchannelRow,
-    Ms98Word,
-    parse_backchannel_csv_lines,
-    parse_ms98_word_lines,
-    recipe_clean_token,
-    recipe_labels_from_ms98,
-    recipe_split_backchannel_words,
-)
 from turneval.dataset_scripts.labels import (
     LABELS,
     RECIPE_START_S,
@@ -26,6 +17,15 @@ from turneval.dataset_scripts.labels import (
     chunk_labels,
     floor_labels,
     recipe_chunk_count,
+)
+from turneval.dataset_scripts.readers.espnet_switchboard import (
+    BackchannelRow,
+    Ms98Word,
+    parse_backchannel_csv_lines,
+    parse_ms98_word_lines,
+    recipe_clean_token,
+    recipe_labels_from_ms98,
+    recipe_split_backchannel_words,
 )
 
 

@@ -17,6 +17,7 @@ import evaluate
 import pytest
 import yaml
 
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 METRICS_DIR = REPO_ROOT / "metrics"
 MODULES = ("turn_naturalness", "full_duplex_timing")
@@ -65,7 +66,7 @@ def test_turn_naturalness_loads_offline_and_computes(absolute: bool, monkeypatch
 
 
 def test_turn_naturalness_matches_functions_and_drops_nan(monkeypatch: pytest.MonkeyPatch) -> None:
-    from turneval.metrics.naturalness import evaluate_pairs
+    from turneval.metrics.scorer_discrimination import evaluate_pairs
 
     natural = [1.0, float("nan"), 2.0, 0.5]
     perturbed = [2.0, 1.0, 1.5, 0.7]
@@ -218,7 +219,7 @@ def test_app_builds_and_launches_widget_for_its_module(name: str, monkeypatch: p
 
 def test_nan_result_is_float() -> None:
     # C-index of fully tied scores is NaN, not an error, through the module's function
-    from turneval.metrics.naturalness import evaluate_pairs
+    from turneval.metrics.scorer_discrimination import evaluate_pairs
 
     assert math.isnan(evaluate_pairs([1.0, 1.0], [1.0, 1.0]).to_dict()["c_index"])
 

@@ -1,4 +1,4 @@
-"""turneval.naturalness: scoring whole dialogues with a FutureActivityPredictor."""
+"""turneval.naturalness_inference: scoring whole dialogues with a FutureActivityPredictor."""
 import numpy as np
 import pytest
 import soundfile as sf
@@ -6,7 +6,8 @@ import soundfile as sf
 from turneval.dataset_scripts.dialogue import Dialogue, DialogueError
 from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
-from turneval.naturalness import NaturalnessUndefinedWarning, load_predictor, score_dialogue
+from turneval.naturalness_inference import NaturalnessUndefinedWarning, load_predictor, score_dialogue
+
 
 TINY = dict(hidden_size=32, num_attention_heads=2, intermediate_size=64, num_channel_layers=0, num_cross_layers=1)
 

@@ -1,4 +1,4 @@
-"""Tests for turneval.metrics.intervals and turneval.metrics.naturalness."""
+"""Tests for turneval.metrics.intervals and turneval.metrics.scorer_discrimination."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from turneval.metrics.intervals import mean_interval, sample_variance, wilson_interval, z_for_confidence
-from turneval.metrics.naturalness import (
+from turneval.metrics.scorer_discrimination import (
     c_index,
     evaluate_pairs,
     naturalness_margin,

@@ -8,10 +8,11 @@ import pytest
 
 from turneval.dataset_scripts.dialogue import Dialogue, Word
 from turneval.dataset_scripts.grids import SAMPLE_RATE
-from turneval.dataset_scripts.perturbations import edits_conflict, sec_to_segment, merge_close_segments
-from turneval.dataset_scripts.perturbations.edits import EDIT_FUNCTIONS, NoCandidateError, PERTURBATION_TYPES
+from turneval.dataset_scripts.perturbations import edits_conflict, merge_close_segments, sec_to_segment
+from turneval.dataset_scripts.perturbations.edits import EDIT_FUNCTIONS, PERTURBATION_TYPES, NoCandidateError
 from turneval.dataset_scripts.perturbations.pairs import make_pair
 from turneval.dataset_scripts.perturbations.timeline import Timeline, delete_time, insert_time
+
 
 SCRIPT = [
     ("A", 0.5, 6.0, "so I was telling you about the trip we took last summer to the coast"),

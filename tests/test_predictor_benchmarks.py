@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+
 BENCH_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCH_DIR))
 

@@ -18,6 +18,7 @@ from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.metrics.classification import balanced_accuracy
 from turneval.metrics.probes import score_probes
 
+
 CODE = {".": "NA", "b": "BC", "i": "I", "T": "T", "c": "C"}
 
 

@@ -26,6 +26,7 @@ from turneval.dataset_scripts.readers import (
     switchboard_from_lines,
 )
 
+
 DATA = Path(__file__).parent / "data" / "readers"
 
 

@@ -11,6 +11,7 @@ import pytest
 import soundfile as sf
 import torch
 
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
@@ -22,6 +23,7 @@ from turneval.modeling.configuration_future_activity_predictor import FutureActi
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig  # noqa: E402
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel  # noqa: E402
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge  # noqa: E402
+
 
 TINY_WHISPER = {"d_model": 64, "encoder_layers": 2, "encoder_attention_heads": 4, "encoder_ffn_dim": 128, "max_source_positions": 1500}
 TINY_PREDICTOR = dict(hidden_size=32, num_attention_heads=2, intermediate_size=64, num_mel_bins=32, num_channel_layers=1, num_cross_layers=1)

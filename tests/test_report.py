@@ -21,6 +21,7 @@ from turneval.modeling.modeling_future_activity_predictor import FutureActivityP
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
 from turneval.reporting import Report, format_summary, judge_probabilities, report, report_schema
 
+
 TINY_WHISPER = {"d_model": 64, "encoder_layers": 2, "encoder_attention_heads": 4, "encoder_ffn_dim": 128, "max_source_positions": 1500}
 TINY_PREDICTOR = dict(hidden_size=32, num_attention_heads=2, intermediate_size=64, num_mel_bins=32, num_channel_layers=1, num_cross_layers=1)
 
@@ -224,8 +225,9 @@ def test_bundled_predictor_ranks_the_human_like_example_first(repo_root):
 
 
 def test_transformers_pipeline_task(checkpoints, conversation):
-    import turneval.pipelines  # noqa: F401  (registers the task)
     from transformers import pipeline
+
+    import turneval.pipelines  # noqa: F401  (registers the task)
 
     judge = pipeline("turn-taking-judgement", model=str(checkpoints["judge"]))
     rows = judge(str(conversation["wav"]))

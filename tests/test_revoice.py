@@ -35,6 +35,7 @@ from turneval.dataset_scripts.synthetic.revoice import (
 )
 from turneval.dataset_scripts.synthetic.stretch import shift_pitch_formants, trim_silence, wsola
 
+
 SR = 16000
 DATA = Path(__file__).parent / "data" / "readers" / "switchboard"
 

@@ -7,6 +7,7 @@ import pytest
 
 from turneval.metrics.rubric import RubricError, item_scores, rubric_pass_rates
 
+
 GRADES = [[True, True, True], [True, False], [False], [True], [True, True, False, True]]
 AXES = ["memory", "memory", "editing", "editing", "coherence"]
 

@@ -9,6 +9,7 @@ import torch
 from turneval.dataset_scripts.grids import SAMPLE_RATE, SAMPLES_PER_CHUNK
 from turneval.dataset_scripts.sampler import LABELS, BalancedChunkSampler, read_context_window
 
+
 T = LABELS.index("T")
 
 

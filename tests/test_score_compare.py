@@ -6,7 +6,6 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from turneval.modeling.modeling_future_activity_predictor import FutureActivityP
 from turneval.reporting import report
 
 from ._launch import accelerate_two_ranks
+
 
 TINY_PREDICTOR = dict(hidden_size=32, num_attention_heads=2, intermediate_size=64, num_mel_bins=32, num_channel_layers=1, num_cross_layers=1)
 

@@ -15,6 +15,7 @@ import pytest
 from turneval import smart_turn
 from turneval.dataset_scripts.synthetic import generate_dialogue
 
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 

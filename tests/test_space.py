@@ -19,6 +19,7 @@ from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.metrics.intervals import wilson_interval
 
+
 SPACE_DIR = Path(__file__).resolve().parents[1] / "space"
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"
 sys.path.insert(0, str(SPACE_DIR))

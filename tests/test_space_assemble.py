@@ -6,13 +6,13 @@ import importlib.util
 import os
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 import venv
 from pathlib import Path
 
 import pytest
+
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT_S = 300

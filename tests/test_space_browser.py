@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("TURNEVAL_CHROMIUM", "/usr/bin/chromium"))
 EXAMPLE = REPO_ROOT / "examples" / "cascaded_like.wav"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+
 REPO = Path(__file__).resolve().parents[1]
 SWB = Path(__file__).parent / "data" / "readers" / "switchboard"
 

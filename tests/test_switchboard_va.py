@@ -10,6 +10,7 @@ from turneval.dataset_scripts.readers import read_dialogue
 from turneval.training.future_activity_data import FutureActivityWindows, WindowConfig, vad_like
 from turneval.training.switchboard_va import cache_voice_activity, load_voice_activity, main
 
+
 FIXTURE = Path(__file__).parent / "data" / "readers" / "switchboard"
 
 

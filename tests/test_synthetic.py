@@ -23,6 +23,7 @@ from turneval.dataset_scripts.synthetic import (
 from turneval.dataset_scripts.synthetic.material import text_to_tokens
 from turneval.dataset_scripts.synthetic.timing import HUMAN
 
+
 SHORT_S = 20.0
 LONG_S = 120.0
 

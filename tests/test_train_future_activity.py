@@ -17,6 +17,7 @@ from turneval.training.future_activity_data import FutureActivityWindows, Window
 
 from ._launch import accelerate_two_ranks
 
+
 TINY = {"hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64, "num_mel_bins": 32, "num_channel_layers": 1, "num_cross_layers": 1, "dropout": 0.0}
 SCRIPT = Path(train_future_activity.__file__)
 

@@ -17,8 +17,13 @@ from turneval.modeling.whisper_asr import (
     ctranslate2_to_whisper_decoder,
     whisper_asr_folder,
 )
-from turneval.modeling.whisper_conversion import WhisperConversionError, bundled_ctranslate2_model, read_ctranslate2_model
+from turneval.modeling.whisper_conversion import (
+    WhisperConversionError,
+    bundled_ctranslate2_model,
+    read_ctranslate2_model,
+)
 from turneval.transcribe import WhisperTranscriber, snap_words, speech_windows, transcribe_dialogue, word_error_rate
+
 
 SR = 16000
 SENTENCE = "Well, I think we should go to the lake this weekend, don't you?"
@@ -60,9 +65,7 @@ def test_decoder_mapping_splits_fused_projections():
 
 
 def test_converted_folder_is_a_complete_hf_checkpoint(folder):
-    from transformers import WhisperForConditionalGeneration
-
-    from transformers import WhisperProcessor
+    from transformers import WhisperForConditionalGeneration, WhisperProcessor
 
     assert WhisperProcessor.from_pretrained(folder, local_files_only=True).feature_extractor.feature_size == 80
     model = WhisperForConditionalGeneration.from_pretrained(folder, local_files_only=True)

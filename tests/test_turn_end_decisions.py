@@ -11,9 +11,15 @@ import numpy as np
 import pytest
 
 from turneval.dataset_scripts.dialogue import Dialogue, DialogueError, Word
-from turneval.dataset_scripts.readers import iter_switchboard_calls, read_split_ids, read_switchboard, switchboard_word_file
+from turneval.dataset_scripts.readers import (
+    iter_switchboard_calls,
+    read_split_ids,
+    read_switchboard,
+    switchboard_word_file,
+)
 from turneval.dataset_scripts.turn_end_decisions import TurnEndDecision, shift_rate, turn_end_decisions
 from turneval.metrics.turn_end_baselines import FEATURE_SETS, fit_baseline, fit_baselines
+
 
 SWB = Path(__file__).parent / "data" / "readers" / "switchboard"
 

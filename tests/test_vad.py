@@ -16,6 +16,7 @@ from turneval.dataset_scripts.vad import (
     detect_speech_channels,
 )
 
+
 _VOWELS = [(700, 1220, 2600), (300, 2300, 3000), (500, 1000, 2500), (400, 1900, 2600), (600, 1700, 2500)]
 
 

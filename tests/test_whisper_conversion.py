@@ -19,6 +19,7 @@ from turneval.modeling.whisper_conversion import (
     read_ctranslate2_model,
 )
 
+
 SR = 16000
 
 # eSpeak NG is driven in a child process: its library keeps one global callback, which the

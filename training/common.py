@@ -38,6 +38,7 @@ import torch
 
 from turneval.dataset_scripts.files import to_jsonable
 
+
 CHECKPOINT_PREFIX = "step_"
 
 

@@ -31,6 +31,7 @@ from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
 from turneval.metrics.agreement import tune_thresholds
 from turneval.metrics.classification import f1_table, f1_thresholds, roc_auc_table
 
+
 # Paper row order of Tables 1 and 5.
 TABLE_ORDER = ("C", "BC", "T", "I", "NA")
 LABEL_TITLES = {"C": "C (Continuation)", "BC": "BC (Backchannel)", "T": "T (Turn change)", "I": "I (Interruption)", "NA": "NA (Silence)"}

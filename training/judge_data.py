@@ -15,6 +15,7 @@ from torch.utils.data import Dataset
 
 from turneval.dataset_scripts.sampler import BalancedChunkSampler
 
+
 ROW_COLUMNS = ("conversation_id", "audio_path", "labels")
 
 

@@ -36,6 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
+
 FORMAT_VERSION = 1
 
 

@@ -33,6 +33,7 @@ from turneval.training.common import train as run_training
 from turneval.training.corpus import load_corpus
 from turneval.training.future_activity_data import FutureActivityWindows, WindowConfig
 
+
 VAL_DRAWS = 64
 """Validation windows (fixed draws) per evaluation."""
 

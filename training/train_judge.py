@@ -40,6 +40,7 @@ from turneval.training.common import Recipe, TrainingArguments, parse_arguments,
 from turneval.training.common import train as run_training
 from turneval.training.judge_data import EpochExamples, class_weights, load_chunk_rows
 
+
 TRAINING_DEFAULTS: dict[str, Any] = {"output_dir": "runs/judge", "learning_rate": 1e-3, "lr_scheduler_type": "linear"}
 """The judge's departures from the shared defaults (the paper's rate and linear decay)."""
 

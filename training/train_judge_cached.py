@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -38,6 +37,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from turneval.training.judge_features import CachedFeatures
+
 
 MODES = ("frozen", "partial", "lora")
 
@@ -291,7 +291,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
             if args.save_steps and step % args.save_steps == 0:
                 target = checkpoints / f"step_{step}"
                 target.mkdir(parents=True, exist_ok=True)
-                trainable_state = {n: p for n, p in model.state_dict().items()}
+                trainable_state = dict(model.state_dict().items())
                 torch.save({"model": trainable_state, "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                             "rng": torch.get_rng_state(), "step": step, "cpu_s": time.process_time() - cpu0}, target / "state.pt")
             if step >= max_steps or (args.stop_after_steps and step >= args.stop_after_steps):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+
 __version__ = "0.1.0"
 
 _LAZY_NAMES: dict[str, str] = {
@@ -29,11 +30,11 @@ _LAZY_NAMES: dict[str, str] = {
 
 __all__ = sorted([*_LAZY_NAMES, "__version__"])
 
-if TYPE_CHECKING:
-    from .dataset_scripts.dialogue import Dialogue, DialogueError, Word
-    from .benchmark_runs.fdb import evaluate_fdb_run
-    from .benchmark_runs.fdbench import evaluate_fdbench_run
-    from .reporting import Report, report
+if TYPE_CHECKING:  # the names of _LAZY_NAMES, for type checkers and IDEs
+    from .benchmark_runs.fdb import evaluate_fdb_run  # noqa: F401
+    from .benchmark_runs.fdbench import evaluate_fdbench_run  # noqa: F401
+    from .dataset_scripts.dialogue import Dialogue, DialogueError, Word  # noqa: F401
+    from .reporting import Report, report  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

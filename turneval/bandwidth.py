@@ -29,6 +29,7 @@ import numpy as np
 
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 
+
 BAND_LIMITS = ("none", "telephone")
 """Values of ``band_limit`` (the CLI's ``--band-limit``)."""
 

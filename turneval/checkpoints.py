@@ -23,6 +23,7 @@ import re
 from importlib import resources
 from pathlib import Path
 
+
 BUNDLED: dict[str, str] = {
     "judge": "turn_taking_judge_swb_revoiced",
     "predictor": "future_activity_predictor_demo",

@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+
 from turneval import __version__
 from turneval.dataset_scripts.dialogue import DialogueError
+
 
 COMMAND_MODULES: list[str] = [
     "turneval.commands.vad",

@@ -31,7 +31,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any, Mapping
+
 from turneval.dataset_scripts.files import read_json
+
 
 PROVENANCE_FILE = "provenance.json"
 REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {

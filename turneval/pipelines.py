@@ -21,8 +21,9 @@ from transformers import AutoModel, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY
 
 import turneval.modeling  # noqa: F401  (registers the judge with AutoModel)
-from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.dataset_scripts.audio import load_audio, mono_mix, resample
+from turneval.dataset_scripts.grids import SAMPLE_RATE
+
 
 TASK = "turn-taking-judgement"
 

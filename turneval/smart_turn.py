@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from turneval.dataset_scripts.dialogue import Dialogue
     from turneval.dataset_scripts.labels import ChunkLabels

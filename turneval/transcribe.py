@@ -40,6 +40,7 @@ import numpy as np
 from turneval.dataset_scripts.dialogue import Word
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from turneval.dataset_scripts.dialogue import Dialogue
 

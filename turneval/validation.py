@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from turneval.dataset_scripts.dialogue import SPEAKERS, Dialogue, DialogueError
 
+
 AUDIO_TOLERANCE_S = 1.0
 """Speech may end at most this far past the end of its audio (docs/formats.md, ``audio_tolerance_s``)."""
 

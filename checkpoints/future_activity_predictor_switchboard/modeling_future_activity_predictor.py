@@ -27,6 +27,7 @@ from transformers import PreTrainedModel
 from transformers.audio_utils import mel_filter_bank
 from transformers.utils import ModelOutput
 
+
 try:  # a relative import inside the package, a flat one inside a Hub repo
     from .configuration_future_activity_predictor import FutureActivityPredictorConfig
 except ImportError:  # pragma: no cover - exercised by trust_remote_code loading

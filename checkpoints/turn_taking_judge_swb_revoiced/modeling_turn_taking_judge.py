@@ -21,9 +21,8 @@ pushed to a Hub repo and loaded with ``trust_remote_code=True``.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -36,6 +35,7 @@ from transformers.modeling_outputs import ModelOutput
 from transformers.models.whisper.modeling_whisper import WhisperEncoderLayer, sinusoids
 
 from .configuration_turn_taking_judge import TurnTakingJudgeConfig
+
 
 N_FFT = 400
 HOP_LENGTH = 160

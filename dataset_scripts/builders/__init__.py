@@ -7,6 +7,12 @@
 from .export import export_parquet, load_parquet
 from .manifest import read_dialogue_manifest, write_dialogue_manifest
 from .turn_taking_chunks import TurnTakingChunks, TurnTakingChunksConfig, conversation_row
+from .turn_taking_perturbations import (
+    TurnTakingPerturbations,
+    TurnTakingPerturbationsConfig,
+    decode_audio,
+    pair_row,
+)
 from .turn_taking_probes import (
     PROBE_TASKS,
     PROMPTS,
@@ -15,12 +21,7 @@ from .turn_taking_probes import (
     probe_audio,
     probe_instances,
 )
-from .turn_taking_perturbations import (
-    TurnTakingPerturbations,
-    TurnTakingPerturbationsConfig,
-    decode_audio,
-    pair_row,
-)
+
 
 __all__ = [
     "PROBE_TASKS",

@@ -24,6 +24,7 @@ import datasets
 from ..dialogue import SPEAKERS, Dialogue
 from .manifest import read_dialogue_manifest
 
+
 logger = datasets.logging.get_logger(__name__)
 
 SILENT_CHANNEL = "silent_channel"

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import datasets
+
 from ..files import atomic_path
 
 

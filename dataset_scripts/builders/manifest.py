@@ -20,9 +20,10 @@ import datasets
 
 from ..audio import load_stereo, write_audio
 from ..dialogue import Dialogue, DialogueError
-from ..readers.annotations import read_annotated_corpus
-from ..grids import SAMPLE_RATE
 from ..files import atomic_write_text, parse_json
+from ..grids import SAMPLE_RATE
+from ..readers.annotations import read_annotated_corpus
+
 
 MANIFEST_NAME = "manifest.jsonl"
 """The file a builder looks for when it is given a ``data_dir``."""

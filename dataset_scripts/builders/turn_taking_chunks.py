@@ -27,6 +27,7 @@ from ..labels import FLOOR_STATES, LABELS, chunk_labels
 from .checks import SILENT_CHANNEL, SkipCounter, check_audio_files, require_audio_file, silent_channels
 from .manifest import manifest_split_generators, read_dialogue_manifest
 
+
 logger = datasets.logging.get_logger(__name__)
 
 _DESCRIPTION = "Two-party conversations with 40 ms turn-taking labels (NA, BC, I, T, C) and floor owner."

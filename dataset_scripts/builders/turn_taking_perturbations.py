@@ -28,13 +28,14 @@ import soundfile as sf
 
 from ..audio import read_wav_bytes, wav_bytes
 from ..dialogue import SPEAKERS, Dialogue
+from ..files import atomic_write_bytes
 from ..grids import FRAME_HZ, SAMPLE_RATE
 from ..perturbations.audio_ops import TARGET_RMS_DBFS
 from ..perturbations.edits import PERTURBATION_TYPES
 from ..perturbations.pairs import MAX_CONTEXT_S, MIN_CONTEXT_S, PerturbationPair, iter_pairs
 from .checks import SILENT_CHANNEL, SkipCounter, check_audio_files, require_audio_file, silent_channels
 from .manifest import manifest_split_generators, read_dialogue_manifest, with_audio
-from ..files import atomic_write_bytes
+
 
 logger = datasets.logging.get_logger(__name__)
 

@@ -43,6 +43,7 @@ from ..sampler import read_context_window
 from .checks import SILENT_CHANNEL, SkipCounter, check_audio_files, silent_channels
 from .manifest import manifest_split_generators, read_dialogue_manifest
 
+
 UNDERSTANDING_TASKS = ("understand_T", "understand_BC", "understand_I")
 PREDICTION_TASKS = ("predict_T", "predict_BC", "predict_I", "predict_floor_taking")
 PROBE_TASKS = UNDERSTANDING_TASKS + PREDICTION_TASKS

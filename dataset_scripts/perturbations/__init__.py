@@ -42,6 +42,7 @@ from .segments import (
     segments_to_vad,
 )
 
+
 __all__ = [
     "FRAME_MS",
     "CandidateContext",

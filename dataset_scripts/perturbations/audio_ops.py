@@ -11,6 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
+
 FADE_MS = 10.0
 TARGET_RMS_DBFS = -20.0
 """Clip loudness of the TurnNat builder: RMS over both channels, in dBFS."""

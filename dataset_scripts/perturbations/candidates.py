@@ -14,9 +14,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .predicates import is_backchannel_like, is_substantive_turn
+from .predicates import distinct_text, has_text, is_backchannel_like, is_question_like, is_substantive_turn
 from .segments import FRAME_MS, Segment
-from .predicates import distinct_text, has_text, is_question_like
+
 
 Shift = tuple[str, Segment, Segment]
 """(speaker channel, speaker segment, responder segment)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
+
 ANCHOR_KEYS: dict[str, tuple[str, ...]] = {
     "early_entry": ("responder_new_start_ms", "cut_start_ms", "anchor_ms"),
     "late_response": ("anchor_ms", "responder_new_start_ms"),

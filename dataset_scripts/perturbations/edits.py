@@ -46,6 +46,7 @@ from .predicates import distinct_text, has_text, is_substantive_turn
 from .segments import FRAME_MS, CandidateContext, Segment, candidate_context, frame_length
 from .timeline import Timeline, delete_time, insert_time, remove_speech
 
+
 CHANNELS = ("a", "b")
 
 

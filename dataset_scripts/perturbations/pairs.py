@@ -19,6 +19,7 @@ from .audio_ops import TARGET_RMS_DBFS, normalize_loudness
 from .conflicts import edit_anchor_ms
 from .edits import EDIT_FUNCTIONS, PERTURBATION_TYPES, EditResult, NoCandidateError
 
+
 MIN_CONTEXT_S = 20.0
 MAX_CONTEXT_S = 25.0
 """Clip length range of a pair (TurnNat: 20-25 s); shorter conversations are not cropped."""

@@ -11,6 +11,7 @@ import re
 
 from .segments import Segment
 
+
 BACKCHANNEL_PHRASES = frozenset({
     "mm", "mhm", "hm", "hmm", "um", "uh", "uh huh", "uh-huh", "yeah", "yea", "yep", "yes",
     "right", "okay", "ok", "sure", "true", "exactly", "wow", "oh", "oh wow",

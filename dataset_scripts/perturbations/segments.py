@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+
 FRAME_MS = 80.0
 """The perturbation builder's frame (the reference CLI default ``--frame-ms 80``)."""
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from ..dialogue import Word
 
+
 Span = tuple[float, float]
 
 EPS = 1e-6

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..dialogue import Dialogue, DialogueError
+from ..vad import dialogue_from_audio
 from ._common import AUDIO_SUFFIXES, NON_SPEECH_TOKENS, load_json, located
 from .annotations import annotation_pairs, read_annotated_corpus, read_annotations
 from .fisher import read_fisher
@@ -32,11 +33,16 @@ from .rttm import read_rttm, read_rttm_all
 from .seamless import _PARTICIPANT_RE as _SEAMLESS_PARTICIPANT_RE
 from .seamless import read_seamless, read_seamless_pair
 from .switchboard import FILE_RE as SWITCHBOARD_FILE_RE
-from .switchboard import parse_ms98_lines, read_switchboard, switchboard_from_lines
-from .switchboard import iter_switchboard_calls, read_split_ids, switchboard_word_file
+from .switchboard import (
+    iter_switchboard_calls,
+    parse_ms98_lines,
+    read_split_ids,
+    read_switchboard,
+    switchboard_from_lines,
+    switchboard_word_file,
+)
 from .vad_csv import format_vad_csv, read_vad_csv, write_vad_csv
 from .word_json import read_word_json
-from ..vad import dialogue_from_audio
 
 
 def _audio_reader(path: str | Path, *, load_audio: bool = True, **kwargs: Any) -> Dialogue:

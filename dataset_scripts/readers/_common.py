@@ -11,11 +11,12 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from ..audio import audio_duration, load_stereo
 from ..dialogue import SPEAKERS, Dialogue, DialogueError, Segment, Word, normalize_segments
 from ..files import read_json
-from ..vocabulary import NON_SPEECH_TOKENS
-from ..audio import audio_duration, load_stereo
 from ..grids import SAMPLE_RATE
+from ..vocabulary import NON_SPEECH_TOKENS
+
 
 PathLike = str | Path
 

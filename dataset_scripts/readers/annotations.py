@@ -13,11 +13,20 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-
 from typing import Any
 
 from ..dialogue import SPEAKERS, Dialogue, DialogueError
-from ._common import PathLike, attach_audio, audio_beside, line_of, load_json, located, parse_span, resolve_audio_reference
+from ._common import (
+    PathLike,
+    attach_audio,
+    audio_beside,
+    line_of,
+    load_json,
+    located,
+    parse_span,
+    resolve_audio_reference,
+)
+
 
 MANIFEST_COLUMNS = ("annotations", "audio")
 """The columns a corpus manifest CSV needs (others, such as ``id`` or ``seed``, are ignored)."""

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .full_duplex_bench import BenchmarkLayoutError
 from ._common import located, read_lines
+from .full_duplex_bench import BenchmarkLayoutError
+
 
 __all__ = [
     "GROUND_TRUTH_FILE",

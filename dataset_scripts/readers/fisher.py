@@ -22,7 +22,17 @@ from typing import Iterable
 import numpy as np
 
 from ..dialogue import Dialogue
-from ._common import NON_SPEECH_TOKENS, PathLike, build_dialogue, is_speech_token, located, parse_span, parse_speaker, read_lines
+from ._common import (
+    NON_SPEECH_TOKENS,
+    PathLike,
+    build_dialogue,
+    is_speech_token,
+    located,
+    parse_span,
+    parse_speaker,
+    read_lines,
+)
+
 
 LINE_RE = re.compile(r"^\s*(?P<start>\S+)\s+(?P<end>\S+)\s+(?P<speaker>[^\s:]+):(?P<text>.*)$")
 

@@ -16,7 +16,7 @@ benchmark's ASR script (``get_transcript/asr.py``) writes the word timestamps as
       (user_backchannel, talking_to_other, background_speech: as v1.5 user_interruption)
 
 This module finds the task folders and their samples and reads the files the evaluation
-needs; the rules live in :mod:`turneval.metrics.full_duplex_bench`. A folder in another
+needs; the rules live in :mod:`turneval.metrics.full_duplex_bench_tasks`. A folder in another
 layout raises :class:`BenchmarkLayoutError` saying what was expected, what was found and
 what to do.
 """
@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 from ..dialogue import DialogueError
 from ._common import load_json, located
+
 
 __all__ = [
     "BenchmarkLayoutError",
@@ -210,7 +211,7 @@ def find_fdb_tasks(root: str | Path, task: str | None = None) -> list[FDBTask]:
 
 def read_asr_json(path: str | Path) -> dict[str, Any]:
     """A benchmark ASR JSON ``{"text", "chunks": [{"text", "timestamp": [s, e]}]}`` (its words are
-    read by ``turneval.metrics.full_duplex_bench.chunks_from_asr``)."""
+    read by ``turneval.metrics.full_duplex_bench_tasks.chunks_from_asr``)."""
     data = load_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("chunks"), list):
         raise located(path, None, "expected the benchmark's ASR JSON object {'text', 'chunks': [{'text', 'timestamp': [start, end]}]}")

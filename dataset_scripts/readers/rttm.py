@@ -27,6 +27,7 @@ import numpy as np
 from ..dialogue import Dialogue, DialogueError
 from ._common import PathLike, build_dialogue, located, parse_time, read_lines
 
+
 SpeakerMap = str | Mapping[str, int]
 
 

@@ -35,6 +35,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..audio import audio_duration, load_two_mono
 from ..dialogue import Dialogue, DialogueError, Word
 from ._common import (
     AUDIO_SUFFIXES,
@@ -49,7 +50,7 @@ from ._common import (
     require_list,
     segments_from_words,
 )
-from ..audio import audio_duration, load_two_mono
+
 
 TRANSCRIPT_KEY = "metadata:transcript"
 VAD_KEY = "metadata:vad"

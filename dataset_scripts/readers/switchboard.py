@@ -20,7 +20,17 @@ from typing import Iterable, Iterator, NamedTuple
 import numpy as np
 
 from ..dialogue import Dialogue, DialogueError, Word
-from ._common import NON_SPEECH_TOKENS, PathLike, build_dialogue, is_speech_token, located, parse_span, read_lines, segments_from_words
+from ._common import (
+    NON_SPEECH_TOKENS,
+    PathLike,
+    build_dialogue,
+    is_speech_token,
+    located,
+    parse_span,
+    read_lines,
+    segments_from_words,
+)
+
 
 FILE_RE = re.compile(r"^(?P<conv>sw\d+)(?P<side>[AB])-ms98-a-(?P<kind>word|trans)\.text$")
 """``sw0001A-ms98-a-word.text``: conversation, side (A/B), kind (word/trans)."""

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from ..dialogue import SPEAKERS, Dialogue
-from ._common import PathLike, build_dialogue, located, parse_span, parse_speaker, read_lines
 from ..files import atomic_write_text
+from ._common import PathLike, build_dialogue, located, parse_span, parse_speaker, read_lines
+
 
 REQUIRED_COLUMNS = ("speaker", "start", "end")
 

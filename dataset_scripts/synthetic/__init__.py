@@ -15,6 +15,7 @@ from .generator import add_noise, draw_voices, generate_dialogue
 from .material import BACKCHANNELS
 from .timing import STYLES, SpeakerBehaviour, style_behaviours
 
+
 __all__ = [
     "BACKCHANNELS",
     "EspeakError",

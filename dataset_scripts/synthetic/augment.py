@@ -16,6 +16,7 @@ from scipy.signal import butter, sosfilt
 
 from ..grids import SAMPLE_RATE
 
+
 MU = 255.0
 
 

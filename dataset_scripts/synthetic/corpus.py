@@ -19,14 +19,14 @@ from typing import Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..files import atomic_write_text
-
 from ..audio import write_audio
 from ..dialogue import Dialogue
+from ..files import atomic_write_text
 from ..grids import SAMPLE_RATE
 from ..readers.annotations import read_annotations
 from .generator import generate_dialogue
 from .timing import STYLES
+
 
 AUDIO_FORMATS = {"wav": "PCM_16", "flac": "PCM_16"}
 """``audio_format`` -> soundfile subtype (the container follows the file suffix)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -30,6 +30,7 @@ import soxr
 
 from ..grids import SAMPLE_RATE
 from .stretch import trim_silence
+
 
 ENGINES = ("espeak", "festival", "flite")
 

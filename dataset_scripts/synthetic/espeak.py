@@ -29,6 +29,7 @@ import soxr
 from ..dialogue import Word
 from ..grids import SAMPLE_RATE
 
+
 # Constants from espeak-ng's speak_lib.h.
 _AUDIO_OUTPUT_SYNCHRONOUS = 2
 _INITIALIZE_DONT_EXIT = 0x8000

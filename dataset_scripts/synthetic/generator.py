@@ -23,6 +23,7 @@ from .espeak import Utterance, Voice, synthesize
 from .material import Clause, SentenceMaker
 from .timing import STYLES, SpeakerBehaviour, style_behaviours
 
+
 GENERATOR_VERSION = "1"
 
 MIN_SAME_SPEAKER_SILENCE = 0.3

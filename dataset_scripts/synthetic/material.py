@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+
 Token = tuple[str, str]
 """(transcript word, spoken text). The spoken text may carry punctuation."""
 

@@ -33,12 +33,13 @@ import numpy as np
 import soundfile as sf
 
 from ..dialogue import Dialogue, DialogueError
-from ..vocabulary import NON_SPEECH_TOKENS
 from ..grids import SAMPLE_RATE
 from ..readers.switchboard import read_switchboard
+from ..vocabulary import NON_SPEECH_TOKENS
 from .augment import Augmentation, apply_augmentation, draw_augmentation
 from .engines import ENGINES, EngineVoice, SynthesisError, check_engines, draw_voice, synthesize_batch
 from .stretch import fit_to_length, shift_pitch_formants
+
 
 GENERATOR_VERSION = "1"
 LAUGH_TEXT = "ha ha"

@@ -14,6 +14,7 @@ import soxr
 
 from ..grids import SAMPLE_RATE
 
+
 FRAME_S = 0.020
 TOLERANCE_S = 0.005
 FADE_S = 0.005

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+
 STYLES = ("human", "cascaded", "eager_duplex")
 
 

@@ -1,18 +1,19 @@
 """backchannel_timing: backchannel quantity and timing of a listener (Switching Wizard of Oz,
-Poppe et al. 2013). A thin face over ``turneval.metrics.backchannel_timing``, where every rule
+Poppe et al. 2013). A thin face over ``turneval.metrics.swoz_backchannels``, where every rule
 lives."""
 from __future__ import annotations
 
 import datasets
 import evaluate
 
-from turneval.metrics.backchannel_timing import (
+from turneval.metrics.swoz_backchannels import (
     BAND_PER_MINUTE,
     MATCH_TOLERANCE_S,
     MIN_SPACING_S,
     backchannel_timing,
     pool_backchannel_timing,
 )
+
 
 _CITATION = """\
 @article{poppe2013swoz,

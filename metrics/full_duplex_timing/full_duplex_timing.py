@@ -1,7 +1,7 @@
 """full_duplex_timing: turn-taking timing of full-duplex spoken dialogue systems, as FD-Bench
 (SRR, SIR, SRIR, EIR, NIR, FSED, ERT, EIT, IRD) and Full-Duplex-Bench (take-over rate,
-latency) score it. A thin face over ``turneval.metrics.fdbench`` and
-``turneval.metrics.full_duplex_bench``, where every rule lives."""
+latency) score it. A thin face over ``turneval.metrics.fd_bench_rounds`` and
+``turneval.metrics.full_duplex_bench_tasks``, where every rule lives."""
 from __future__ import annotations
 
 import math
@@ -10,14 +10,15 @@ import datasets
 import evaluate
 
 from turneval.dataset_scripts.grids import SAMPLE_RATE
-from turneval.metrics.fdbench import (
+from turneval.metrics.fd_bench_rounds import (
     FDBenchConversation,
     FDBenchThresholds,
     evaluate_fdbench,
     seconds_to_samples,
     transcript_error_rate,
 )
-from turneval.metrics.full_duplex_bench import chunks_from_words, take_turn_task
+from turneval.metrics.full_duplex_bench_tasks import chunks_from_words, take_turn_task
+
 
 _CITATION = """\
 @article{peng2025fdbench,

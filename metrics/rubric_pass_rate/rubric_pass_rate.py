@@ -7,6 +7,7 @@ import evaluate
 
 from turneval.metrics.rubric import rubric_pass_rates
 
+
 _CITATION = """\
 @article{audiomultichallenge2025,
   title={Audio MultiChallenge: A Multi-Turn Evaluation of Spoken Dialogue Systems on Natural Human Interaction},

@@ -1,12 +1,13 @@
 """turn_naturalness: does a naturalness scorer rank natural turn-taking above perturbed
-turn-taking? (TurnNat Eq. 11-14). A thin face over ``turneval.metrics.naturalness``, where
+turn-taking? (TurnNat Eq. 11-14). A thin face over ``turneval.metrics.scorer_discrimination``, where
 every rule lives."""
 from __future__ import annotations
 
 import datasets
 import evaluate
 
-from turneval.metrics.naturalness import evaluate_pairs
+from turneval.metrics.scorer_discrimination import evaluate_pairs
+
 
 _CITATION = """\
 @article{turnnat2026,

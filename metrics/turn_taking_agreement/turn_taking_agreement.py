@@ -8,6 +8,7 @@ import evaluate
 
 from turneval.metrics.agreement import DEFAULT_THRESHOLDS, agreement, occurrence_rates, threshold_sweep
 
+
 _CITATION = """\
 @inproceedings{arora2025talkingturns,
   title={Talking Turns: Benchmarking Audio Foundation Models on Turn-Taking Dynamics},

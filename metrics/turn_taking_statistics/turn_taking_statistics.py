@@ -11,6 +11,7 @@ from turneval.dataset_scripts.dialogue import Dialogue, Word
 from turneval.dataset_scripts.events import DEFAULT_IPU_SILENCE_S, DEFAULT_MAX_BACKCHANNEL_S
 from turneval.metrics.statistics import corpus_statistics
 
+
 _CITATION = """\
 @inproceedings{arora2025talking,
   title={Talking Turns: Benchmarking Audio Foundation Models on Turn-Taking Dynamics},

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from turneval.dataset_scripts.readers.espnet_switchboard import parse_backchannel_csv_lines, recipe_labels_from_ms98
 
+
 SET = "espnet_labels"
 
 

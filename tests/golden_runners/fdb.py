@@ -1,7 +1,7 @@
 """golden/fdb: Full-Duplex-Bench v1 / v1.5 evaluation rules.
 
 Each case names its reference script in ``source.path``; the runner sends the case to the
-matching function of ``turneval.metrics.full_duplex_bench`` and lays the result out as the
+matching function of ``turneval.metrics.full_duplex_bench_tasks`` and lays the result out as the
 script's harness recorded it. Where the reference divides by zero (no sample took the
 turn), the harness recorded the exception and no averages; our functions return NaN there,
 which the runner turns back into that record.
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-from turneval.metrics import full_duplex_bench as fdb
+from turneval.metrics import full_duplex_bench_tasks as fdb
+
 
 SET = "fdb"
 
@@ -52,7 +53,7 @@ def _user_interruption(inp: dict, params: dict) -> dict:
     }
 
     def record(subset: dict) -> dict:
-        result = fdb.user_interruption(subset, ratings={key: rating for key in subset})
+        result = fdb.user_interruption(subset, ratings=dict.fromkeys(subset, rating))
         values = (result.mean_rating, result.take_over_rate, result.mean_latency)
         if any(math.isnan(v) for v in values):
             return {"rating": None, "TOR": None, "latency": None, "error": ZERO_DIVISION}

@@ -1,12 +1,13 @@
 """golden/fdbench: FD-Bench SRR/SIR/SRIR/EIR/NIR and FSED/ERT/EIT/IRD from VAD segments."""
 from __future__ import annotations
 
-from turneval.metrics.fdbench import (
+from turneval.metrics.fd_bench_rounds import (
     FDBenchConversation,
     FDBenchThresholds,
     evaluate_fdbench,
     round_types_from_rounds,
 )
+
 
 SET = "fdbench"
 

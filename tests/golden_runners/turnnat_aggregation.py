@@ -6,6 +6,7 @@ import numpy as np
 from turneval.metrics import naturalness_score as ns
 from turneval.metrics import turnnat_units as tu
 
+
 SET = "turnnat"
 PREFIXES = ("aggregation_",)
 # The chain cases take float32 means of frame NLL, as the reference.

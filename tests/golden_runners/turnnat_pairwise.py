@@ -1,11 +1,12 @@
 """golden/turnnat/pairwise_*: TurnNat pairwise accuracy, C-index and mean intervals.
 
 The reference reports the same numbers through four functions; all four are rebuilt here
-from ``turneval.metrics.naturalness`` (dialogue NLL: lower is more natural).
+from ``turneval.metrics.scorer_discrimination`` (dialogue NLL: lower is more natural).
 """
 from __future__ import annotations
 
-from turneval.metrics.naturalness import c_index, evaluate_pairs
+from turneval.metrics.scorer_discrimination import c_index, evaluate_pairs
+
 
 SET = "turnnat"
 PREFIXES = ("pairwise_",)

@@ -6,6 +6,7 @@ import re
 from turneval.dataset_scripts import perturbations as P
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 
+
 SET = "turnnat"
 PREFIXES = ("perturb_",)
 

@@ -6,6 +6,7 @@ import numpy as np
 from turneval.metrics import naturalness_score as ns
 from turneval.metrics import turnnat_units as tu
 
+
 SET = "turnnat"
 PREFIXES = ("units_",)
 # Unit NLLs are float32 means in the reference.

@@ -5,6 +5,7 @@ import numpy as np
 
 from turneval.dataset_scripts import vap_events as ve
 
+
 SET = "vap_events"
 
 # Reference key names of the deterministic lists (turneval calls the unsampled lists hold /

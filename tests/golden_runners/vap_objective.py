@@ -5,6 +5,7 @@ import numpy as np
 
 from turneval.dataset_scripts import vap_targets as vt
 
+
 SET = "vap_objective"
 # The reference computes probabilities in float32.
 TOLERANCE = {"rel": 1e-6, "abs": 1e-7}

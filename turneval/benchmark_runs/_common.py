@@ -7,8 +7,6 @@ import sys
 from importlib import resources
 from typing import Any, Iterable
 
-from turneval.dataset_scripts.files import to_jsonable as plain  # one owner of JSON conversion
-
 
 def fmt(value: Any, digits: int = 3) -> str:
     """A table cell: ``n/a`` for missing or NaN, fixed digits for floats."""

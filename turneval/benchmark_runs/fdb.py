@@ -27,7 +27,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from turneval.dataset_scripts.readers.full_duplex_bench import (
     FDB_TASK_KINDS,
@@ -45,9 +45,10 @@ from turneval.dataset_scripts.readers.full_duplex_bench import (
     read_rating,
     read_turn_end,
 )
-from turneval.metrics import full_duplex_bench as rules
+from turneval.metrics import full_duplex_bench_tasks as rules
 
 from ._common import fmt, load_schema, plain, progress
+
 
 __all__ = ["FDB_SCHEMA_VERSION", "FDBTaskResult", "FDBRunResult", "evaluate_fdb_run", "fdb_schema", "silero_segments", "whisper_words"]
 

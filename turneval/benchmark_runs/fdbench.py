@@ -4,8 +4,8 @@ FD-Bench (Peng et al., 2025) logs, per conversation, the scripted user round tim
 system's speech segments (see :mod:`turneval.dataset_scripts.readers.fdbench_logs`). This
 module pairs each conversation with its scripted rounds (first inquiry, then the interruption
 type each round announces for the next) and scores it with
-:func:`turneval.metrics.fdbench.analyze_conversation` and
-:func:`~turneval.metrics.fdbench.aggregate_marks` (``analyze_VAD_interruption_new2`` and
+:func:`turneval.metrics.fd_bench_rounds.analyze_conversation` and
+:func:`~turneval.metrics.fd_bench_rounds.aggregate_marks` (``analyze_VAD_interruption_new2`` and
 ``analyze_VAD_marks`` of ``benchmarking.py``): SRR, SIR, SRIR, EIR, NIR, FSED, ERT, EIT, IRD.
 The user rounds are the scripted times from the log, not times derived from the audio.
 
@@ -34,9 +34,15 @@ from turneval.dataset_scripts.readers.fdbench_logs import (
     read_fdbench_log,
     read_ground_truth,
 )
-from turneval.metrics.fdbench import FDBENCH_CATEGORIES, aggregate_marks, analyze_conversation, round_types_from_rounds
+from turneval.metrics.fd_bench_rounds import (
+    FDBENCH_CATEGORIES,
+    aggregate_marks,
+    analyze_conversation,
+    round_types_from_rounds,
+)
 
 from ._common import fmt, load_schema, plain, progress
+
 
 __all__ = ["FDBENCH_SCHEMA_VERSION", "FDBenchLogResult", "FDBenchRunResult", "evaluate_fdbench_run", "fdbench_schema"]
 

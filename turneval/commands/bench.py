@@ -18,6 +18,7 @@ from types import ModuleType
 
 from turneval.cli import UserError
 
+
 BENCHMARKS_ENV = "TURNEVAL_BENCHMARKS"
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from turneval.cli import UserError
 
+
 KINDS = ("chunks", "perturbations", "probes")
 
 
@@ -67,7 +68,6 @@ def run(args: argparse.Namespace) -> int:
         TurnTakingProbes,
         export_parquet,
     )
-
     from turneval.validation import check_output_dir
 
     out = check_output_dir(args.out)

@@ -11,6 +11,7 @@ import sys
 
 from turneval.cli import UserError
 
+
 _EPILOG = """\
 layout (the benchmark's own; one folder per sample inside each task folder):
   candor_pause_handling/<id>/        pause.json        output.json   (+ input.wav, output.wav)

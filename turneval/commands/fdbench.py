@@ -10,6 +10,7 @@ import sys
 
 from turneval.cli import UserError
 
+
 _EPILOG = """\
 layout (FD-Bench's own):
   data/<MODEL>-output/<dataset>.txt   run log, one line per conversation:

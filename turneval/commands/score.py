@@ -22,6 +22,7 @@ from turneval.cli import UserError
 from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
 from turneval.dataset_scripts.readers import AUDIO_SUFFIXES
 
+
 MANIFEST_COLUMNS = ("path", "audio", "file")
 
 
@@ -119,7 +120,7 @@ def collect_inputs(inputs: Sequence[str | Path]) -> list[Item]:
 def score_one(name: str, file: Path, model: Any, system_channel: int | None = None, n_worst: int = 3, band_limit: str = "none") -> dict[str, Any]:
     """The naturalness of one dialogue file (annotation JSON or stereo audio)."""
     from turneval.bandwidth import narrow_band_warning
-    from turneval.naturalness import score_dialogue
+    from turneval.naturalness_inference import score_dialogue
     from turneval.reporting import load_conversation
 
     dialogue = load_conversation(file, system_channel=system_channel, band_limit=band_limit)

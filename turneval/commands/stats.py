@@ -14,6 +14,7 @@ from turneval.cli import UserError
 from turneval.dataset_scripts.dialogue import SPEAKERS
 from turneval.dataset_scripts.events import DEFAULT_IPU_SILENCE_S, DEFAULT_MAX_BACKCHANNEL_S
 
+
 _TABLE_ROWS = (
     ("IPU", "ipu"),
     ("Pause", "pause"),
@@ -81,9 +82,9 @@ def format_table(title: str, stats: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from turneval.dataset_scripts.events import extract_events
-    from turneval.dataset_scripts.vocabulary import load_backchannel_words
-    from turneval.dataset_scripts.readers import read_dialogue
     from turneval.dataset_scripts.files import atomic_write_text
+    from turneval.dataset_scripts.readers import read_dialogue
+    from turneval.dataset_scripts.vocabulary import load_backchannel_words
     from turneval.metrics.statistics import corpus_statistics
 
     if args.ipu_silence < 0 or args.max_backchannel < 0:

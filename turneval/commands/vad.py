@@ -34,9 +34,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.dataset_scripts.vad import dialogue_from_audio
     from turneval.dataset_scripts.readers import write_vad_csv
-    from turneval.dataset_scripts.vad import SileroVAD, VADConfig
+    from turneval.dataset_scripts.vad import SileroVAD, VADConfig, dialogue_from_audio
 
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in (".csv", ".json"):

@@ -33,6 +33,7 @@ from .references import reference_lookup, reference_values
 from .result import REPORT_SCHEMA_VERSION, Report, ReportError, report_schema
 from .summary import format_number, format_summary, summary_rows
 
+
 __all__ = [
     "N_WORST_UNITS",
     "REPORT_SCHEMA_VERSION",

@@ -29,14 +29,15 @@ from turneval.dataset_scripts.events import TurnTakingEvents, extract_events
 from turneval.dataset_scripts.grids import CHUNK_S
 from turneval.dataset_scripts.labels import chunk_labels
 from turneval.metrics.agreement import conversation_agreement
-from turneval.metrics.backchannel_timing import system_backchannel_timing
 from turneval.metrics.full_duplex_from_events import full_duplex_timing
 from turneval.metrics.statistics import dialogue_statistics
+from turneval.metrics.swoz_backchannels import system_backchannel_timing
 from turneval.model_provenance import models_section, provenance_warnings
 
 from .inference import check_device, judge_probabilities, load_judge_model, load_predictor_model
 from .inputs import check_inputs, load_conversation
 from .result import Report, ReportError
+
 
 N_WORST_UNITS = 5
 """The report lists this many of the naturalness score's worst boundary units."""
@@ -183,7 +184,7 @@ def report(
 
     naturalness = None
     if predictor_model is not None:
-        from turneval.naturalness import score_dialogue  # torch: loaded only when the predictor runs
+        from turneval.naturalness_inference import score_dialogue  # torch: loaded only when the predictor runs
 
         naturalness = score_dialogue(dialogue, predictor_model, progress=progress).to_dict(n_worst=N_WORST_UNITS)
         naturalness["checkpoint"] = predictor_name

@@ -22,6 +22,7 @@ from turneval.model_provenance import models_html
 from .references import reference_values
 from .summary import format_number
 
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .result import Report
 

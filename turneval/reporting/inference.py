@@ -6,13 +6,13 @@ from typing import Any
 
 import numpy as np
 
+from turneval.checkpoints import CheckpointNotFoundError
+from turneval.checkpoints import resolve_checkpoint as resolve
+from turneval.dataset_scripts.audio import mono_mix
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 
 from .progress import progress_bar
 from .result import ReportError
-from turneval.checkpoints import CheckpointNotFoundError
-from turneval.checkpoints import resolve_checkpoint as resolve
-from turneval.dataset_scripts.audio import mono_mix
 
 
 def check_device(device: str) -> str:
@@ -64,7 +64,7 @@ def load_judge_model(judge: Any, device: str = "cpu") -> tuple[Any, str]:
 
 def load_predictor_model(predictor: Any, device: str = "cpu") -> tuple[Any, str]:
     """A FutureActivityPredictor from a checkpoint path (None: the demo checkpoint) or a loaded model."""
-    from turneval.naturalness import load_predictor
+    from turneval.naturalness_inference import load_predictor
 
     if predictor is not None and not isinstance(predictor, (str, Path)):
         return predictor.to(device).eval(), type(predictor).__name__

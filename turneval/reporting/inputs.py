@@ -7,13 +7,14 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
+from turneval.dataset_scripts.audio import AudioError, load_stereo, load_two_mono
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.grids import SAMPLE_RATE
+from turneval.dataset_scripts.vad import SileroVAD
 
 from .progress import progress_bar
 from .result import ReportError
-from turneval.dataset_scripts.vad import SileroVAD
-from turneval.dataset_scripts.audio import AudioError, load_stereo, load_two_mono
+
 
 VAD_BLOCK_S = 30.0
 """Block length of the streamed VAD pass (also the progress bar's step)."""

@@ -7,11 +7,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from turneval import __version__
 from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
 
 from .references import reference_values
-from turneval import __version__
+
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -72,7 +73,7 @@ class Report:
             "schema_version": REPORT_SCHEMA_VERSION,
             "turneval_version": __version__,
             "conversation": self.conversation,
-            "summary": [row for row in self.summary_rows()],
+            "summary": list(self.summary_rows()),
             "reference_values": reference_values(),
             "segments": self.segments,
             "events": self.events,

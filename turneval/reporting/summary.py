@@ -11,6 +11,7 @@ from turneval.dataset_scripts.files import to_jsonable
 
 from .references import reference_lookup, reference_values
 
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .result import Report
 

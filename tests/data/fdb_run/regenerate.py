@@ -27,6 +27,7 @@ from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.dataset_scripts.synthetic.espeak import Voice, synthesize
 from turneval.dataset_scripts.synthetic.material import text_to_tokens
 
+
 HERE = Path(__file__).resolve().parent
 OUT_SR = 8000
 USER = Voice("en-us+m3", rate=170, pitch=45)

@@ -15,7 +15,7 @@ less than **1 s** apart. This module measures all three on backchannel onset tim
 
 Example:
 
-    >>> from turneval.metrics.backchannel_timing import backchannel_timing
+    >>> from turneval.metrics.swoz_backchannels import backchannel_timing
     >>> result = backchannel_timing(
     ...     [5.0, 5.6, 20.0, 40.0, 50.0], segments=[(0.0, 60.0)], reference_times=[5.3, 21.0, 49.6]
     ... )
@@ -30,6 +30,7 @@ import math
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
+
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from turneval.dataset_scripts.dialogue import Dialogue

@@ -1,12 +1,12 @@
 """The perturbation benchmark: does a scorer rank natural dialogue above perturbed dialogue?
 
-    python training/evaluate_naturalness.py --dialogues corpus/test \
+    python training/perturbation_benchmark.py --dialogues corpus/test \
         --predictor checkpoints/future_activity_predictor_demo \
         --vad-predictor runs/fap_vad/final --out results/naturalness
 
 Natural/perturbed pairs of the five TurnNat types are made from the dialogues
 (``turneval.dataset_scripts.perturbations``), every scorer scores both clips of each pair, and
-``turneval.metrics.naturalness.evaluate_pairs`` gives delta m, C-index, pairwise accuracy with
+``turneval.metrics.scorer_discrimination.evaluate_pairs`` gives delta m, C-index, pairwise accuracy with
 its Wilson interval and per-type accuracy, in the layout of TurnNat Table III. Scorers:
 
 - the audio FutureActivityPredictor (``--predictor``),
@@ -26,10 +26,11 @@ from typing import Callable
 import numpy as np
 
 from turneval.dataset_scripts.dialogue import Dialogue
+from turneval.dataset_scripts.files import atomic_write_text
 from turneval.dataset_scripts.perturbations.edits import PERTURBATION_TYPES
 from turneval.dataset_scripts.perturbations.pairs import PerturbationPair, iter_pairs
-from turneval.dataset_scripts.files import atomic_write_text
-from turneval.metrics.naturalness import evaluate_pairs
+from turneval.metrics.scorer_discrimination import evaluate_pairs
+
 
 Scorer = Callable[[Dialogue], float]
 
@@ -48,7 +49,7 @@ def mean_gap_score(dialogue: Dialogue) -> float:
 
 
 def model_scorer(path: str, device: str) -> Scorer:
-    from turneval.naturalness import load_predictor, score_dialogue
+    from turneval.naturalness_inference import load_predictor, score_dialogue
 
     model = load_predictor(path, device=device)
     return lambda dialogue: float(score_dialogue(dialogue, model).score)

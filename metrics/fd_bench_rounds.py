@@ -23,7 +23,7 @@ the user. A zero delay is stored as 1 so that it counts as present.
 
 Example:
 
-    >>> from turneval.metrics.fdbench import FDBenchConversation, evaluate_fdbench
+    >>> from turneval.metrics.fd_bench_rounds import FDBenchConversation, evaluate_fdbench
     >>> conv = FDBenchConversation(
     ...     user_segments=[(0, 32000), (80000, 112000)],
     ...     system_segments=[(40000, 96000), (121600, 160000)],
@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from turneval.dataset_scripts.grids import SAMPLE_RATE
+
 
 __all__ = [
     "FDBENCH_CATEGORIES",

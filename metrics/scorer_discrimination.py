@@ -27,7 +27,7 @@ accuracy are identical for ``nll`` with ``higher_is_better=False`` and ``-nll`` 
 
 Example:
 
-    >>> from turneval.metrics.naturalness import evaluate_pairs
+    >>> from turneval.metrics.scorer_discrimination import evaluate_pairs
     >>> report = evaluate_pairs(natural=[1.0, 2.0, 3.0], perturbed=[2.0, 2.5, 2.9])
     >>> report.pairwise.accuracy, round(report.c_index.c_index, 4)
     (0.6666666666666666, 0.625)
@@ -41,6 +41,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from .intervals import Z95, MeanInterval, mean_interval, wilson_interval
+
 
 __all__ = [
     "CIndexResult",

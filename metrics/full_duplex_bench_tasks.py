@@ -24,7 +24,7 @@ Word transcripts use the benchmark's ASR JSON layout,
 
 Example:
 
-    >>> from turneval.metrics.full_duplex_bench import WordChunk, take_turn
+    >>> from turneval.metrics.full_duplex_bench_tasks import WordChunk, take_turn
     >>> take_turn([WordChunk("mm", 1.0, 1.2), WordChunk("hmm", 1.3, 1.5)])
     0
     >>> take_turn([WordChunk("sure", 1.0, 1.4), WordChunk("go", 1.5, 2.1)])
@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+
 
 __all__ = [
     "TURN_MIN_DURATION_S",

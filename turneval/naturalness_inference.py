@@ -1,6 +1,6 @@
 """Naturalness of whole dialogues with a FutureActivityPredictor (TurnNat §III-D).
 
-    >>> from turneval.naturalness import load_predictor, score_dialogue   # doctest: +SKIP
+    >>> from turneval.naturalness_inference import load_predictor, score_dialogue   # doctest: +SKIP
     >>> model = load_predictor("checkpoints/future_activity_predictor_demo")
     >>> result = score_dialogue(dialogue, model)
     >>> result.score, result.worst_units(3)
@@ -22,6 +22,7 @@ from turneval.dataset_scripts.dialogue import Dialogue, DialogueError
 from turneval.dataset_scripts.grids import FRAME_HZ, SAMPLE_RATE
 from turneval.metrics.naturalness_score import NaturalnessResult, score_naturalness
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
+
 
 def load_predictor(path: str | Path | None = None, device: str = "cpu") -> FutureActivityPredictorModel:
     """A FutureActivityPredictor from a local checkpoint folder (safetensors); by default the one
