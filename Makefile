@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 EXAMPLE ?= examples/cascaded_like.wav
 REPORT_DIR ?= reports/cascaded_like
 
-.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints
+.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints space synth-deps
 
 # torch first, pinned: a looser pin would pull the CUDA build with several GB of packages.
 install:
@@ -33,3 +33,12 @@ bench-quick: bench-deps
 # the bundled checkpoints carry copies of modeling/ for trust_remote_code: refresh them after a change
 sync-checkpoints:
 	$(PYTHON) -m turneval.checkpoints
+
+# Festival (HTS and diphone voices) and Flite for re-voicing Switchboard (docs/revoicing.md);
+# eSpeak NG needs nothing (it comes with the espeakng-loader wheel). The report never needs them.
+synth-deps:
+	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y festival festvox-us-slt-hts festvox-kallpc16k festvox-kdlpc16k flite
+
+# a self-sufficient Gradio Space folder (app, examples, turneval built into it as a wheel): docs/space.md
+space:
+	$(PYTHON) space/assemble.py build/space

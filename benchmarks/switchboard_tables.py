@@ -178,8 +178,9 @@ EXPLAIN = {
     "a": "Same instance rule and 40 ms state machine as the paper's recipe (golden/espnet_labels). The data differ: the "
          "paper's own 138-call test split and alignments, VAP's split and the ms98 hand-corrected word times here. The "
          "exact-time count (turn-end decisions, metric (a) view, below) gives 16.3 % on the test split.",
-    "b": "More backchannel onsets than the paper finds: the shipped list (VAP's dataset_swb backchannel phrases, plus ASR spellings) matches ms98's "
-         "consistent spellings (uh-huh, um-hum, yeah) wherever they stand alone inside the other's turn.",
+    "b": "More backchannel onsets than the paper's. Not over-detection against the dialogue acts: on 120 test calls with "
+         "SWDA tags our backchannel IPUs number 4,044 against 4,063 units tagged b (69 % of ours are all-b, 71 % of the "
+         "b units lie in one of ours). The rest of the gap is not established (the paper's calls and backchannel rows).",
     "c": "Agrees within the paper's one-decimal rounding.",
     "d": "Human-human data has no system: with each speaker as the system in turn, (d) pools the same instances as (a), "
          "as the paper's equal (a) and (d) values show.",

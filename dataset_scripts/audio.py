@@ -27,6 +27,10 @@ PathLike = str | Path
 _SOXR_QUALITY = "HQ"
 
 
+READABLE_FORMATS = "wav, flac, ogg, opus or mp3"
+"""What libsndfile (1.1 and later) reads, as error messages name it."""
+
+
 class AudioError(DialogueError):
     """An audio file cannot be used; the message names the file and the problem."""
 
@@ -44,24 +48,42 @@ def _info(path: PathLike) -> Any:
     if not path.exists():
         raise AudioError(f"{path}: audio file not found")
     if path.is_dir():
-        raise AudioError(f"{path}: is a folder, expected an audio file (wav, flac, ogg)")
+        raise AudioError(f"{path}: is a folder, expected an audio file ({READABLE_FORMATS})")
     try:
         return sf.info(str(path))
     except (sf.LibsndfileError, RuntimeError, TypeError) as err:
-        raise AudioError(f"{path}: cannot read audio ({err}); use wav, flac or ogg") from err
+        raise AudioError(f"{path}: not a readable audio file, or it is damaged ({_reason(err)}); use {READABLE_FORMATS}") from err
 
 
 def _check_header(path: PathLike, info: Any, channels: int | None, max_seconds: float | None) -> None:
     if info.frames <= 0 or info.samplerate <= 0:
         raise AudioError(f"{path}: audio is empty (0 samples)")
     if channels is not None and info.channels != channels:
-        raise AudioError(f"{path}: expected {channels} channel(s), found {info.channels}")
+        raise AudioError(f"{path}: expected {channels} channel(s), found {info.channels}{_channel_hint(channels, info.channels)}")
     duration = info.frames / info.samplerate
     if max_seconds is not None and duration > max_seconds:
         raise AudioError(
-            f"{path}: audio is {duration:.1f} s long, more than the limit of {max_seconds:g} s "
-            "(raise max_seconds or stream it with iter_audio_blocks)"
+            f"{path}: audio is {duration:.1f} s long, more than the limit of {max_seconds:g} s; "
+            "cut the recording or raise the limit"
         )
+
+
+def _reason(err: Exception) -> str:
+    """libsndfile's reason without the repeated file name ("Error opening 'x': Format not recognised.")."""
+    text = str(err)
+    return text.split(": ", 1)[1].rstrip(".") if text.startswith("Error opening") and ": " in text else text
+
+
+def _channel_hint(expected: int, found: int) -> str:
+    """What to do about a wrong channel count (a stereo file is one speaker per channel)."""
+    if expected != 2:
+        return ""
+    if found == 1:
+        return "; one speaker per channel is needed (a mono file has both speakers mixed)"
+    return (
+        f"; turneval needs the two speakers on two channels: extract them first, e.g. "
+        f"ffmpeg -i IN -af \"pan=stereo|c0=c0|c1=c1\" OUT.wav (pick the speakers' channel numbers)"
+    )
 
 
 def _check_samples(path: PathLike, audio: np.ndarray, allow_silent: bool) -> None:

@@ -12,7 +12,9 @@ of frame t and nothing later):
     --> future-activity head (256 VAP classes)   and   voice-activity head (one logit per channel)
 
 The voice-activity-only variant (``input_type="vad"``) replaces the audio front end by a
-projection of each channel's past voice activity; the rest is identical.
+projection of each channel's past voice activity (``vad_features="activity"``) or of causal
+timing features of both speakers' activity (``vad_features="timing"``: cheap long context, so
+the attention layers may be left out); the rest is identical.
 """
 from __future__ import annotations
 
@@ -81,6 +83,60 @@ class CausalLogMel(nn.Module):
         return torch.log10(mel.clamp(min=1e-10)).add(4.0).div(4.0)
 
 
+TIMING_CAP_S = 20.0
+"""Times (since an onset, IPU and pause lengths) are capped here: 20 s, the attention span."""
+SHARE_WINDOWS_S = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
+"""Windows of the activity-share features."""
+
+
+def _last_index(events: torch.Tensor, fill: int) -> torch.Tensor:
+    """For `[N, T]` booleans: the index of the latest event at or before each frame (``fill`` if none)."""
+    idx = torch.arange(events.shape[-1], device=events.device).expand_as(events)
+    return torch.where(events, idx, torch.full_like(idx, fill)).cummax(dim=-1).values
+
+
+def channel_timing_features(x: torch.Tensor, frame_hz: int) -> torch.Tensor:
+    """Causal timing features of one speaker's activity: `[N, T]` 0/1 -> `[N, T, 5 + len(SHARE_WINDOWS_S)]`.
+
+    Frame t uses frames <= t only: activity now; log(1 + s) of the time since the last onset
+    and since the last offset, of the last complete IPU and of the last complete pause (times
+    capped at ``TIMING_CAP_S``; unknown before the window's first change, as if at the cap);
+    and the share of active frames in each window of ``SHARE_WINDOWS_S`` ending at t.
+    """
+    n, t = x.shape
+    cap = int(TIMING_CAP_S * frame_hz)
+    x = (x > 0.5).to(torch.float32)
+    prev = torch.cat([x[:, :1], x[:, :-1]], dim=1)  # no change is assumed at the window start
+    onset, offset = (x > prev), (x < prev)  # offset: the first silent frame
+    idx = torch.arange(t, device=x.device).expand(n, t)
+    last_on, last_off = _last_index(onset, -cap), _last_index(offset, -cap)
+    # The IPU that ended at the last offset began at the last onset before it (and vice versa).
+    on_before_off = torch.gather(last_on, 1, (last_off - 1).clamp(min=0))
+    off_before_on = torch.gather(last_off, 1, (last_on - 1).clamp(min=0))
+    ipu = torch.where((last_off > 0) & (on_before_off >= 0), last_off - on_before_off, torch.full_like(idx, cap))
+    pause = torch.where((last_on > 0) & (off_before_on >= 0), last_on - off_before_on, torch.full_like(idx, cap))
+    times = torch.stack([idx - last_on, idx - last_off, ipu, pause], dim=-1).clamp(0, cap).to(torch.float32)
+    csum = torch.cat([torch.zeros(n, 1, device=x.device), x.cumsum(dim=1)], dim=1)  # csum[k] = frames 0..k-1
+    shares = []
+    for window_s in SHARE_WINDOWS_S:
+        w = max(1, int(round(window_s * frame_hz)))
+        lo = (torch.arange(t, device=x.device) + 1 - w).clamp(min=0)
+        shares.append((csum[:, 1:] - csum[:, lo]) / w)
+    return torch.cat([x.unsqueeze(-1), torch.log1p(times / frame_hz), torch.stack(shares, dim=-1)], dim=-1)
+
+
+def timing_features(voice_activity: torch.Tensor, frame_hz: int) -> torch.Tensor:
+    """`[batch, 2, T]` activity -> `[batch * 2, T, 2 * F]`: each channel's own features, then its partner's."""
+    b, _, t = voice_activity.shape
+    per_channel = channel_timing_features(voice_activity.reshape(b * 2, t), frame_hz).view(b, 2, t, -1)
+    both = torch.cat([per_channel, per_channel.flip(1)], dim=-1)  # channel c: [own, other]
+    return both.reshape(b * 2, t, -1)
+
+
+TIMING_FEATURES = 2 * (5 + len(SHARE_WINDOWS_S))
+"""Width of :func:`timing_features`."""
+
+
 class CausalConvBlock(nn.Module):
     """Temporal convolution over frames, left-padded so frame t only sees frames <= t."""
 
@@ -106,12 +162,15 @@ class ChannelEncoder(nn.Module):
             self.proj = nn.Linear(config.num_mel_bins, config.hidden_size)
         else:
             self.front_end = None
-            self.proj = nn.Linear(1, config.hidden_size)
+            self.proj = nn.Linear(TIMING_FEATURES if config.vad_features == "timing" else 1, config.hidden_size)
         self.convs = nn.ModuleList(CausalConvBlock(config.hidden_size, config.conv_kernel_size) for _ in range(config.conv_layers))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """audio `[N, samples]` or voice activity `[N, frames]` -> `[N, frames, hidden]`."""
-        feats = self.front_end(x) if self.front_end is not None else x.unsqueeze(-1).float()
+        """audio `[N, samples]`, voice activity `[N, frames]` or timing features `[N, frames, F]` -> `[N, frames, hidden]`."""
+        if self.front_end is not None:
+            feats = self.front_end(x)
+        else:
+            feats = x.float() if x.dim() == 3 else x.unsqueeze(-1).float()
         h = self.proj(feats)
         for conv in self.convs:
             h = conv(h)
@@ -280,7 +339,10 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
         """
         x = self._split_channels(input_values, voice_activity)
         batch = x.shape[0]
-        h = self.encoder(x.reshape(batch * 2, x.shape[-1]))  # shared weights for both channels
+        if self.config.input_type == "vad" and self.config.vad_features == "timing":
+            h = self.encoder(timing_features(x, self.config.frame_hz))  # each channel sees its own and its partner's timing
+        else:
+            h = self.encoder(x.reshape(batch * 2, x.shape[-1]))  # shared weights for both channels
         frames = h.shape[1]
         # Computed per call rather than kept as a buffer: a non-persistent buffer is not restored by from_pretrained.
         slopes = alibi_slopes(self.config.num_attention_heads)

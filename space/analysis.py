@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,10 @@ WORK_ENV_VAR = "TURNEVAL_SPACE_WORK"
 DEFAULT_MAX_SECONDS = 600.0
 """Ten minutes: the judge and the predictor run on a shared CPU."""
 DEFAULT_MAX_MB = 100.0
+"""Megabytes as Gradio counts them (2**20 bytes), so that our message and Gradio's upload limit agree."""
+MB = 2**20
+MIN_SECONDS = 2.0
+"""Shortest upload: the judge needs context and the naturalness score 2 s of future."""
 DEFAULT_MAX_AGE_S = 3600.0
 
 
@@ -40,8 +45,13 @@ def max_seconds() -> float:
 
 
 def max_bytes() -> int:
-    """The upload size cap (``$TURNEVAL_SPACE_MAX_MB``, default 100 MB)."""
-    return int(float(os.environ.get(MAX_MB_ENV_VAR, DEFAULT_MAX_MB)) * 1e6)
+    """The upload size cap (``$TURNEVAL_SPACE_MAX_MB``, default 100 MB of 2**20 bytes, Gradio's unit)."""
+    return int(float(os.environ.get(MAX_MB_ENV_VAR, DEFAULT_MAX_MB)) * MB)
+
+
+def size_text(n_bytes: float) -> str:
+    """A size in Gradio's megabytes (2**20 bytes), the unit of its own upload-limit message."""
+    return f"{n_bytes / MB:.1f} MB"
 
 
 def work_root() -> Path:
@@ -76,11 +86,13 @@ def check_upload(path: str | Path, *, limit_bytes: int, limit_seconds: float, ch
     size = path.stat().st_size
     name = path.name
     if size > limit_bytes:
-        raise AnalysisError(f"{name} is {size / 1e6:.1f} MB; the limit here is {limit_bytes / 1e6:.0f} MB. Cut the conversation or run `turneval report` locally.")
+        raise AnalysisError(f"{name} is {size_text(size)}; the limit here is {size_text(limit_bytes)}. Cut the conversation or run `turneval report` locally.")
     try:
         info = sf.info(str(path))
     except (sf.LibsndfileError, RuntimeError, TypeError):
-        raise AnalysisError(f"{name} is not a readable audio file (or it is corrupt); upload a wav, flac or ogg file.") from None
+        from turneval.dataset_scripts.audio import READABLE_FORMATS
+
+        raise AnalysisError(f"{name} is not a readable audio file (or it is corrupt); upload a {READABLE_FORMATS} file.") from None
     if info.frames <= 0 or info.samplerate <= 0:
         raise AnalysisError(f"{name} holds no audio (0 samples).")
     seconds = info.frames / info.samplerate
@@ -93,6 +105,8 @@ def check_upload(path: str | Path, *, limit_bytes: int, limit_seconds: float, ch
         if channels == 2:
             raise AnalysisError(f"{name} has {info.channels} channel(s); a stereo file (one speaker per channel) is needed, or upload the user's and the system's mono files instead.")
         raise AnalysisError(f"{name} has {info.channels} channels; the user's and the system's files must be mono (one speaker each).")
+    if seconds < MIN_SECONDS:
+        raise AnalysisError(f"{name} is only {seconds:.1f} s long; the analysis needs at least {MIN_SECONDS:g} s of conversation (turn-taking happens over seconds).")
     return seconds
 
 
@@ -102,6 +116,24 @@ def model_checkpoints() -> dict[str, Any]:
 
     found = {kind: default_checkpoint(kind) for kind in ("judge", "predictor")}
     return {kind: str(path) if path is not None and (path / "config.json").is_file() else False for kind, path in found.items()}
+
+
+_MODELS_LOCK = threading.Lock()
+_MODELS: dict[tuple[str, Any], Any] = {}
+
+
+def loaded_model(kind: str, checkpoint: Any) -> Any:
+    """The model of ``checkpoint``, loaded once per process (the Space serves many analyses)."""
+    if checkpoint is False:
+        return False
+    with _MODELS_LOCK:
+        key = (kind, checkpoint)
+        if key not in _MODELS:
+            from turneval.reporting import load_judge_model, load_predictor_model
+
+            loader = load_judge_model if kind == "judge" else load_predictor_model
+            _MODELS[key] = loader(checkpoint)[0]
+        return _MODELS[key]
 
 
 def run_report(
@@ -120,8 +152,8 @@ def run_report(
         system_channel=system_channel,
         user_audio=user,
         system_audio=system,
-        judge=models["judge"],
-        predictor=models["predictor"],
+        judge=loaded_model("judge", models["judge"]),
+        predictor=loaded_model("predictor", models["predictor"]),
         max_seconds=limit_seconds,
         progress=False,
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import base64
 import io
+import logging
 import math
 import os
 import random
@@ -38,9 +39,9 @@ import gradio as gr  # noqa: E402
 
 from turneval.dataset_scripts.dialogue import DialogueError  # noqa: E402
 
-from analysis import TABLE_COLUMNS, AnalysisError, AnalysisResult, analyse, max_bytes, max_seconds, model_checkpoints, work_root  # noqa: E402
+from analysis import TABLE_COLUMNS, AnalysisError, AnalysisResult, analyse, loaded_model, max_bytes, max_seconds, model_checkpoints, size_text, work_root  # noqa: E402
 from listening import ListeningError, ListeningStore, PairAnswer, preference_summary, yuck_rates  # noqa: E402
-from stimuli import PairStimulus, StimulusError, cache_dir, choose_pair, example_dialogues, example_files, pair_stimuli  # noqa: E402
+from stimuli import PairStimulus, StimulusError, cache_dir, choose_pair, example_dialogues, example_files, pair_stimuli, serve_pair  # noqa: E402
 from swoz import SwozError, build_swoz_stimulus, default_listener, judge_listener_backchannels, pause_rule_backchannels, switching_schedule  # noqa: E402
 
 TITLE = "turneval: turn-taking evaluation"
@@ -54,6 +55,12 @@ PLAYER_ID = "swoz-player"
 # The yuck and finish buttons read the playback position from the page's audio element.
 READ_PLAYER_TIME_JS = f"""(t, s) => {{
   const a = document.querySelector('#{PLAYER_ID} audio');
+  return [a ? a.currentTime : -1, s];
+}}"""
+# Finish also stops the playback: the session is over, nothing more should be heard or counted.
+STOP_PLAYER_JS = f"""(t, s) => {{
+  const a = document.querySelector('#{PLAYER_ID} audio');
+  if (a) {{ a.pause(); }}
   return [a ? a.currentTime : -1, s];
 }}"""
 
@@ -90,6 +97,10 @@ def run_analysis(stereo: str | None, user: str | None, system: str | None, syste
     except AnalysisError as err:
         gr.Warning(str(err))
         return f"**Cannot analyse:** {err}", None, None, None, ""
+    except Exception as err:  # noqa: BLE001 - never a bare "Error" on the page; the log keeps the traceback
+        logging.getLogger(__name__).exception("analysis failed")
+        name = Path(stereo or system or user or "upload").name
+        return f"**Cannot analyse:** {name}: unexpected problem ({type(err).__name__}: {err}). Please report it with the file.", None, None, None, ""
     notes = "\n".join(f"- {n}" for n in result.notes)
     return (
         headline_markdown(result),
@@ -106,7 +117,7 @@ def _analyse_tab() -> None:
     gr.Markdown(
         "Upload a **stereo** recording of a human-AI conversation (one speaker per channel) and say which "
         f"channel is the system, or upload the two sides as mono files. Limits here: {max_seconds() / 60:g} min, "
-        f"{max_bytes() / 1e6:.0f} MB. Models: {stages}."
+        f"{size_text(max_bytes())}. Models: {stages}."
     )
     with gr.Row():
         stereo = gr.Audio(label="Stereo conversation", type="filepath", sources=["upload"], elem_id="stereo-upload")
@@ -120,8 +131,9 @@ def _analyse_tab() -> None:
     example_slot = gr.Column()  # the examples sit here, but need the outputs (below) to exist first
     status = gr.Markdown(elem_id="analysis-status")
     timeline = gr.Image(label="Timeline", type="filepath", elem_id="timeline", interactive=False)
+    # tall enough for every row: the page scrolls, not the table inside it
     table = gr.Dataframe(headers=TABLE_COLUMNS, label="Metrics (reference values: Talking Turns, human, in domain)", elem_id="summary-table", interactive=False, wrap=True,
-                         max_height=1600, column_widths=["9%", "33%", "11%", "7%", "10%", "30%"])
+                         max_height=100_000, column_widths=["9%", "33%", "11%", "7%", "10%", "30%"])
     files = gr.File(label="report.json and report.html", file_count="multiple", elem_id="report-files", interactive=False)
     notes = gr.Markdown(elem_id="analysis-notes")
     outputs = [status, timeline, table, files, notes]
@@ -175,7 +187,11 @@ def preference_table(store: ListeningStore) -> list[list[Any]]:
 
 
 def next_pair(store: ListeningStore, rater: str, state: dict | None):
-    """Gradio handler: pick a pair and an A/B order; returns (clip A, clip B, prompt, state, reset x3)."""
+    """Gradio handler: pick a pair and an A/B order; returns (clip A, clip B, prompt, state, reset x3).
+
+    The clips are served as ``clip_A.wav`` / ``clip_B.wav`` of equal length from a random folder
+    (:func:`stimuli.serve_pair`): nothing in the page or its requests names the condition.
+    """
     rater = (rater or "").strip()
     if not rater:
         gr.Warning("Enter your name (any nickname) first.")
@@ -185,41 +201,65 @@ def next_pair(store: ListeningStore, rater: str, state: dict | None):
     except StimulusError as err:
         return None, None, f"**No pairs:** {err}", state, None, None, None
     pair, natural_position = choose_pair(pairs, store.answered_pairs(rater), random.Random())
-    session = (state or {}).get("session") or uuid.uuid4().hex
-    clips = (pair.natural, pair.perturbed) if natural_position == "A" else (pair.perturbed, pair.natural)
-    new_state = {"session": session, "pair_id": pair.pair_id, "natural_position": natural_position, "count": (state or {}).get("count", 0)}
+    clip_a, clip_b = serve_pair(pair, natural_position, work_root())
+    state = dict(state or {})
+    new_state = {
+        "session": state.get("session") or uuid.uuid4().hex, "pair_id": pair.pair_id, "natural_position": natural_position,
+        "count": state.get("count", 0), "answers": list(state.get("answers", [])),
+    }
     prompt = f"Pair {new_state['count'] + 1}: listen to both clips, then answer."
-    return str(clips[0]), str(clips[1]), prompt, new_state, None, None, None
+    return str(clip_a), str(clip_b), prompt, new_state, None, None, None
 
 
 def submit_pair(store: ListeningStore, rater: str, state: dict | None, choice: str | None, rating_a: int | None, rating_b: int | None):
-    """Gradio handler: store the answer; returns (feedback, results table, state)."""
+    """Gradio handler: store the answer; returns (feedback, state). Nothing is revealed until 'Finish'."""
     if not state or not state.get("pair_id"):
-        return "Press 'Next pair' first.", preference_table(store), state
+        return "Press 'Next pair' first.", state
     if choice not in ("A", "B"):
-        return "Choose the clip that sounds more natural (A or B).", preference_table(store), state
+        return "Choose the clip that sounds more natural (A or B).", state
     pair = _pairs_by_id().get(state["pair_id"])
     if pair is None:
-        return "That pair is no longer available; press 'Next pair'.", preference_table(store), state
+        return "That pair is no longer available; press 'Next pair'.", state
     try:
         store.add_pair_answer(PairAnswer(
             rater=(rater or "").strip(), session=state["session"], pair_id=pair.pair_id, perturbation_type=pair.perturbation_type,
             natural_position=state["natural_position"], choice=choice, rating_a=rating_a, rating_b=rating_b,
         ))
     except ListeningError as err:
-        return str(err), preference_table(store), state
-    verdict = "you picked the natural one" if choice == state["natural_position"] else "you picked the perturbed one"
-    feedback = (f"Saved. The natural clip was **{state['natural_position']}** ({verdict}); "
-                f"the other had a *{pair.perturbation_type.replace('_', ' ')}* edit: {pair.description}. Press 'Next pair'.")
-    return feedback, preference_table(store), {**state, "pair_id": None, "count": state.get("count", 0) + 1}
+        return str(err), state
+    answers = list(state.get("answers", [])) + [[pair.pair_id, state["natural_position"], choice]]
+    count = state.get("count", 0) + 1
+    feedback = f"Saved ({count} answer(s) in this session). Press 'Next pair' for another, or 'Finish' to see which clips were natural and the results."
+    return feedback, {**state, "pair_id": None, "count": count, "answers": answers}
 
 
-def _naturalness_tab(store: ListeningStore, rater: gr.Textbox) -> None:
+def finish_pairs(store: ListeningStore, state: dict | None):
+    """Gradio handler: end the session, reveal this rater's pairs and the results; returns (feedback, results update, state)."""
+    answers = (state or {}).get("answers") or []
+    if not answers:
+        return "Answer at least one pair first.", gr.update(), state
+    pairs = _pairs_by_id()
+    lines = [f"Thank you. In this session you chose the natural clip {sum(a[1] == a[2] for a in answers)} of {len(answers)} time(s):", ""]
+    for k, (pair_id, natural_position, choice) in enumerate(answers, start=1):
+        pair = pairs.get(pair_id)
+        edit = f"a *{pair.perturbation_type.replace('_', ' ')}* edit ({pair.description})" if pair else "an edit"
+        verdict = "natural" if choice == natural_position else "perturbed"
+        lines.append(f"- Pair {k}: the natural clip was **{natural_position}**, the other had {edit}; you chose the {verdict} one.")
+    return "\n".join(lines), gr.update(value=preference_table(store), visible=True), None
+
+
+def _rater_box(elem_id: str) -> gr.Textbox:
+    return gr.Textbox(label="Your name (any nickname; used only to group your answers)", elem_id=elem_id)
+
+
+def _naturalness_tab(store: ListeningStore) -> None:
     gr.Markdown(
         "Each pair is the same stretch of a conversation twice: once as it happened and once with one turn-taking "
         "edit (a late or early response, a missing or inserted turn, extra backchannels). The order is random. "
-        "Pick the clip whose **timing** sounds more natural and rate both."
+        "Pick the clip whose **timing** sounds more natural and rate both. Which clip was which, and the results of "
+        "everyone, are shown when you press **Finish**."
     )
+    rater = _rater_box("rater")
     state = gr.State(None)
     start = gr.Button("Next pair", elem_id="next-pair")
     prompt = gr.Markdown()
@@ -230,13 +270,17 @@ def _naturalness_tab(store: ListeningStore, rater: gr.Textbox) -> None:
     with gr.Row():
         rating_a = gr.Radio(RATING_CHOICES, label="Naturalness of clip A", elem_id="rating-a")
         rating_b = gr.Radio(RATING_CHOICES, label="Naturalness of clip B", elem_id="rating-b")
-    submit = gr.Button("Submit answer", variant="primary", elem_id="submit-pair")
+    with gr.Row():
+        submit = gr.Button("Submit answer", variant="primary", elem_id="submit-pair")
+        finish = gr.Button("Finish", elem_id="finish-pairs")
     feedback = gr.Markdown(elem_id="pair-feedback")
-    gr.Markdown("#### Results so far (each rater's latest answer per pair)")
-    results = gr.Dataframe(headers=PREFERENCE_COLUMNS, value=lambda: preference_table(store), interactive=False, elem_id="preference-results")
+    # hidden and empty until the rater finishes: the results would tell which edits sound unnatural
+    results = gr.Dataframe(headers=PREFERENCE_COLUMNS, value=None, visible=False, interactive=False, elem_id="preference-results",
+                           label="Results of all raters (each rater's latest answer per pair)")
     _export_row(store)
     start.click(lambda r, s: next_pair(store, r, s), inputs=[rater, state], outputs=[clip_a, clip_b, prompt, state, choice, rating_a, rating_b])
-    submit.click(lambda r, s, c, a, b: submit_pair(store, r, s, c, a, b), inputs=[rater, state, choice, rating_a, rating_b], outputs=[feedback, results, state])
+    submit.click(lambda r, s, c, a, b: submit_pair(store, r, s, c, a, b), inputs=[rater, state, choice, rating_a, rating_b], outputs=[feedback, state])
+    finish.click(lambda s: finish_pairs(store, s), inputs=[state], outputs=[feedback, results, state])
 
 
 # ---------------------------------------------------------------------------------------
@@ -275,7 +319,7 @@ def start_swoz(store: ListeningStore, rater: str, dialogue_id: str | None, algor
         listener = default_listener(dialogue)
         schedule = switching_schedule(dialogue.duration, rng)
         if algorithm == "judge":
-            times = judge_listener_backchannels(dialogue, listener, model_checkpoints()["judge"])
+            times = judge_listener_backchannels(dialogue, listener, loaded_model("judge", model_checkpoints()["judge"]))
         else:
             times = pause_rule_backchannels(dialogue, listener)
         stimulus = build_swoz_stimulus(dialogue, listener, schedule, times)
@@ -293,6 +337,8 @@ def press_yuck(store: ListeningStore, time_s: float, state: dict | None) -> str:
     """Gradio handler: store a 'not human' press at the player's time; returns the status line."""
     if not state:
         return "Press 'Start' first."
+    if state.get("finished"):
+        return "This session is finished; press 'Start' for a new one. (That press was not counted.)"
     try:
         store.add_yuck(state["session"], time_s)
     except ListeningError as err:
@@ -301,23 +347,29 @@ def press_yuck(store: ListeningStore, time_s: float, state: dict | None) -> str:
 
 
 def finish_swoz(store: ListeningStore, time_s: float, state: dict | None):
-    """Gradio handler: record the listened time, reveal the schedule; returns (status, results)."""
+    """Gradio handler: record the listened time, reveal the schedule, stop counting presses;
+    returns (status, results update, state, yuck button update)."""
     if not state:
-        return "Press 'Start' first.", yuck_table(store)
+        return "Press 'Start' first.", gr.update(), state, gr.update()
+    if state.get("finished"):
+        return "This session is already finished; press 'Start' for a new one.", gr.update(), state, gr.update(interactive=False)
     listened = time_s if time_s is not None and time_s > 0 else None
     if listened is not None:
         store.finish_swoz_session(state["session"], listened)
     schedule = ", ".join(f"{s['start']:.0f}-{s['end']:.0f} s {s['source']}" for s in state["schedule"])
-    return f"Thank you. The sources were: {schedule}.", yuck_table(store)
+    return (f"Thank you. The sources were: {schedule}.", gr.update(value=yuck_table(store), visible=True),
+            {**state, "finished": True}, gr.update(interactive=False))
 
 
-def _swoz_tab(store: ListeningStore, rater: gr.Textbox) -> None:
+def _swoz_tab(store: ListeningStore) -> None:
     gr.Markdown(
         "The listener's backchannels in this conversation come either from the **human** listener or from an **algorithm** "
         "(a pause-triggered rule, or the turn-taking judge when its checkpoint is installed; either reuses the listener's own "
         "backchannel sounds). The source switches at random intervals "
-        "(mean 30 s, sd 10 s, 10-50 s; Switching Wizard of Oz, Poppe et al.)."
+        "(mean 30 s, sd 10 s, 10-50 s; Switching Wizard of Oz, Poppe et al.). The sources and the results are shown "
+        "when you press **Finish**."
     )
+    rater = _rater_box("swoz-rater")
     choices = list(_example_dialogues())
     algorithms = [(label, key) for label, key in ALGORITHMS.items() if key != "judge" or model_checkpoints()["judge"]]
     state = gr.State(None)
@@ -325,18 +377,23 @@ def _swoz_tab(store: ListeningStore, rater: gr.Textbox) -> None:
     with gr.Row():
         conversation = gr.Dropdown(choices, value=choices[0] if choices else None, label="Conversation", elem_id="swoz-conversation")
         algorithm = gr.Radio(algorithms, value="pause", label="Algorithm", elem_id="swoz-algorithm")
-        start = gr.Button("Start", elem_id="swoz-start")
+        start_button = gr.Button("Start", elem_id="swoz-start")
     player = gr.HTML(elem_id="swoz-player-box")
     status = gr.Markdown(elem_id="swoz-status")
     with gr.Row():
         yuck = gr.Button("Not human!", variant="stop", elem_id="yuck")
         finish = gr.Button("Finish", elem_id="swoz-finish")
-    gr.Markdown("#### Yuck rate by source (all sessions)")
-    results = gr.Dataframe(headers=YUCK_COLUMNS, value=lambda: yuck_table(store), interactive=False, elem_id="yuck-results")
+    results = gr.Dataframe(headers=YUCK_COLUMNS, value=None, visible=False, interactive=False, elem_id="yuck-results",
+                           label="Yuck rate by source (all sessions)")
     _export_row(store)
-    start.click(lambda r, c, a: start_swoz(store, r, c, a), inputs=[rater, conversation, algorithm], outputs=[player, status, state], concurrency_id="analysis")
+
+    def start(r, c, a):
+        player_html, text, new_state = start_swoz(store, r, c, a)
+        return player_html, text, new_state, gr.update(interactive=new_state is not None)
+
+    start_button.click(start, inputs=[rater, conversation, algorithm], outputs=[player, status, state, yuck], concurrency_id="analysis")
     yuck.click(lambda t, s: press_yuck(store, t, s), inputs=[time_box, state], outputs=[status], js=READ_PLAYER_TIME_JS)
-    finish.click(lambda t, s: finish_swoz(store, t, s), inputs=[time_box, state], outputs=[status, results], js=READ_PLAYER_TIME_JS)
+    finish.click(lambda t, s: finish_swoz(store, t, s), inputs=[time_box, state], outputs=[status, results, state, yuck], js=STOP_PLAYER_JS)
 
 
 def _export_row(store: ListeningStore) -> None:
@@ -363,14 +420,13 @@ def build_demo(store: ListeningStore | None = None) -> gr.Blocks:
     # Gradio's own upload cache is swept hourly; analysis folders are swept by analyse().
     with gr.Blocks(title=TITLE, delete_cache=(3600, 3600)) as demo:
         gr.Markdown(f"# {TITLE}\nTurn-taking metrics of human-AI conversations (Talking Turns, TurnNat, FD-Bench, Full-Duplex-Bench, SWOZ).")
-        rater = gr.Textbox(label="Your name (any nickname; used only to group your listening-test answers)", elem_id="rater")
         with gr.Tabs():
             with gr.Tab("Analyse", id="analyse"):
                 _analyse_tab()
             with gr.Tab("Listening test: naturalness", id="naturalness"):
-                _naturalness_tab(store, rater)
+                _naturalness_tab(store)
             with gr.Tab("Switching backchannel test", id="swoz"):
-                _swoz_tab(store, rater)
+                _swoz_tab(store)
     return demo
 
 

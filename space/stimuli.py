@@ -149,6 +149,36 @@ def pair_stimuli() -> list[PairStimulus]:
     return build_pair_stimuli(dialogues, folder)
 
 
+def serve_pair(pair: PairStimulus, natural_position: str, out_root: str | Path) -> tuple[Path, Path]:
+    """The pair's two clips as the rater gets them: ``clip_A.wav`` and ``clip_B.wav`` in a fresh
+    folder with a random name, equally long (the shorter is padded with silence at its end).
+
+    Nothing the browser sees (URL, download name, duration) says which clip is natural: the
+    clip files of a pair folder are named after their condition, and a perturbation such as a
+    late response changes a clip's length.
+    """
+    import tempfile
+
+    import numpy as np
+
+    from turneval.dataset_scripts.audio import load_audio, write_audio
+
+    if natural_position not in ("A", "B"):
+        raise ValueError(f"natural_position must be 'A' or 'B', got {natural_position!r}")
+    natural, sr = load_audio(pair.natural, target_sr=None)
+    perturbed, sr_p = load_audio(pair.perturbed, target_sr=None)
+    if sr_p != sr or natural.shape[0] != perturbed.shape[0]:
+        raise StimulusError(f"{pair.pair_id}: the natural and perturbed clips differ in rate or channels ({sr} vs {sr_p} Hz)")
+    n = max(natural.shape[1], perturbed.shape[1])
+    natural, perturbed = (np.pad(x, ((0, 0), (0, n - x.shape[1]))) for x in (natural, perturbed))
+    folder = Path(tempfile.mkdtemp(prefix="analysis_pair_", dir=out_root))  # swept with the analysis outputs
+    clips = (natural, perturbed) if natural_position == "A" else (perturbed, natural)
+    paths = (folder / "clip_A.wav", folder / "clip_B.wav")
+    for path, audio in zip(paths, clips):
+        write_audio(path, audio, sr)
+    return paths
+
+
 def choose_pair(stimuli: Sequence[PairStimulus], answered: set[str], rng: random.Random) -> tuple[PairStimulus, str]:
     """A random pair this rater has not answered (any pair once all are answered) and the
     position ('A' or 'B') of its natural clip, drawn at random."""
@@ -170,4 +200,5 @@ __all__ = [
     "examples_dir",
     "load_pair_folder",
     "pair_stimuli",
+    "serve_pair",
 ]

@@ -73,7 +73,7 @@ def test_errors_name_the_file_and_the_problem(tmp_path):
         load_audio(tmp_path / "missing.wav")
     text = tmp_path / "notes.wav"
     text.write_text("not audio")
-    with pytest.raises(AudioError, match=r"notes\.wav: cannot read audio"):
+    with pytest.raises(AudioError, match=r"notes\.wav: not a readable audio file"):
         load_audio(text)
     empty = tmp_path / "empty.wav"
     sf.write(empty, np.zeros((0, 1), np.float32), SAMPLE_RATE)

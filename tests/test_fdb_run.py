@@ -439,3 +439,15 @@ def test_transcribe_without_the_recogniser_says_so(monkeypatch):
 def test_cli_asr_model_needs_transcribe(tmp_path, capsys):
     assert cli.main(["fdb", str(build_v1_run(tmp_path / "run")), "--asr-model", "x", "--quiet"]) == 1
     assert "--asr-model goes with --transcribe" in capsys.readouterr().err
+
+
+def test_task_folders_at_different_depths_are_all_found(tmp_path):
+    build_v1_run(tmp_path / "run")  # v1.0 task folders directly in the run folder
+    build_v15_run(tmp_path / "run")  # and v1.5/user_interruption one level further down
+    tasks = find_fdb_tasks(tmp_path / "run")
+    assert sorted((t.name, t.kind) for t in tasks) == [
+        ("candor_turn_taking", "smooth_turn_taking"),
+        ("synthetic_pause_handling", "pause_handling"),
+        ("synthetic_user_interruption", "user_interruption"),
+        ("user_interruption", "overlap"),
+    ]

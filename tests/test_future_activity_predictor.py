@@ -96,3 +96,32 @@ def test_save_and_reload_safetensors(model, tmp_path):
     reloaded = FutureActivityPredictorModel.from_pretrained(tmp_path).eval()
     audio = torch.randn(1, 2, 16000)
     assert torch.allclose(model(audio).probs, reloaded(audio).probs, atol=1e-6)
+
+
+def test_timing_features_measure_onsets_ipus_and_pauses():
+    from turneval.modeling.modeling_future_activity_predictor import SHARE_WINDOWS_S, channel_timing_features
+
+    x = torch.zeros(1, 400)
+    x[0, 50:150] = 1  # a 2 s IPU
+    x[0, 200:220] = 1  # after a 1 s pause
+    f = channel_timing_features(x, 50)[0]
+    assert f.shape == (400, 5 + len(SHARE_WINDOWS_S))
+    log = lambda s: float(torch.log1p(torch.tensor(s)))  # noqa: E731
+    assert f[60, 0] == 1 and f[60, 1].item() == pytest.approx(log(0.2))  # 0.2 s since the onset
+    assert f[150, 2].item() == pytest.approx(0.0) and f[150, 3].item() == pytest.approx(log(2.0))  # IPU of 2 s just ended
+    assert f[205, 4].item() == pytest.approx(log(1.0))  # the last pause lasted 1 s
+    assert f[149, 5].item() == 1.0 and f[170, 5].item() == 0.0  # share of the last 0.2 s
+
+
+def test_timing_variant_is_causal_and_saves():
+    torch.manual_seed(5)
+    config = FutureActivityPredictorConfig(input_type="vad", vad_features="timing", hidden_size=16, num_attention_heads=2,
+                                           conv_layers=2, conv_kernel_size=3, num_channel_layers=0, num_cross_layers=0)
+    model = FutureActivityPredictorModel(config).eval()
+    va = torch.randint(0, 2, (1, 300, 2))
+    changed = va.clone()
+    changed[0, 151:, 1] = 1 - changed[0, 151:, 1]
+    before, after = model(voice_activity=va).probs[0], model(voice_activity=changed).probs[0]
+    assert torch.equal(before[:151], after[:151]) and not torch.allclose(before[151:], after[151:])
+    with pytest.raises(ValueError, match="vad_features"):
+        FutureActivityPredictorConfig(input_type="vad", vad_features="mfcc")

@@ -168,7 +168,8 @@ def test_bad_input_is_explained_and_nothing_is_written(tmp_path, conversation, c
     assert "bad.json:2" in _fails(["report", str(conversation["wav"]), "--annotations", str(bad_json), *base], capsys)
     assert not out.exists()
     out.write_text("a file, not a folder")
-    assert "cannot write the report" in _fails(["report", str(conversation["json"]), *base], capsys)
+    # the output location is checked before the analysis
+    assert "--out" in (err := _fails(["report", str(conversation["json"]), *base], capsys)) and "is a file, not a folder" in err
 
 
 def test_missing_checkpoint_says_how_to_fix(tmp_path, conversation, capsys):
@@ -245,3 +246,50 @@ def test_system_channel_defaults_to_the_annotations(conversation, tmp_path, caps
     assert json.loads((out / "report.json").read_text())["conversation"]["system_channel"] == 0
     assert main(["report", str(tmp_path / "swapped.json"), "--system-channel", "1", "--no-judge", "--no-predictor", "--out", str(out), "--quiet"]) == 0
     assert json.loads((out / "report.json").read_text())["conversation"]["system_channel"] == 1
+
+
+def test_json_only_save_removes_an_older_page(full_report, tmp_path):
+    out = tmp_path / "out"
+    assert set(full_report.save(out)) == {"report.json", "report.html"}
+    assert set(full_report.save(out, html=False)) == {"report.json"}
+    assert not (out / "report.html").exists()  # the old page no longer described this report.json
+
+
+def test_inputs_are_checked_before_any_model_loads(tmp_path, monkeypatch):
+    import turneval.reporting.build as build
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded before the input was checked")
+
+    monkeypatch.setattr(build, "load_judge_model", no_model)
+    monkeypatch.setattr(build, "load_predictor_model", no_model)
+    with pytest.raises(Exception, match="missing.wav"):
+        report(tmp_path / "missing.wav")
+    broken = tmp_path / "call.json"
+    broken.write_text('{"segments": [[], []], "audio_path": "gone.wav"}', encoding="utf-8")
+    with pytest.raises(Exception, match="gone.wav"):
+        report(broken)
+
+
+def test_devices_are_parsed_not_guessed():
+    from turneval.reporting import ReportError, check_device
+
+    assert check_device("cpu") == "cpu"
+    with pytest.raises(ReportError, match="not a device"):
+        check_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ReportError, match="CUDA is not available"):
+            check_device("cuda:1")
+    if not torch.backends.mps.is_available():
+        with pytest.raises(ReportError, match="MPS"):
+            check_device("mps")
+
+
+def test_report_help_shows_examples_and_where_checkpoints_come_from(capsys):
+    from turneval.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    text = capsys.readouterr().out
+    assert "examples:" in text and "--user user.wav --system agent.wav" in text
+    assert "$TURNEVAL_JUDGE" in text and "$TURNEVAL_PREDICTOR" in text and "Hub id" in text and "cuda:N" in text

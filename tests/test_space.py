@@ -390,17 +390,48 @@ def app_module():
 
 
 def test_app_builds_and_pair_handlers_store_answers(app_module, store: ListeningStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    natural = _write(tmp_path / "n.wav", np.zeros((2, SAMPLE_RATE)))
-    perturbed = _write(tmp_path / "p.wav", np.zeros((2, SAMPLE_RATE)))
+    natural = _write(tmp_path / "n__natural.wav", 0.1 * np.ones((2, SAMPLE_RATE)))
+    perturbed = _write(tmp_path / "n__perturbed.wav", 0.2 * np.ones((2, SAMPLE_RATE + 8000)))
     pair = stimuli.PairStimulus("p1", "late_response", "B's response comes 1.50 s later", natural, perturbed)
     monkeypatch.setattr(app_module, "cached_pairs", lambda: [pair])
+    monkeypatch.setenv("TURNEVAL_SPACE_WORK", str(tmp_path / "work"))
     assert app_module.build_demo(store) is not None
     clip_a, clip_b, _, state, *_ = app_module.next_pair(store, "ann", None)
-    assert {clip_a, clip_b} == {str(natural), str(perturbed)}
-    assert (clip_a == str(natural)) == (state["natural_position"] == "A")
-    feedback, table, state = app_module.submit_pair(store, "ann", state, state["natural_position"], 5, 5)
-    assert "you picked the natural one" in feedback and "1.50 s later" in feedback
-    assert [row[0] for row in table] == ["late response", "all"] and table[1][3] == "100 %"
+    # blind: opaque names, equal lengths; the natural clip sits where the state says
+    assert (Path(clip_a).name, Path(clip_b).name) == ("clip_A.wav", "clip_B.wav")
+    a, b = sf.read(clip_a)[0], sf.read(clip_b)[0]
+    assert a.shape == b.shape == (SAMPLE_RATE + 8000, 2)
+    natural_clip = a if state["natural_position"] == "A" else b
+    assert np.allclose(natural_clip[:SAMPLE_RATE], 0.1, atol=1e-3) and np.allclose(natural_clip[SAMPLE_RATE:], 0.0)
+    feedback, state = app_module.submit_pair(store, "ann", state, state["natural_position"], 5, 5)
+    # nothing is revealed before Finish
+    assert feedback.startswith("Saved") and "natural clip was" not in feedback and "late" not in feedback
     # submitting again without a new pair stores nothing
     assert app_module.submit_pair(store, "ann", state, "A", 5, 5)[0] == "Press 'Next pair' first."
     assert len(store.pair_answers()) == 1
+    reveal, results, state = app_module.finish_pairs(store, state)
+    assert "the natural clip was" in reveal and "late response" in reveal and "1.50 s later" in reveal
+    table = results["value"]
+    assert [row[0] for row in table] == ["late response", "all"] and table[1][3] == "100 %" and results["visible"] is True
+    assert state is None and app_module.finish_pairs(store, state)[0] == "Answer at least one pair first."
+
+
+def test_swoz_presses_after_finish_are_not_counted(app_module, store: ListeningStore) -> None:
+    state = {"session": "s1", "schedule": [{"start": 0.0, "end": 30.0, "source": "human"}]}
+    store.start_swoz_session("s1", "ann", "stim", 30.0, [SourceSegment(0.0, 30.0, "human")])
+    assert "recorded at 1.0 s" in app_module.press_yuck(store, 1.0, state)
+    status, results, state, yuck = app_module.finish_swoz(store, 5.0, state)
+    assert "The sources were: 0-30 s human" in status and state["finished"] and yuck["interactive"] is False
+    assert "not counted" in app_module.press_yuck(store, 6.0, state)
+    assert len(store.yuck_presses()) == 1
+
+
+def test_short_upload_is_refused_with_its_length(tmp_path: Path) -> None:
+    short = _write(tmp_path / "half_second.wav", 0.1 * np.ones((2, SAMPLE_RATE // 2)))
+    with pytest.raises(analysis.AnalysisError, match=r"half_second.wav is only 0.5 s long; the analysis needs at least 2 s"):
+        analysis.analyse(short, root=tmp_path / "work")
+
+
+def test_size_limit_is_stated_in_gradios_unit() -> None:
+    # Gradio counts 2**20 bytes per MB: the page's limit and Gradio's own message must agree
+    assert analysis.max_bytes() == 100 * 2**20 and analysis.size_text(analysis.max_bytes()) == "100.0 MB"

@@ -1,15 +1,19 @@
 """The Space in a real browser: serve it on 127.0.0.1, drive it with Chromium via Playwright.
 
 Uploads a bundled example, waits for the report, checks the timeline plot and the key
-figures against the downloadable report JSON, and saves a screenshot as a test artifact
-(``tests/artifacts/`` or ``$TURNEVAL_TEST_ARTIFACTS``). Also: a mono upload gets a clear
-message, and a 'Not human' press of the switching backchannel test is stored with its
-playback time. Skipped (with the reason) where /usr/bin/chromium or the playwright package
-is missing; CI installs both.
+figures against the downloadable report JSON. Also: a mono upload and a 0.5 s upload get clear
+messages; the naturalness test is blind (nothing on the page or in the browser's requests names
+the condition of a clip, both clips are equally long, the results stay hidden until Finish); a
+'Not human' press of the switching backchannel test is stored with its playback time, and Finish
+stops the audio and the counting. Every state is saved as a screenshot (``tests/artifacts/``
+or ``$TURNEVAL_TEST_ARTIFACTS``). Skipped (with the reason) where Chromium
+(``$TURNEVAL_CHROMIUM``, default /usr/bin/chromium) or the playwright package is missing; CI
+installs both.
 """
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import socket
@@ -23,7 +27,7 @@ import pytest
 import soundfile as sf
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("TURNEVAL_CHROMIUM", "/usr/bin/chromium"))
 EXAMPLE = REPO_ROOT / "examples" / "cascaded_like.wav"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
 START_TIMEOUT_S = 120
@@ -109,6 +113,16 @@ def page(browser, space):
     page.close()
 
 
+PERTURBATION_NAMES = ("late_response", "early_entry", "hold_instead_of_shift", "shift_instead_of_hold", "excessive_backchannel")
+CONDITION_WORDS = ("natural.", "natural_", "_natural", "perturbed", *PERTURBATION_NAMES, *(n.replace("_", " ") for n in PERTURBATION_NAMES))
+
+
+def screenshot(page, name: str) -> None:
+    path = artifacts_dir() / f"space_{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    print(f"screenshot: {path}")
+
+
 def _upload(page, path: Path) -> None:
     page.locator("#stereo-upload input[type=file]").set_input_files(str(path))
     # the upload is done when the component offers the uploaded file for download
@@ -120,9 +134,7 @@ def test_analyse_bundled_example(page) -> None:
     page.click("#analyse-button")
     page.wait_for_selector("#timeline img", timeout=ANALYSIS_TIMEOUT_MS)
     page.wait_for_selector("#report-files a", timeout=10_000)
-    screenshot = artifacts_dir() / "space_analyse.png"
-    page.screenshot(path=str(screenshot), full_page=True)
-    print(f"screenshot: {screenshot}")
+    screenshot(page, "analyse")
 
     # the plot is a real, loaded image
     assert page.eval_on_selector("#timeline img", "img => img.complete && img.naturalWidth") > 500
@@ -140,6 +152,10 @@ def test_analyse_bundled_example(page) -> None:
     for row in report["summary"][:3]:
         assert row["label"] in table
     assert "Talking Turns" in table  # reference values are shown beside ours
+    # the table shows every row: nothing inside it scrolls vertically (the page does)
+    inner_scroll = page.eval_on_selector("#summary-table", """t => Array.from(t.querySelectorAll('*')).filter(e => {
+        const s = getComputedStyle(e); return /(auto|scroll)/.test(s.overflowY) && e.scrollHeight > e.clientHeight + 2; }).length""")
+    assert inner_scroll == 0, "the metrics table scrolls inside itself"
     # the cascaded-like system never backchannels and waits long: both visible on the page
     assert stats["backchannels_per_min_system"] == 0.0 and stats["gap_mean_s"] > 0.5
     assert page.inner_text("#analysis-notes").strip()
@@ -154,20 +170,43 @@ def test_mono_upload_gets_a_clear_message(page, tmp_path: Path) -> None:
     status = page.inner_text("#analysis-status")
     assert "mono_call.wav has 1 channel(s); a stereo file" in status
     assert page.locator("#timeline img").count() == 0
+    screenshot(page, "mono_upload")
+
+
+def test_half_second_upload_gets_a_clear_message(page, tmp_path: Path) -> None:
+    short = tmp_path / "half_second.wav"
+    sf.write(str(short), 0.1 * np.ones((8000, 2), dtype=np.float32), 16_000)
+    _upload(page, short)
+    page.click("#analyse-button")
+    page.wait_for_function("() => document.querySelector('#analysis-status').innerText.includes('Cannot analyse')", timeout=30_000)
+    assert "half_second.wav is only 0.5 s long" in page.inner_text("#analysis-status")
+    screenshot(page, "short_upload")
 
 
 def test_switching_backchannel_yuck_is_stored(page, space) -> None:
-    page.fill("#rater textarea", "browser-test")
     page.get_by_role("tab", name="Switching backchannel test").click()
+    page.fill("#swoz-rater textarea", "browser-test")
+    assert page.locator("#yuck-results").count() == 0 or not page.locator("#yuck-results").is_visible()
     page.click("#swoz-start")
     page.wait_for_selector("#swoz-player audio", timeout=60_000)
     page.click("#yuck")
     page.wait_for_function("() => document.querySelector('#swoz-status').innerText.includes('recorded at')", timeout=30_000)
+    screenshot(page, "swoz_started")
     with sqlite3.connect(space[1]) as conn:
         presses = conn.execute("SELECT time_s, source FROM yuck_presses").fetchall()
         raters = conn.execute("SELECT rater FROM swoz_sessions").fetchall()
     assert raters == [("browser-test",)]
     assert len(presses) == 1 and presses[0][0] == 0.0 and presses[0][1] in ("human", "algorithm")
+    # Finish stops the audio and the counting
+    page.eval_on_selector("#swoz-player audio", "a => { a.muted = true; return a.play().catch(() => null); }")
+    page.click("#swoz-finish")
+    page.wait_for_function("() => document.querySelector('#swoz-status').innerText.includes('The sources were')", timeout=30_000)
+    assert page.eval_on_selector("#swoz-player audio", "a => a.paused")
+    assert page.locator("#yuck").is_disabled()
+    page.wait_for_selector("#yuck-results", state="visible", timeout=10_000)
+    screenshot(page, "swoz_finished")
+    with sqlite3.connect(space[1]) as conn:
+        assert len(conn.execute("SELECT time_s FROM yuck_presses").fetchall()) == 1
 
 
 def test_bundled_example_runs_on_one_click(page) -> None:
@@ -176,19 +215,49 @@ def test_bundled_example_runs_on_one_click(page) -> None:
     assert "human_like (60.0 s, system = channel 1)" in page.inner_text("#analysis-status")
 
 
-def test_naturalness_pair_answer_is_stored(page, space) -> None:
-    page.fill("#rater textarea", "browser-test")
+def _names_no_condition(text: str, where: str) -> None:
+    lowered = text.lower()
+    for word in CONDITION_WORDS:
+        assert word not in lowered, f"{where} names the condition: {word!r}"
+
+
+def test_naturalness_test_is_blind_until_finish(page, space) -> None:
+    requests: list[str] = []
+    headers: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("response", lambda response: headers.append(response.headers.get("content-disposition", "")))
     page.get_by_role("tab", name="Listening test: naturalness").click()
+    page.fill("#rater textarea", "browser-test")
     page.click("#next-pair")
     page.wait_for_selector("#clip-a a[data-testid=download-link]", timeout=60_000)
     page.wait_for_selector("#clip-b a[data-testid=download-link]", timeout=10_000)
+    # what the browser downloads: opaque names, equally long clips
+    lengths = []
+    for clip, name in (("#clip-a", "clip_A.wav"), ("#clip-b", "clip_B.wav")):
+        link = page.locator(f"{clip} a[data-testid=download-link]")
+        assert name in (link.get_attribute("download") or "") + (link.get_attribute("href") or "")
+        body = page.request.get(link.get_attribute("href")).body()
+        lengths.append(sf.info(io.BytesIO(body)).frames)
+    assert lengths[0] == lengths[1], f"clip lengths differ: {lengths}"
+    screenshot(page, "naturalness_pair")
     page.locator("#pair-choice").get_by_text("A", exact=True).click()
     page.locator("#rating-a").get_by_text("5 very natural").click()
     page.locator("#rating-b").get_by_text("2", exact=True).click()
     page.click("#submit-pair")
     page.wait_for_function("() => document.querySelector('#pair-feedback').innerText.includes('Saved')", timeout=30_000)
-    assert "the other had a" in page.inner_text("#pair-feedback")
-    assert "all" in page.inner_text("#preference-results")
+    # nothing on the page, in the requests or in their download names says which clip was which
+    # the page: its text and every attribute (sources, links, download names), not the app's script config
+    attributes = page.evaluate("() => Array.from(document.querySelectorAll('body *')).filter(e => e.tagName !== 'SCRIPT')"
+                               ".flatMap(e => Array.from(e.attributes).map(a => a.value)).join(' ')")
+    _names_no_condition(page.inner_text("body") + " " + attributes, "the page")
+    _names_no_condition(" ".join(requests), "a request URL")
+    _names_no_condition(" ".join(headers), "a download name")
+    assert not page.locator("#preference-results").is_visible()
     with sqlite3.connect(space[1]) as conn:
         rows = conn.execute("SELECT rater, choice, rating_a, rating_b FROM pair_answers").fetchall()
     assert rows == [("browser-test", "A", 5, 2)]
+    page.click("#finish-pairs")
+    page.wait_for_function("() => document.querySelector('#pair-feedback').innerText.includes('the natural clip was')", timeout=30_000)
+    page.wait_for_selector("#preference-results", state="visible", timeout=10_000)
+    assert "all" in page.inner_text("#preference-results")
+    screenshot(page, "naturalness_finished")

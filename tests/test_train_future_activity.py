@@ -133,3 +133,34 @@ def test_trust_remote_code_loading_without_turneval(corpus, tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=dict(os.environ, HF_HUB_OFFLINE="1"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "FutureActivityPredictorModel 256" in result.stdout
+
+
+def test_voice_activity_cache_training_resumes_exactly(tmp_path):
+    from turneval.training.switchboard_va import load_voice_activity
+
+    rng = np.random.default_rng(1)
+    arrays = [(rng.random((900, 2)) < 0.4).repeat(2, axis=0).astype(np.int8) for _ in range(3)]
+    cache = tmp_path / "va.npz"
+    offsets = np.concatenate([[0], np.cumsum([a.shape[0] for a in arrays])])
+    np.savez(cache, ids=np.array(["1", "2", "3"]), offsets=offsets, va=np.concatenate(arrays))
+    assert len(load_voice_activity(cache)) == 3
+    config = tmp_path / "timing.json"
+    config.write_text(json.dumps({"input_type": "vad", "vad_features": "timing", "hidden_size": 16, "num_attention_heads": 2,
+                                  "conv_layers": 2, "conv_kernel_size": 3, "num_channel_layers": 0, "num_cross_layers": 0}))
+
+    def args(out, *extra):
+        return ["--train_va", str(cache), "--val_va", str(cache), "--output_dir", str(out), "--model_config", str(config),
+                "--input_type", "vad", "--max_train_steps", "4", "--per_device_train_batch_size", "2", "--checkpointing_steps", "2",
+                "--eval_steps", "2", "--window_s", "4", "--cpu", "--num_warmup_steps", "1", "--vad_like_p", "0.5", "--clean_labels", *extra]
+
+    _main(args(tmp_path / "straight"))
+    _main(args(tmp_path / "resumed", "--stop_after_steps", "2"))
+    _main(args(tmp_path / "resumed", "--resume_from_checkpoint", "latest"))
+    w1 = load_file(tmp_path / "straight" / "final" / "model.safetensors")
+    w2 = load_file(tmp_path / "resumed" / "final" / "model.safetensors")
+    for key in w1:
+        np.testing.assert_allclose(w1[key], w2[key], rtol=1e-5, atol=1e-6, err_msg=key)
+    log = [json.loads(line) for line in (tmp_path / "straight" / "metrics.jsonl").read_text().splitlines()]
+    assert any(r.get("val_loss", 0) > 0 for r in log)
+    with pytest.raises(SystemExit, match="--train_va"):
+        _main(["--output_dir", str(tmp_path / "x"), "--model_config", str(config), "--cpu"])

@@ -5,6 +5,17 @@ frames, the VAP class of the 2 s after every frame (computed from voice activity
 the crop where the conversation goes on), and per-frame loss weights that put ``alpha`` on the
 frames of turn-taking boundary units (TurnNat Eq. 5-6).
 
+Voice-activity-only training (``input_type="vad"``) can start from voice activity alone
+(:meth:`FutureActivityWindows.from_voice_activity`, e.g. Switchboard's cached word times):
+no audio is needed. Two options make such a model ready for the activity a report gives it,
+which comes from a VAD rather than from hand-corrected word times:
+
+- ``vad_like_p``: the chance that a crop's whole activity track (past and future) is redrawn
+  as a VAD would give it: per channel, edges moved by a few frames, short gaps bridged or
+  short runs dropped (:func:`vad_like`);
+- ``clean_labels``: targets and boundary units from the DualTurn-cleaned activity, the one
+  the naturalness score compares the predictions with (``score_naturalness(clean=True)``).
+
 Examples are a pure function of (seed, index): a run resumed at step k draws exactly the
 batches it would have drawn, with no data-loader state to save.
 """
@@ -19,7 +30,7 @@ import torch
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.grids import FRAME_HZ, SAMPLE_RATE, SAMPLES_PER_FRAME
 from turneval.dataset_scripts.vap_targets import DEFAULT_LAYOUT, IGNORE_INDEX, padded_vap_labels
-from turneval.metrics.turnnat_units import boundary_frame_mask, extract_utterance_units
+from turneval.metrics.turnnat_units import boundary_frame_mask, clean_vad, extract_utterance_units
 
 
 def boundary_unit_mask(va: np.ndarray, frame_hz: int = FRAME_HZ) -> np.ndarray:
@@ -33,6 +44,55 @@ def boundary_unit_mask(va: np.ndarray, frame_hz: int = FRAME_HZ) -> np.ndarray:
     return boundary_frame_mask(units, va.shape[0], frame_hz)
 
 
+def _shift(x: np.ndarray, k: int) -> np.ndarray:
+    """``x`` moved by ``k`` frames (later for k > 0), zero-filled."""
+    out = np.zeros_like(x)
+    if k > 0:
+        out[k:] = x[:-k]
+    elif k < 0:
+        out[:k] = x[-k:]
+    else:
+        out[:] = x
+    return out
+
+
+def _fill_runs(x: np.ndarray, value: int, shorter_than: int) -> np.ndarray:
+    """Runs of ``value`` shorter than ``shorter_than`` frames, closed on both sides, set to ``1 - value``."""
+    out = x.copy()
+    change = np.flatnonzero(np.diff(x.astype(np.int8))) + 1
+    bounds = np.concatenate([[0], change, [x.size]])
+    for start, end in zip(bounds[:-1], bounds[1:]):
+        if x[start] == value and 0 < start and end < x.size and end - start < shorter_than:
+            out[start:end] = 1 - value
+    return out
+
+
+def vad_like(va: np.ndarray, rng: np.random.Generator, max_edge_frames: int = 3, max_gap_frames: int = 15) -> np.ndarray:
+    """``va`` ([T, 2] 0/1) as a voice-activity detector might report it, one random draw per channel.
+
+    Onsets move by -1..+2 frames (detection lag), offsets by -1..``max_edge_frames`` frames
+    (hang-over), gaps shorter than 0..``max_gap_frames`` frames are bridged, and with chance
+    0.3 runs under 3-7 frames are dropped. Deterministic for a given ``rng`` state.
+    """
+    out = np.asarray(va).astype(np.int8).copy()
+    for ch in range(out.shape[1]):
+        x = out[:, ch]
+        onset_lag = int(rng.integers(-1, 3))  # > 0: speech detected late
+        hangover = int(rng.integers(-1, max_edge_frames + 1))  # > 0: speech held after it ends
+        starts = _shift(x, onset_lag)  # onsets move with the lag ...
+        ends = _shift(x, hangover)  # ... offsets with the hang-over
+        # [s, e) becomes [s + lag, e + hangover): the union of the two shifted copies when the
+        # run grows, their intersection when it shrinks.
+        x = (starts | ends) if onset_lag <= hangover else (starts & ends)
+        gap = int(rng.integers(0, max_gap_frames + 1))
+        if gap:
+            x = _fill_runs(x, 0, gap)
+        if rng.random() < 0.3:
+            x = _fill_runs(x, 1, int(rng.integers(3, 8)))
+        out[:, ch] = x
+    return out
+
+
 @dataclass
 class WindowConfig:
     window_s: float = 20.0
@@ -40,6 +100,8 @@ class WindowConfig:
     channel_swap_p: float = 0.5
     mask_p: float = 0.2  # chance of masking one stretch of one channel (audio or VAD input)
     mask_max_s: float = 1.0
+    vad_like_p: float = 0.0  # chance of redrawing a crop's activity as a VAD would report it (vad_like)
+    clean_labels: bool = False  # targets and boundary units from the DualTurn-cleaned activity (as scored)
 
 
 class FutureActivityWindows(torch.utils.data.Dataset):
@@ -57,6 +119,22 @@ class FutureActivityWindows(torch.utils.data.Dataset):
         self._va = [d.frame_activity().T for d in dialogues]  # [T, 2] each
         weights = np.array([max(1e-3, d.duration) for d in dialogues])
         self._pick_p = weights / weights.sum()
+
+    @classmethod
+    def from_voice_activity(cls, voice_activity: list[np.ndarray], config: WindowConfig, draws: int, seed: int = 0) -> "FutureActivityWindows":
+        """Voice-activity-only crops from ``[n_frames, 2]`` 50 Hz arrays (no dialogues, no audio)."""
+        if not voice_activity:
+            raise ValueError("no voice activity to train on")
+        bad = [k for k, va in enumerate(voice_activity) if np.ndim(va) != 2 or np.shape(va)[1] != 2]
+        if bad:
+            raise ValueError(f"voice activity #{bad[0]} has shape {np.shape(voice_activity[bad[0]])}; expected [n_frames, 2]")
+        self = cls.__new__(cls)
+        self.dialogues, self.config, self.draws, self.seed, self.input_type = None, config, draws, seed, "vad"
+        self.horizon = DEFAULT_LAYOUT.horizon
+        self._va = [np.asarray(va, dtype=np.int8) for va in voice_activity]
+        weights = np.array([max(1, va.shape[0]) for va in self._va], dtype=np.float64)
+        self._pick_p = weights / weights.sum()
+        return self
 
     def __len__(self) -> int:
         return self.draws
@@ -77,7 +155,7 @@ class FutureActivityWindows(torch.utils.data.Dataset):
 
     def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
         rng = np.random.default_rng([self.seed, i])
-        index = int(rng.choice(len(self.dialogues), p=self._pick_p))
+        index = int(rng.choice(len(self._va), p=self._pick_p))
         va_full = self._va[index]
         frames = int(round(self.config.window_s * FRAME_HZ))
         start = int(rng.integers(0, max(1, va_full.shape[0] - frames // 2)))
@@ -89,11 +167,14 @@ class FutureActivityWindows(torch.utils.data.Dataset):
         if rng.random() < self.config.channel_swap_p:
             va_ext = va_ext[:, ::-1].copy()
             audio = audio[::-1].copy() if audio is not None else None
-        labels = padded_vap_labels(va_ext)[:frames].astype(np.int64)
+        if self.config.vad_like_p > 0 and rng.random() < self.config.vad_like_p:
+            va_ext = vad_like(va_ext, rng)  # input and future alike: in a report both come from the VAD
+        target_va = clean_vad(va_ext) if self.config.clean_labels else va_ext
+        labels = padded_vap_labels(target_va)[:frames].astype(np.int64)
         # A label is only trustworthy when its whole 2 s future lies inside the conversation.
         labels[max(0, va_full.shape[0] - start - self.horizon) :] = IGNORE_INDEX
         va = va_ext[:frames]
-        weights = np.where(boundary_unit_mask(va_ext)[:frames], self.config.alpha, 1.0).astype(np.float32)
+        weights = np.where(boundary_unit_mask(target_va)[:frames], self.config.alpha, 1.0).astype(np.float32)
         inputs_va = va.astype(np.float32).copy()
         if rng.random() < self.config.mask_p:
             ch = int(rng.integers(0, 2))

@@ -11,6 +11,11 @@ the same recipe. Loss: frame cross-entropy over the 256 VAP classes with weight 
 boundary-unit frames, plus the voice-activity BCE (TurnNat Eq. 5-6). Augmentation: channel
 swap and masking a stretch of one channel. Every batch is a pure function of (seed, step,
 rank), so resuming is exact.
+
+Voice-activity-only models can train on voice activity alone: ``--train_va`` / ``--val_va``
+take the ``.npz`` caches of :mod:`turneval.training.switchboard_va` (Switchboard's word times)
+instead of ``--train_dir`` / ``--val_dir``; ``--vad_like_p`` and ``--clean_labels`` prepare
+the model for the VAD output a report gives it (see :mod:`turneval.training.future_activity_data`).
 """
 from __future__ import annotations
 
@@ -49,6 +54,10 @@ class FutureActivityArguments:
 
     train_dir: str | None = field(default=None, metadata={"help": "folder (or manifest) of dialogues: audio + turneval JSON"})
     val_dir: str | None = field(default=None, metadata={"help": "validation dialogues (default: none)"})
+    train_va: str | None = field(default=None, metadata={"help": "instead of --train_dir (vad models): a voice-activity cache (.npz, turneval.training.switchboard_va)"})
+    val_va: str | None = field(default=None, metadata={"help": "instead of --val_dir: a voice-activity cache"})
+    vad_like_p: float = field(default=0.0, metadata={"help": "chance of redrawing a training crop's activity as a VAD would report it"})
+    clean_labels: bool = field(default=False, metadata={"help": "targets from the DualTurn-cleaned activity (as the naturalness score uses)"})
     input_type: str = field(default="audio", metadata={"help": "model input when --model_config does not say", "choices": ["audio", "vad"]})
     window_s: float = field(default=20.0, metadata={"help": "seconds per training window"})
     alpha: float = field(default=2.0, metadata={"help": "loss weight of boundary-unit frames"})
@@ -57,8 +66,8 @@ class FutureActivityArguments:
 
 def parse_args(argv: Sequence[str] | None = None) -> tuple[FutureActivityArguments, TrainingArguments]:
     args, training = parse_arguments(FutureActivityArguments, argv, prog="train_future_activity", defaults=TRAINING_DEFAULTS)
-    if not args.train_dir and not args.export_latest:
-        raise SystemExit("train_future_activity: give --train_dir (a folder or manifest of dialogues)")
+    if not args.train_dir and not args.train_va and not args.export_latest:
+        raise SystemExit("train_future_activity: give --train_dir (a folder or manifest of dialogues) or --train_va (a voice-activity cache)")
     return args, training
 
 
@@ -67,6 +76,19 @@ def build_config(args: FutureActivityArguments, training: TrainingArguments) -> 
     fields.setdefault("input_type", args.input_type)
     fields.setdefault("boundary_weight", args.alpha)
     return FutureActivityPredictorConfig(**fields)
+
+
+def windows_for(folder: str | None, va_cache: str | None, window: WindowConfig, draws: int, seed: int, input_type: str) -> FutureActivityWindows:
+    """Training crops from a dialogue folder (audio or vad models) or a voice-activity cache (vad models)."""
+    if (folder is None) == (va_cache is None):
+        raise SystemExit("train_future_activity: give either a dialogue folder (--train_dir / --val_dir) or a voice-activity cache (--train_va / --val_va)")
+    if va_cache is None:
+        return FutureActivityWindows(load_corpus(folder), window, draws=draws, seed=seed, input_type=input_type)
+    if input_type != "vad":
+        raise SystemExit(f"{va_cache}: a voice-activity cache has no audio; it trains input_type 'vad' models only")
+    from turneval.training.switchboard_va import load_voice_activity
+
+    return FutureActivityWindows.from_voice_activity(list(load_voice_activity(va_cache).values()), window, draws=draws, seed=seed)
 
 
 def collate(examples: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -88,15 +110,14 @@ class FutureActivityRecipe(Recipe):
 
     def setup(self, model: torch.nn.Module, accelerator: Any) -> None:
         config = model.config
-        window = WindowConfig(window_s=self.args.window_s, alpha=config.boundary_weight)
+        args = self.args
+        window = WindowConfig(window_s=args.window_s, alpha=config.boundary_weight, vad_like_p=args.vad_like_p, clean_labels=args.clean_labels)
         seed = self.training.seed
-        self.train_set = FutureActivityWindows(load_corpus(self.args.train_dir), window, draws=10**9, seed=seed, input_type=config.input_type)
+        self.train_set = windows_for(args.train_dir, args.train_va, window, 10**9, seed, config.input_type)
         self.val_set = None
-        if self.args.val_dir:
-            val_window = WindowConfig(window_s=self.args.window_s, alpha=config.boundary_weight, channel_swap_p=0.0, mask_p=0.0)
-            self.val_set = FutureActivityWindows(
-                load_corpus(self.args.val_dir), val_window, draws=VAL_DRAWS, seed=10_000 + seed, input_type=config.input_type
-            )
+        if args.val_dir or args.val_va:
+            val_window = WindowConfig(window_s=args.window_s, alpha=config.boundary_weight, channel_swap_p=0.0, mask_p=0.0, clean_labels=args.clean_labels)
+            self.val_set = windows_for(args.val_dir, args.val_va, val_window, VAL_DRAWS, 10_000 + seed, config.input_type)
 
     def micro_batches(self, start_step: int, accelerator: Any) -> Iterator[dict[str, torch.Tensor]]:
         step = start_step

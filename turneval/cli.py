@@ -48,9 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "_run"):
         parser.print_help()
         return 2
+    from turneval.console import cli_warnings
 
     try:
-        return int(args._run(args) or 0)
+        with cli_warnings(args.command, quiet=bool(getattr(args, "quiet", False))):
+            return int(args._run(args) or 0)
     except (UserError, DialogueError, FileNotFoundError) as err:
         print(f"turneval {args.command}: error: {err}", file=sys.stderr)
         return 1

@@ -11,6 +11,7 @@ its per-frame distributions are compared with the observed future voice activity
 """
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
 
@@ -48,41 +49,83 @@ def _audio(dialogue: Dialogue) -> np.ndarray:
     return load_stereo(dialogue.audio_path)
 
 
+def stream_windows(total: int, window: int, context: int) -> list[tuple[int, int, int]]:
+    """``(window start, first frame it emits, window end)`` of ``predict_long``'s window grid:
+    every window after the first starts ``context`` frames before the frames it emits."""
+    out, start_out = [], 0
+    while start_out < total:
+        win_start = max(0, start_out - context)
+        win_end = min(total, win_start + window)
+        out.append((win_start, start_out, win_end))
+        start_out = win_end
+    return out
+
+
 @torch.no_grad()
 def frame_probabilities(
-    dialogue: Dialogue, model: FutureActivityPredictorModel, window_s: float | None = None, context_s: float | None = None
+    dialogue: Dialogue,
+    model: FutureActivityPredictorModel,
+    window_s: float | None = None,
+    context_s: float | None = None,
+    progress: bool = False,
 ) -> np.ndarray:
     """The model's ``[frames, 256]`` future-activity distribution over the whole dialogue.
 
     ``window_s`` / ``context_s``: streaming windows (default: the model configuration's).
+    ``progress``: a progress bar over the windows on stderr. The windows are those of
+    ``model.predict_long`` (one call per window), so the result equals a single ``predict_long`` call.
     """
     device = next(model.parameters()).device
-    if model.config.input_type == "audio":
-        if model.config.sample_rate != SAMPLE_RATE:
-            raise ValueError(f"model expects {model.config.sample_rate} Hz audio; turneval works at {SAMPLE_RATE} Hz")
+    config = model.config
+    if config.input_type == "audio":
+        if config.sample_rate != SAMPLE_RATE:
+            raise ValueError(f"model expects {config.sample_rate} Hz audio; turneval works at {SAMPLE_RATE} Hz")
         inputs = torch.from_numpy(np.ascontiguousarray(_audio(dialogue), dtype=np.float32)).to(device)
+        total, hop = inputs.shape[-1] // config.hop_length, config.hop_length
     else:
         inputs = torch.from_numpy(dialogue.frame_activity().T.astype(np.float32)).to(device)
-    return model.predict_long(inputs, window_s=window_s, context_s=context_s).float().cpu().numpy()
+        total, hop = inputs.shape[0], None
+    window_s = config.stream_window_s if window_s is None else window_s
+    context_s = config.stream_context_s if context_s is None else context_s
+    if not 0 < context_s < window_s:
+        raise ValueError(f"need 0 < context_s < window_s, got {context_s}, {window_s}")
+    windows = stream_windows(total, int(round(window_s * config.frame_hz)), int(round(context_s * config.frame_hz)))
+    from tqdm.auto import tqdm
+
+    out = np.empty((total, config.num_classes), dtype=np.float32)
+    bar = tqdm(windows, desc="naturalness", unit="window", disable=not progress or len(windows) < 2, leave=False, file=sys.stderr)
+    for win_start, start_out, win_end in bar:
+        piece = inputs[:, win_start * hop : win_end * hop] if hop else inputs[win_start:win_end]
+        probs = model.predict_long(piece, window_s=window_s, context_s=context_s)
+        out[start_out:win_end] = probs[start_out - win_start :].float().cpu().numpy()
+    return out
 
 
 class NaturalnessUndefinedWarning(UserWarning):
     """A dialogue had no turn-taking boundary unit to score: its naturalness is undefined (NaN)."""
 
 
-def score_dialogue(dialogue: Dialogue, model: FutureActivityPredictorModel, **score_kwargs) -> NaturalnessResult:
+def score_dialogue(dialogue: Dialogue, model: FutureActivityPredictorModel, progress: bool = False, **score_kwargs) -> NaturalnessResult:
     """Naturalness (MeanNLL, TailNLL, m and the worst units) of one dialogue.
 
     Voice activity comes from the dialogue's segments (ground truth or VAD); extra keyword
-    arguments go to :func:`turneval.metrics.naturalness_score.score_naturalness`. When no unit
+    arguments go to :func:`turneval.metrics.naturalness_score.score_naturalness`; ``progress``
+    shows a progress bar over the model's windows. When no unit
     can be scored the result's figures are NaN, ``result.is_defined`` is False and a
     :class:`NaturalnessUndefinedWarning` says why.
     """
     if model.config.frame_hz != FRAME_HZ:
         raise ValueError(f"model runs at {model.config.frame_hz} Hz; naturalness units are defined at {FRAME_HZ} Hz")
-    probs = frame_probabilities(dialogue, model)
+    from turneval.dataset_scripts.vap_targets import DEFAULT_LAYOUT
+
     va = dialogue.frame_activity().T
-    result = score_naturalness(va, frame_probs=probs, duration_s=dialogue.duration, segment_id=dialogue.id, **score_kwargs)
+    if va.shape[0] <= DEFAULT_LAYOUT.horizon:
+        # Too short for any frame to have its 2 s of future: nothing can be scored (undefined, not an error).
+        nll = np.full(va.shape[0], np.nan, dtype=np.float32)
+        result = score_naturalness(va, frame_nll=nll, duration_s=dialogue.duration, segment_id=dialogue.id, **score_kwargs)
+    else:
+        probs = frame_probabilities(dialogue, model, progress=progress)
+        result = score_naturalness(va, frame_probs=probs, duration_s=dialogue.duration, segment_id=dialogue.id, **score_kwargs)
     if not result.is_defined:
         warnings.warn(f"dialogue {dialogue.id!r}: naturalness undefined: {result.undefined_reason}", NaturalnessUndefinedWarning, stacklevel=2)
     return result

@@ -22,6 +22,11 @@ class FutureActivityPredictorConfig(PretrainedConfig):
         input_type (`str`, *optional*, defaults to `"audio"`):
             `"audio"`: stereo waveform input. `"vad"`: the two past voice-activity streams only
             (the cheap baseline of TurnNat).
+        vad_features (`str`, *optional*, defaults to `"activity"`): what the voice-activity model reads
+            per frame and channel. `"activity"`: the 0/1 activity itself. `"timing"`: causal timing
+            features of the speaker's own and the partner's activity (time since the last onset and
+            offset, the last IPU and pause lengths, activity shares over the last 0.2-20 s; see
+            `timing_features`), which give a model without attention layers the long context.
         sample_rate (`int`, *optional*, defaults to 16000): input sample rate.
         frame_hz (`int`, *optional*, defaults to 50): output frame rate (VAP's 20 ms frames).
         n_fft (`int`, *optional*, defaults to 400): analysis window of the causal log-mel front end.
@@ -55,6 +60,7 @@ class FutureActivityPredictorConfig(PretrainedConfig):
     def __init__(
         self,
         input_type: str = "audio",
+        vad_features: str = "activity",
         sample_rate: int = 16000,
         frame_hz: int = 50,
         n_fft: int = 400,
@@ -78,6 +84,8 @@ class FutureActivityPredictorConfig(PretrainedConfig):
     ):
         if input_type not in ("audio", "vad"):
             raise ValueError(f"input_type must be 'audio' or 'vad', got {input_type!r}")
+        if vad_features not in ("activity", "timing"):
+            raise ValueError(f"vad_features must be 'activity' or 'timing', got {vad_features!r}")
         bin_frames = list(bin_frames) if bin_frames is not None else [10, 20, 30, 40]
         if not 0 < stream_context_s < stream_window_s:
             raise ValueError(f"need 0 < stream_context_s < stream_window_s, got {stream_context_s}, {stream_window_s}")
@@ -88,6 +96,7 @@ class FutureActivityPredictorConfig(PretrainedConfig):
         if hidden_size % num_attention_heads:
             raise ValueError(f"hidden_size ({hidden_size}) must be divisible by num_attention_heads ({num_attention_heads})")
         self.input_type = input_type
+        self.vad_features = vad_features
         self.sample_rate = sample_rate
         self.frame_hz = frame_hz
         self.n_fft = n_fft

@@ -57,6 +57,13 @@ READERS: dict[str, Callable[..., Dialogue]] = {
 """Format name -> reader. Each reader takes the path first, then keyword options."""
 
 
+def _looks_like_annotations(data: dict) -> bool:
+    """turneval's own JSON: ``Dialogue.to_dict`` keys, or ``segments`` as two lists (one per speaker)."""
+    segments = data["segments"]
+    two_lists = isinstance(segments, list) and len(segments) == 2 and all(isinstance(s, list) for s in segments)
+    return two_lists or ("id" in data and "duration" in data) or bool({"audio_path", "system_speaker"} & data.keys())
+
+
 def _guess_json(path: Path) -> str:
     data = load_json(path)
     if isinstance(data, dict):
@@ -64,7 +71,7 @@ def _guess_json(path: Path) -> str:
             return "seamless"
         if "channels" in data or ("A" in data and "B" in data):
             return "word_json"
-        if "id" in data and "segments" in data and "duration" in data:
+        if "segments" in data and _looks_like_annotations(data):
             return "turneval"
         if "chunks" in data or "segments" in data:
             raise DialogueError(

@@ -113,12 +113,12 @@ def require_list(value: Any, path: PathLike, line: int | None, what: str) -> lis
 
 
 # -- audio beside annotations ----------------------------------------------------------------
-AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
-"""Suffixes of the audio files readers accept (whatever libsndfile reads of these)."""
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".opus", ".mp3")
+"""Suffixes of the audio files readers accept (whatever libsndfile reads of these; MP3 since libsndfile 1.1)."""
 
 
 def audio_beside(annotation_path: PathLike) -> Path | None:
-    """``NAME.wav`` / ``.flac`` / ``.ogg`` next to the annotation file ``NAME.*``, or None."""
+    """``NAME.wav`` / ``.flac`` / ``.ogg`` / ``.opus`` / ``.mp3`` next to the annotation file ``NAME.*``, or None."""
     annotation_path = Path(annotation_path)
     for suffix in AUDIO_SUFFIXES:
         candidate = annotation_path.with_suffix(suffix)

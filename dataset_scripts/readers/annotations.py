@@ -14,11 +14,77 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ..dialogue import Dialogue, DialogueError
-from ._common import PathLike, attach_audio, audio_beside, load_json, located, resolve_audio_reference
+from typing import Any
+
+from ..dialogue import SPEAKERS, Dialogue, DialogueError
+from ._common import PathLike, attach_audio, audio_beside, line_of, load_json, located, parse_span, resolve_audio_reference
 
 MANIFEST_COLUMNS = ("annotations", "audio")
 """The columns a corpus manifest CSV needs (others, such as ``id`` or ``seed``, are ignored)."""
+
+
+def _check_segments(value: Any, path: Path) -> list[list[list[float]]]:
+    """``segments``: two lists (speakers A and B) of ``[start, end]`` pairs of numbers."""
+    if not isinstance(value, list) or len(value) != 2 or not all(isinstance(s, list) for s in value):
+        got = type(value).__name__ if not isinstance(value, list) else f"a list of {len(value)}"
+        raise DialogueError(
+            f"{path}:{line_of(value, 1)}: 'segments' must be two lists of [start, end] pairs in seconds "
+            f"(speaker A, then speaker B), got {got}"
+        )
+    out = []
+    for speaker, segs in enumerate(value):
+        checked = []
+        for seg in segs:
+            line = line_of(seg, line_of(segs))
+            if not isinstance(seg, list) or len(seg) != 2:
+                raise DialogueError(f"{path}:{line}: speaker {SPEAKERS[speaker]}: a segment must be [start, end] in seconds, got {seg!r}")
+            checked.append(list(parse_span(seg[0], seg[1], path, line)))
+        out.append(checked)
+    return out
+
+
+def _check_words(value: Any, path: Path) -> list | None:
+    """``words``: None, or two lists of ``[start, end, text]``."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 2 or not all(isinstance(w, list) for w in value):
+        raise DialogueError(f"{path}:{line_of(value, 1)}: 'words' must be null or two lists of [start, end, text] (speaker A, then B)")
+    out = []
+    for speaker, words in enumerate(value):
+        checked = []
+        for word in words:
+            line = line_of(word, line_of(words))
+            if not isinstance(word, list) or len(word) != 3 or not isinstance(word[2], str):
+                raise DialogueError(f"{path}:{line}: speaker {SPEAKERS[speaker]}: a word must be [start, end, text], got {word!r}")
+            checked.append([*parse_span(word[0], word[1], path, line), word[2]])
+        out.append(checked)
+    return out
+
+
+def check_system_speaker(value: Any, path: Path) -> int | None:
+    if value is None or (value in (0, 1) and not isinstance(value, bool)):
+        return value
+    raise DialogueError(f"{path}: system_speaker must be 0 or 1 (the system's channel) or null, got {value!r} (0 is the first channel, 1 the second); fix the file")
+
+
+def checked_annotation_fields(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The fields of an annotation JSON, each checked (errors name ``file:line`` and the field):
+    ``id, segments, words, system_speaker, audio_path, metadata``, and ``duration`` when given."""
+    audio_path = raw.get("audio_path")
+    if audio_path is not None and not isinstance(audio_path, str):
+        raise DialogueError(f"{path}: audio_path must be a file name, got {audio_path!r}")
+    metadata = raw.get("metadata")
+    out = {
+        "id": str(raw.get("id") or path.stem),
+        "segments": _check_segments(raw["segments"], path),
+        "words": _check_words(raw.get("words"), path),
+        "system_speaker": check_system_speaker(raw.get("system_speaker"), path),
+        "audio_path": audio_path,
+        "metadata": metadata if isinstance(metadata, dict) else {},
+    }
+    if raw.get("duration") is not None:
+        out["duration"] = parse_span(0, raw["duration"], path, line_of(raw))[1]
+    return out
 
 
 def read_annotations(
@@ -51,6 +117,7 @@ def read_annotations(
     for key in ("id", "segments"):
         if not isinstance(data, dict) or key not in data:
             raise located(path, getattr(data, "line", None), f"not a turneval annotation file (no {key!r})")
+    data = checked_annotation_fields(data, path)
     named = audio if audio is not None else data.get("audio_path")
     if not named and require_audio:
         raise located(path, None, "names no audio file (audio_path is empty); pass the audio file")

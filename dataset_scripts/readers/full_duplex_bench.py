@@ -172,16 +172,19 @@ def find_fdb_tasks(root: str | Path, task: str | None = None) -> list[FDBTask]:
         raise BenchmarkLayoutError(f"{root}: no such folder; expected {_EXPECTED}")
     if not root.is_dir():
         raise BenchmarkLayoutError(f"{root}: is a file; expected {_EXPECTED}. Give the folder that holds the task folders")
-    candidates = [root]
-    for depth in range(2):
-        found = [FDBTask(folder.name, "", folder, _sample_folders(folder)) for folder in candidates]
-        found = [t for t in found if t.samples]
-        if found:
-            break
-        candidates = [c for folder in candidates for c in sorted(folder.iterdir(), key=lambda p: _natural_key(p.name))
-                      if c.is_dir() and not _IGNORED.search(c.name)]
-    else:
-        found = [t for t in (FDBTask(f.name, "", f, _sample_folders(f)) for f in candidates) if t.samples]
+    # a folder holding sample folders is a task folder; others are searched, two levels deep at most
+    found: list[FDBTask] = []
+    level = [root]
+    for depth in range(3):
+        below = []
+        for folder in level:
+            samples = _sample_folders(folder)
+            if samples:
+                found.append(FDBTask(folder.name, "", folder, samples))
+            elif depth < 2:
+                below += [c for c in sorted(folder.iterdir(), key=lambda p: _natural_key(p.name))
+                          if c.is_dir() and not _IGNORED.search(c.name)]
+        level = below
     if not found:
         raise BenchmarkLayoutError(
             f"{root}: no Full-Duplex-Bench sample folders found (none holds output.json, output.wav or input.wav). "

@@ -68,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
         export_parquet,
     )
 
-    out = Path(args.out)
+    from turneval.validation import check_output_dir
+
+    out = check_output_dir(args.out)
     manifest = _manifest(args, out)
     cache = args.cache_dir or str(out / ".cache")
     if args.kind == "chunks":

@@ -13,6 +13,19 @@ import argparse
 import sys
 
 from turneval.cli import UserError
+from turneval.validation import seconds_limit
+
+
+EXAMPLES = """examples:
+  turneval report call.wav --system-channel 1 --out reports/call     stereo file, system on channel 1
+  turneval report --user user.wav --system agent.wav --out reports/x   two mono files
+  turneval report call.json --no-predictor                            segments (and words) from an annotation JSON
+  turneval report call.wav --annotations call.json                    ground-truth segments instead of VAD
+  turneval report call.wav --judge runs/judge/final --device cuda:1   another judge, on the second GPU
+  TURNEVAL_JUDGE=org/my-judge turneval report call.wav                a judge from the Hub (HF_HUB_OFFLINE=1: cache only)
+
+Nothing is downloaded unless a Hub id is given and not cached; report.json and report.html are
+written only when the whole report succeeded (the output folder is checked first)."""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -23,6 +36,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "statistics, full-duplex timing metrics, the turn-taking judge and agreement metrics (a)-(e), the "
         "naturalness score with its worst boundary units, and backchannel timing. Writes report.json and a "
         "self-contained report.html, and prints a summary beside the human reference values of Talking Turns.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("conversation", nargs="?", default=None, metavar="CONVERSATION",
                         help="stereo audio file (one speaker per channel), or a turneval annotation JSON")
@@ -33,17 +48,23 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--system", metavar="B.wav", default=None, help="the system's mono file")
     parser.add_argument("--annotations", metavar="X.json", default=None,
                         help="turneval annotation JSON with ground-truth segments (and words) to use instead of VAD")
-    parser.add_argument("--judge", metavar="PATH", default=None, help="TurnTakingJudge checkpoint folder (default: the bundled demo)")
-    parser.add_argument("--predictor", metavar="PATH", default=None,
-                        help="FutureActivityPredictor checkpoint folder (default: the bundled demo)")
+    parser.add_argument("--judge", metavar="PATH|HUB_ID", default=None,
+                        help="TurnTakingJudge: a checkpoint folder or a Hugging Face Hub id (fetched once into the local "
+                        "cache; with HF_HUB_OFFLINE=1 only the cache is read) (default: $TURNEVAL_JUDGE, else the bundled checkpoint)")
+    parser.add_argument("--predictor", metavar="PATH|HUB_ID", default=None,
+                        help="FutureActivityPredictor: a checkpoint folder or a Hugging Face Hub id "
+                        "(default: $TURNEVAL_PREDICTOR, else the bundled checkpoint)")
     parser.add_argument("--no-judge", action="store_true", help="skip the judge and the agreement metrics")
     parser.add_argument("--no-predictor", action="store_true", help="skip the naturalness score")
-    parser.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N (a GPU index) or mps (default cpu)")
     parser.add_argument("--out", metavar="DIR", default="turneval_report", help="output folder (default ./turneval_report)")
     parser.add_argument("--no-html", action="store_true", help="write report.json only")
     parser.add_argument("--vad-threshold", type=float, default=None, help="Silero VAD speech threshold (default 0.5)")
-    parser.add_argument("--max-seconds", type=float, default=None, help="refuse audio longer than this")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--max-seconds", type=seconds_limit, default=None, help="refuse audio longer than this (seconds, > 0)")
+    parser.add_argument("--band-limit", choices=("none", "telephone"), default="none",
+                        help="telephone: low-pass every channel to the telephone band (4 kHz) first, so that wideband "
+                        "and 8 kHz recordings give comparable figures (default none; narrow-band input is warned about)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars, no warnings (the report's notes keep them)")
     return parser
 
 
@@ -57,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--predictor and --no-predictor contradict each other; give one")
     if args.conversation is None and args.user is None and args.system is None:
         raise UserError("give a stereo CONVERSATION file, or --user A.wav --system B.wav")
+    from turneval.validation import check_output_dir
+
+    check_output_dir(args.out)  # before minutes of analysis
     vad_settings = {} if args.vad_threshold is None else {"threshold": args.vad_threshold}
     try:
         result = report(
@@ -71,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
             vad_settings=vad_settings,
             max_seconds=args.max_seconds,
             progress=not args.quiet and sys.stderr.isatty(),
+            band_limit=args.band_limit,
         )
     except DialogueError:
         raise

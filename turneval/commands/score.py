@@ -41,10 +41,30 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--device", default="cpu", help="cpu or cuda (under accelerate: each rank's device)")
     parser.add_argument("--out", metavar="FILE.json", default=None, help="write per-dialogue scores and the aggregate here")
     parser.add_argument("--n-worst", type=int, default=3, help="worst boundary units kept per dialogue (default 3)")
+    parser.add_argument("--band-limit", choices=("none", "telephone"), default="none",
+                        help="telephone: low-pass every input to the telephone band first (compare 8 kHz and wideband audio)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars, no warnings")
+    parser.add_argument("--skip-errors", action="store_true",
+                        help="score the other dialogues when one cannot be read; the errors are listed (and kept in --out)")
     return parser
 
 
-def _read_manifest(path: Path) -> list[tuple[str, Path]]:
+class Item(tuple):
+    """``(dialogue id, file, where it was named)``: where is ``manifest.csv:3`` for a manifest row, else None."""
+
+    def __new__(cls, name: str, file: Path, where: str | None = None) -> "Item":
+        return super().__new__(cls, (name, file, where))
+
+    name = property(lambda self: self[0])
+    file = property(lambda self: self[1])
+    where = property(lambda self: self[2])
+
+    def locate(self, message: str) -> str:
+        """``message`` prefixed with the manifest row that named this dialogue."""
+        return f"{self.where}: {message}" if self.where else message
+
+
+def _read_manifest(path: Path) -> list[Item]:
     try:
         with path.open(newline="", encoding="utf-8") as handle:
             rows = list(csv.DictReader(handle))
@@ -61,23 +81,23 @@ def _read_manifest(path: Path) -> list[tuple[str, Path]]:
         if not value:
             raise UserError(f"{path}:{line}: empty {column!r}")
         file = Path(value) if Path(value).is_absolute() else path.parent / value
-        items.append(((row.get("id") or "").strip() or file.stem, file))
+        items.append(Item((row.get("id") or "").strip() or file.stem, file, f"{path}:{line}"))
     return items
 
 
-def _folder_items(folder: Path) -> list[tuple[str, Path]]:
+def _folder_items(folder: Path) -> list[Item]:
     annotations = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".json")
     if annotations:
-        return [(p.stem, p) for p in annotations]
+        return [Item(p.stem, p) for p in annotations]
     audio = sorted(p for p in folder.iterdir() if p.suffix.lower() in AUDIO_SUFFIXES)
     if not audio:
         raise UserError(f"{folder}: no annotation JSON or audio files ({', '.join(AUDIO_SUFFIXES)}) in this folder")
-    return [(p.stem, p) for p in audio]
+    return [Item(p.stem, p) for p in audio]
 
 
-def collect_inputs(inputs: Sequence[str | Path]) -> list[tuple[str, Path]]:
-    """``(dialogue id, file)`` for every dialogue named by files, folders and manifest CSVs."""
-    items: list[tuple[str, Path]] = []
+def collect_inputs(inputs: Sequence[str | Path]) -> list[Item]:
+    """``(dialogue id, file, manifest row)`` for every dialogue named by files, folders and manifest CSVs."""
+    items: list[Item] = []
     for raw in inputs:
         path = Path(raw)
         if path.is_dir():
@@ -87,28 +107,46 @@ def collect_inputs(inputs: Sequence[str | Path]) -> list[tuple[str, Path]]:
                 raise UserError(f"{path}: manifest not found")
             items += _read_manifest(path)
         else:
-            items.append((path.stem, path))
-    for _, file in items:
-        if not file.is_file():
-            raise UserError(f"{file}: file not found")
+            items.append(Item(path.stem, path))
     seen: dict[str, Path] = {}
-    for name, file in items:
+    for name, file, _ in items:
         if name in seen and seen[name] != file:
             raise UserError(f"two dialogues share the id {name!r}: {seen[name]} and {file}; give them distinct ids in a manifest")
         seen[name] = file
     return items
 
 
-def score_one(name: str, file: Path, model: Any, system_channel: int | None = None, n_worst: int = 3) -> dict[str, Any]:
+def score_one(name: str, file: Path, model: Any, system_channel: int | None = None, n_worst: int = 3, band_limit: str = "none") -> dict[str, Any]:
     """The naturalness of one dialogue file (annotation JSON or stereo audio)."""
+    from turneval.bandwidth import narrow_band_warning
     from turneval.naturalness import score_dialogue
     from turneval.reporting import load_conversation
 
-    dialogue = load_conversation(file, system_channel=system_channel)
+    dialogue = load_conversation(file, system_channel=system_channel, band_limit=band_limit)
     dialogue.id = name
+    band = dialogue.metadata.get("bandwidth") or {}
+    notes = narrow_band_warning(band) if model.config.input_type == "audio" else []
     result = score_dialogue(dialogue, model).to_dict(n_worst=n_worst)
     result.pop("units")
-    return to_jsonable({"id": name, "file": str(file), "duration_s": dialogue.duration, **result})
+    return to_jsonable({
+        "id": name, "file": str(file), "duration_s": dialogue.duration,
+        "input_sample_rate_hz": band.get("input_sample_rate_hz"), "narrow_band": band.get("narrow_band"), "notes": notes, **result,
+    })
+
+
+def _score_or_error(item: Item, model: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`score_one`; with ``--skip-errors`` a dialogue that cannot be read becomes an error entry."""
+    from turneval.dataset_scripts.dialogue import DialogueError
+
+    try:
+        if not item.file.is_file():
+            raise UserError(f"{item.file}: file not found")
+        return score_one(item.name, item.file, model, args.system_channel, args.n_worst, args.band_limit)
+    except (DialogueError, UserError) as err:
+        message = item.locate(str(err))
+        if not args.skip_errors:
+            raise UserError(message) from None
+        return {"id": item.name, "file": str(item.file), "where": item.where, "error": message}
 
 
 def aggregate(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -142,20 +180,36 @@ def run(args: argparse.Namespace) -> int:
 
     from turneval.reporting import load_predictor_model
 
+    if args.out:
+        from turneval.validation import check_output_file
+
+        check_output_file(args.out)
     items = collect_inputs(args.inputs)
+    if not args.skip_errors:  # a missing file fails before the model loads
+        for item in items:
+            if not item.file.is_file():
+                raise UserError(item.locate(f"{item.file}: file not found"))
     accelerator = Accelerator(cpu=args.device == "cpu")
     model, checkpoint = load_predictor_model(args.predictor, str(accelerator.device))
     with accelerator.split_between_processes(items) as mine:
-        local = [score_one(name, file, model, args.system_channel, args.n_worst) for name, file in mine]
-    results = gather_object(local)
+        local = [_score_or_error(item, model, args) for item in mine]
+    gathered = gather_object(local)
     if not accelerator.is_main_process:
         return 0
-    order = {name: k for k, (name, _) in enumerate(items)}
-    results = sorted(results, key=lambda r: order[r["id"]])
+    order = {item.name: k for k, item in enumerate(items)}
+    gathered = sorted(gathered, key=lambda r: order[r["id"]])
+    results = [r for r in gathered if "error" not in r]
+    errors = [r for r in gathered if "error" in r]
     summary = aggregate(results)
-    print(format_scores(results, summary))
+    summary["n_errors"] = len(errors)
+    if results:
+        print(format_scores(results, summary))
+    for err in errors:
+        print(f"not scored: {err['error']}")
+    if not results:
+        raise UserError(f"none of the {len(items)} dialogue(s) could be scored (errors above)")
     if args.out:
-        document = {"predictor": checkpoint, "n_processes": accelerator.num_processes, "aggregate": summary, "dialogues": results}
+        document = {"predictor": checkpoint, "n_processes": accelerator.num_processes, "aggregate": summary, "dialogues": results, "errors": errors}
         atomic_write_text(args.out, json.dumps(document, indent=1, allow_nan=False))
         print(f"wrote {args.out}")
     return 0

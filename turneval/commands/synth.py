@@ -41,8 +41,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.n < 1:
         raise UserError(f"--n must be at least 1, got {args.n}")
-    if args.duration < 5:
+    if not args.duration >= 5:  # also refuses nan
         raise UserError(f"--duration must be at least 5 seconds, got {args.duration}")
+    from turneval.validation import check_output_dir
+
+    check_output_dir(args.out_dir, "OUT_DIR")
     manifest = generate_corpus(
         args.out_dir,
         args.n,

@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from turneval.cli import UserError
+from turneval.validation import seconds_limit
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -18,16 +19,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="voice activity of each channel of a stereo recording (Silero VAD, bundled model)",
         description="Run Silero VAD (the model bundled in the silero-vad package; nothing is downloaded) on "
         "each channel of a stereo recording and write the speech segments as VAD CSV (.csv) or turneval "
-        "annotations (.json); both are readable by every turneval command.",
+        "annotations (.json); both are read by `turneval stats` and by `turneval report --annotations` (and the .json by `turneval score`).",
     )
-    parser.add_argument("audio", metavar="AUDIO", help="stereo wav/flac/ogg, one speaker per channel")
+    parser.add_argument("audio", metavar="AUDIO", help="stereo wav/flac/ogg/opus/mp3, one speaker per channel")
     parser.add_argument("--out", metavar="FILE", default=None, help="write segments to FILE (.csv or .json)")
     parser.add_argument("--system-channel", type=int, choices=(0, 1), default=None, help="channel of the system")
     parser.add_argument("--threshold", type=float, default=0.5, help="speech probability threshold (default 0.5)")
     parser.add_argument("--min-speech-ms", type=float, default=250.0, help="drop speech up to this long (default 250)")
     parser.add_argument("--min-silence-ms", type=float, default=100.0, help="silence that ends a segment (default 100)")
     parser.add_argument("--speech-pad-ms", type=float, default=30.0, help="padding on each side (default 30)")
-    parser.add_argument("--max-seconds", type=float, default=None, help="refuse longer recordings")
+    parser.add_argument("--max-seconds", type=seconds_limit, default=None, help="refuse longer recordings (seconds, > 0)")
     parser.add_argument("--stream", action="store_true", help="stream the file block by block (flat memory)")
     return parser
 
@@ -40,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in (".csv", ".json"):
         raise UserError(f"--out {out}: use a .csv (VAD CSV) or .json (turneval annotations) file name")
+    if out is not None:
+        from turneval.validation import check_output_file
+
+        check_output_file(out)
     try:
         config = VADConfig(
             threshold=args.threshold,

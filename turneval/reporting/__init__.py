@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from .build import N_WORST_UNITS, event_summary, report
 from .inference import check_device, judge_probabilities, load_judge_model, load_predictor_model, resolve_checkpoint
-from .inputs import VAD_BLOCK_S, load_conversation, read_annotations
+from .inputs import VAD_BLOCK_S, check_inputs, load_conversation, read_annotations
 from .references import reference_lookup, reference_values
 from .result import REPORT_SCHEMA_VERSION, Report, ReportError, report_schema
 from .summary import format_number, format_summary, summary_rows
@@ -40,6 +40,7 @@ __all__ = [
     "Report",
     "ReportError",
     "check_device",
+    "check_inputs",
     "event_summary",
     "format_number",
     "format_summary",

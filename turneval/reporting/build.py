@@ -35,7 +35,7 @@ from turneval.metrics.statistics import dialogue_statistics
 from turneval.model_provenance import models_section, provenance_warnings
 
 from .inference import check_device, judge_probabilities, load_judge_model, load_predictor_model
-from .inputs import load_conversation
+from .inputs import check_inputs, load_conversation
 from .result import Report, ReportError
 
 N_WORST_UNITS = 5
@@ -62,6 +62,7 @@ def report(
     vad_settings: Mapping[str, Any] | None = None,
     max_seconds: float | None = None,
     progress: bool = True,
+    band_limit: str = "none",
 ) -> Report:
     """Evaluate the turn-taking of one human-AI conversation.
 
@@ -80,13 +81,21 @@ def report(
         vad_settings: VADConfig fields (threshold, min_silence_ms, ...).
         max_seconds: refuse longer audio.
         progress: progress bars on stderr.
+        band_limit: "none" (default) or "telephone": low-pass every channel to the telephone
+            band first, so that wideband and telephone recordings give comparable figures.
+            Narrow-band input is noted and warned about (:class:`~turneval.bandwidth.NarrowBandWarning`).
 
     Raises:
         ReportError (a DialogueError) / AudioError: bad input or a missing checkpoint, with
         what to fix.
     """
     device = check_device(device)
-    # Load the models first: a missing checkpoint fails before minutes of VAD.
+    from turneval.bandwidth import check_band_limit, narrow_band_warning
+
+    check_band_limit(band_limit)
+    # Cheap input checks, then the models, then decoding and VAD: a bad file or a missing
+    # checkpoint fails in a second, not after model loading or minutes of VAD.
+    check_inputs(audio_or_dialogue, user_audio=user_audio, system_audio=system_audio, annotations=annotations, max_seconds=max_seconds)
     judge_model = judge_name = predictor_model = predictor_name = None
     if judge is not False:
         judge_model, judge_name = load_judge_model(judge, device)
@@ -101,9 +110,10 @@ def report(
         vad_settings=vad_settings,
         max_seconds=max_seconds,
         progress=progress,
+        band_limit=band_limit,
     )
     system, user = dialogue.system_speaker, dialogue.user_speaker
-    notes: list[str] = []
+    notes: list[str] = dialogue.metadata.pop("input_notes", []) + narrow_band_warning(dialogue.metadata.get("bandwidth"))
     for speaker, who in ((user, "user"), (system, "system")):
         if not dialogue.segments[speaker]:
             notes.append(f"No speech found on the {who} channel ({speaker}); most metrics are empty.")
@@ -140,7 +150,7 @@ def report(
     if predictor_model is not None:
         from turneval.naturalness import score_dialogue  # torch: loaded only when the predictor runs
 
-        naturalness = score_dialogue(dialogue, predictor_model).to_dict(n_worst=N_WORST_UNITS)
+        naturalness = score_dialogue(dialogue, predictor_model, progress=progress).to_dict(n_worst=N_WORST_UNITS)
         naturalness["checkpoint"] = predictor_name
         if not naturalness["defined"]:
             notes.append(f"Naturalness undefined: {naturalness['undefined_reason']}.")
@@ -158,6 +168,8 @@ def report(
         "user_channel": user,
         "segments_source": dialogue.metadata.get("segments_source"),
         "has_words": events.has_words,
+        "input_sample_rate_hz": (dialogue.metadata.get("bandwidth") or {}).get("input_sample_rate_hz"),
+        "bandwidth": dialogue.metadata.get("bandwidth"),
     }
     return Report(
         conversation=conversation,
@@ -172,6 +184,7 @@ def report(
         notes=notes,
         settings={
             "device": device,
+            "band_limit": band_limit,
             "vad": dialogue.metadata.get("vad"),
             "judge": judge_name,
             "predictor": predictor_name,

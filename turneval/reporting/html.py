@@ -73,8 +73,34 @@ def _kv_table(data: dict[str, Any], skip: Iterable[str] = ()) -> str:
 # ---------------------------------------------------------------------------------------
 
 
+def unit_labels(units: list[tuple[int, float]], char_s: float) -> list[tuple[float, str]]:
+    """``(x, text)`` labels for ranked units ``(rank, start)``, none drawn over another: a unit
+    that starts before the previous label's text ends (``char_s``: seconds per character at the
+    plot's scale) joins that label ("#1/#4")."""
+    labels: list[tuple[float, list[int]]] = []
+    text = lambda ranks: "/".join(f"#{r}" for r in sorted(ranks))  # noqa: E731
+    for rank, start in sorted(units, key=lambda u: (u[1], u[0])):
+        if labels and start < labels[-1][0] + (len(text(labels[-1][1])) + 1) * char_s:
+            labels[-1][1].append(rank)
+        else:
+            labels.append((start, [rank]))
+    return [(x, text(ranks)) for x, ranks in labels]
+
+
 def timeline_png(rep: "Report", dpi: int = 90) -> bytes:
     """The timeline figure as PNG bytes (matplotlib, Agg backend)."""
+    import matplotlib.pyplot as plt
+
+    fig = timeline_figure(rep)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def timeline_figure(rep: "Report") -> Any:
+    """The timeline as a matplotlib figure (constrained layout: the title, the legend and the
+    labels keep clear of the plots)."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -87,8 +113,8 @@ def timeline_png(rep: "Report", dpi: int = 90) -> bytes:
     has_judge = rep.judge is not None
     panels = 3 if has_judge else 1
     ratios = [1.2, 2.0, 1.6][:panels]
-    fig, axes = plt.subplots(n_rows * panels, 1, figsize=(14, (1.1 + 2.4 * (panels > 1) + 0.4) * n_rows), squeeze=False,
-                             gridspec_kw={"height_ratios": ratios * n_rows})
+    fig, axes = plt.subplots(n_rows * panels, 1, figsize=(14, (1.1 + 2.4 * (panels > 1) + 0.4) * n_rows + 0.4), squeeze=False,
+                             gridspec_kw={"height_ratios": ratios * n_rows}, layout="constrained")
     axes = axes[:, 0]
     system, user = rep.conversation["system_channel"], rep.conversation["user_channel"]
     worst = (rep.naturalness or {}).get("worst_units") or []
@@ -115,8 +141,8 @@ def timeline_png(rep: "Report", dpi: int = 90) -> bytes:
                 judge_ax.plot(times[sel], probs[sel, k], lw=0.9, color=LABEL_COLOURS.get(name), label=name)
             judge_ax.set_ylim(0, 1)
             judge_ax.set_ylabel("judge p")
-            if row == 0:
-                judge_ax.legend(loc="upper right", ncol=5, fontsize=8)
+            if row == 0:  # beside the plot, not over the curves
+                judge_ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8, frameon=False)
             for agrees, colour, marker in ((True, "#2e7d32", "o"), (False, "#c62828", "x")):
                 shown = [i for i in instances if lo <= i["time"] < hi and i["agrees"] == agrees]
                 if shown:  # one scatter call per kind: thousands of single calls take seconds
@@ -125,12 +151,16 @@ def timeline_png(rep: "Report", dpi: int = 90) -> bytes:
             decision_ax.set_yticks(range(5), [f"({m})" for m in reversed(METRIC_ROWS)])
             decision_ax.set_ylim(-0.7, 4.7)
             decision_ax.set_ylabel("decisions")
+        shown_units = []
         for rank, unit in enumerate(worst, start=1):
             start, end = unit["window"]
             if end > lo and start < hi:
                 for ax in group:
                     ax.axvspan(max(start, lo), min(end, hi), color="#ffd54f", alpha=0.35, lw=0)
-                group[0].text(max(start, lo), 1.45, f"#{rank}", fontsize=8, va="center", color="#8d6e00")
+                shown_units.append((rank, max(start, lo)))
+        # about 0.07 inch per 8-point character on a plot about 12 inches wide
+        for x, text in unit_labels(shown_units, char_s=row_s * 0.07 / 12):
+            group[0].text(x, 1.45, text, fontsize=8, va="center", color="#8d6e00")
         for ax in group:
             ax.set_xlim(lo, lo + row_s)
             ax.grid(axis="x", alpha=0.3)
@@ -140,11 +170,7 @@ def timeline_png(rep: "Report", dpi: int = 90) -> bytes:
         + (", worst naturalness units shaded" if worst else ""),
         fontsize=10,
     )
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.25 / fig.get_figheight()))  # room for the title
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
-    plt.close(fig)
-    return buffer.getvalue()
+    return fig
 
 
 # ---------------------------------------------------------------------------------------

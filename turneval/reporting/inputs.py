@@ -8,7 +8,6 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from turneval.dataset_scripts.dialogue import Dialogue
-from turneval.dataset_scripts.files import read_json
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 
 from .progress import progress_bar
@@ -34,12 +33,50 @@ def vad_segments(audio: np.ndarray, vad_settings: Mapping[str, Any] | None, prog
 
 
 def read_annotations(path: Path) -> dict[str, Any]:
-    """The raw annotation dict (errors name the file and line)."""
-    data = read_json(path, error=ReportError)
-    if not isinstance(data, dict) or "segments" not in data:
-        raise ReportError(f"{path}: not a turneval annotation JSON (needs 'segments': [[A segments], [B segments]])")
-    data.setdefault("id", path.stem)
-    return data
+    """The checked annotation dict, from any format turneval reads (:mod:`turneval.validation`)."""
+    from turneval.validation import read_annotation_data
+
+    return read_annotation_data(path)
+
+
+def annotation_audio(annotations: str | Path, data: Mapping[str, Any]) -> Path:
+    """The audio file an annotation JSON names (``audio_path``, relative to the JSON); it must exist."""
+    from turneval.dataset_scripts.readers._common import resolve_audio_reference
+
+    audio = resolve_audio_reference(annotations, data["audio_path"])
+    if not audio.is_file():
+        raise ReportError(
+            f"{annotations}: the audio file it names ({audio}) does not exist; fix its audio_path, "
+            f"or name the audio: turneval report AUDIO --annotations {annotations}"
+        )
+    return audio
+
+
+def check_inputs(
+    audio: str | Path | Dialogue | None = None,
+    *,
+    user_audio: str | Path | None = None,
+    system_audio: str | Path | None = None,
+    annotations: str | Path | None = None,
+    max_seconds: float | None = None,
+) -> None:
+    """The cheap checks of :func:`load_conversation`, made before any model loads: every file
+    exists and is readable audio no longer than ``max_seconds``, an annotation JSON parses and
+    the audio it names exists. Decoding, channel checks and VAD come later."""
+    from turneval.dataset_scripts.audio import audio_duration
+
+    if isinstance(audio, Dialogue):
+        return
+    if audio is not None and Path(audio).suffix.lower() == ".json" and annotations is None:
+        annotations, audio = audio, None
+    data = read_annotations(Path(annotations)) if annotations is not None else None
+    paths = [p for p in (user_audio, system_audio) if p is not None]
+    if not paths and audio is None and data is not None and data.get("audio_path"):
+        audio = annotation_audio(annotations, data)
+    if not paths and audio is not None:
+        paths = [audio]
+    for path in paths:
+        audio_duration(path, max_seconds=max_seconds)
 
 
 def load_conversation(
@@ -52,6 +89,7 @@ def load_conversation(
     vad_settings: Mapping[str, Any] | None = None,
     max_seconds: float | None = None,
     progress: bool = False,
+    band_limit: str = "none",
 ) -> Dialogue:
     """The conversation as a :class:`Dialogue` with audio, speech segments and the system channel.
 
@@ -66,6 +104,8 @@ def load_conversation(
         vad_settings: :class:`~turneval.dataset_scripts.vad.VADConfig` fields.
         max_seconds: refuse longer audio.
         progress: show a progress bar for the VAD pass.
+        band_limit: "none", or "telephone" to low-pass every channel to the telephone band
+            before VAD and the models (:mod:`turneval.bandwidth`).
 
     Raises:
         ReportError / AudioError: naming the file and the problem.
@@ -76,6 +116,10 @@ def load_conversation(
         dialogue = audio
         if dialogue.audio is None and dialogue.audio_path:
             dialogue.audio = load_stereo(dialogue.audio_path, max_seconds=max_seconds, allow_silent=False)
+        if dialogue.audio is not None and band_limit != "none":
+            from turneval.bandwidth import prepare_band
+
+            dialogue.audio, dialogue.metadata["bandwidth"] = prepare_band(dialogue.audio, [], band_limit)
         if system_channel is not None:
             dialogue.system_speaker = system_channel
         elif dialogue.system_speaker is None:
@@ -85,6 +129,7 @@ def load_conversation(
     if audio is not None and Path(audio).suffix.lower() == ".json" and annotations is None:
         annotations, audio = audio, None
     data = read_annotations(Path(annotations)) if annotations is not None else None
+    input_notes: list[str] = []
     if system_channel is None:
         named = None if data is None else data.get("system_speaker")
         system_channel = named if named in (0, 1) else 1
@@ -93,27 +138,33 @@ def load_conversation(
             raise ReportError("give both --user and --system mono files (or one stereo file)")
         if audio is not None:
             raise ReportError("give either a stereo file or --user/--system mono files, not both")
+        from turneval.validation import compare_mono_lengths
+
+        input_notes = compare_mono_lengths(user_audio, system_audio)
         samples = load_two_mono(user_audio, system_audio, system_channel, max_seconds=max_seconds)
         source = {"user_audio": str(user_audio), "system_audio": str(system_audio)}
         name = Path(system_audio).stem
     else:
         if audio is None and data is not None and data.get("audio_path"):
-            audio = Path(annotations).parent / data["audio_path"]
+            audio = annotation_audio(annotations, data)
         if audio is None:
             raise ReportError("no audio given: pass a stereo file, or --user A.wav --system B.wav")
         try:
             samples = load_stereo(audio, max_seconds=max_seconds, allow_silent=False)
         except AudioError as err:
-            if "expected 2 channel(s), found 1" in str(err):
-                raise AudioError(f"{err}: one speaker per channel is needed; for two mono files use --user A.wav --system B.wav") from None
+            if "expected 2 channel(s), found" in str(err):
+                raise AudioError(f"{err}; or give each speaker's mono file with --user A.wav --system B.wav") from None
             raise
         source = {"audio": str(audio)}
         name = Path(audio).stem
+    from turneval.bandwidth import input_sample_rates, prepare_band  # input rate and band (issue 12)
+
+    samples, band = prepare_band(samples, input_sample_rates([p for k, p in source.items() if k.endswith("audio")]), band_limit)
     if data is not None:
-        try:
-            dialogue = Dialogue.from_dict({**data, "system_speaker": system_channel, "duration": samples.shape[1] / SAMPLE_RATE}, audio=samples)
-        except (KeyError, TypeError, ValueError) as err:
-            raise ReportError(f"{annotations}: malformed annotations ({err})") from None
+        from turneval.validation import annotated_dialogue
+
+        dialogue, more_notes = annotated_dialogue(data, annotations, samples, system_channel)
+        input_notes += more_notes
         dialogue.metadata = {**dialogue.metadata, "segments_source": "annotations", "annotations": str(annotations)}
     else:
         segments, vad_info = vad_segments(samples, vad_settings, progress)
@@ -126,6 +177,8 @@ def load_conversation(
         )
     dialogue.audio_path = source.get("audio")
     dialogue.metadata["source"] = source
+    dialogue.metadata["bandwidth"] = band
+    dialogue.metadata["input_notes"] = input_notes
     if not any(dialogue.segments):
         raise ReportError(f"{source.get('audio') or source['system_audio']}: no speech found in either channel; nothing to evaluate")
     return dialogue

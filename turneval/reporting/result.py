@@ -94,7 +94,8 @@ class Report:
         """Write ``report.json`` (and ``report.html``) into ``out_dir``, each atomically.
 
         Both documents are rendered before either file is written, so a failure leaves no
-        half-written pair behind.
+        half-written pair behind. Without ``html`` a ``report.html`` left by an earlier run is
+        removed, so the folder never pairs a new report.json with an old page.
         """
         out_dir = Path(out_dir)
         documents = {"report.json": self.to_json()}
@@ -106,6 +107,9 @@ class Report:
         for name, text in documents.items():
             atomic_write_text(out_dir / name, text)
             written[name] = out_dir / name
+        stale = out_dir / "report.html"
+        if not html and stale.is_file():
+            stale.unlink()  # an older run's page would no longer describe this report.json
         return written
 
 
