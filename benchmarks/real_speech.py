@@ -136,7 +136,7 @@ def turn_end_decisions(recording) -> list[AmiDecision]:
 
 
 def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
-    from _smart_turn import PRE_SPEECH_S
+    from turneval.smart_turn import PRE_SPEECH_S
     from turn_end_peers import judge_probabilities
     from turneval.metrics.agreement import judge_scores
 
@@ -356,7 +356,7 @@ def run(quick: bool) -> list[dict]:
 def run_on(quick: bool, ami_root: str | None = None, extra_judges: Sequence[str] = ()) -> list[dict]:
     """Every figure of this benchmark on the AMI folder ``ami_root``; ``extra_judges``: more judges."""
     from _ami import AmiDataMissing, load_recordings
-    from _smart_turn import SmartTurnUnavailable, SmartTurnV3
+    from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
 
     threads = limit_threads()
     try:

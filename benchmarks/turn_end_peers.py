@@ -7,8 +7,8 @@ left out), taken in both directions (each speaker in turn plays the user). Conte
 which ends at the *decision time*: 200 ms after the user's IPU ends (pipecat's VAD
 ``stop_secs``, after which it asks smart-turn), or earlier if the other party speaks before:
 
-* smart-turn v3.2 (pipecat-ai's ONNX model; ``_smart_turn.py`` replicates pipecat's input
-  pipeline): the user's own channel since the turn started, last 8 s; P(complete) vs 0.5;
+* smart-turn v3.2 (pipecat-ai's ONNX model; ``turneval.smart_turn`` replicates pipecat's input
+  pipeline, the same code as ``turneval report --turn-end-judge smart-turn``): the user's own channel since the turn started, last 8 s; P(complete) vs 0.5;
 * our TurnTakingJudge (the demo checkpoint when installed, else UNTRAINED random weights, and
   the figure names say so): the mono mix, one pass over its context window ending at the
   decision time; score ``p_T - p_C`` vs metric (a)'s threshold 0;
@@ -24,72 +24,22 @@ speech, hears little difference at 200 ms; none of this transfers to human speec
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import numpy as np
 
 from _harness import figure, limit_threads, timed
 
 HELD_OUT_SEED = 2026
-VAD_STOP_S = 0.2  # pipecat VADParams.stop_secs: silence before the turn analyser is asked
 SILENCE_THRESHOLDS_MS = (200, 500, 700)
 
 
-@dataclass(frozen=True)
-class Decision:
-    """One metric (a) decision of one conversation, with what each contestant may see."""
-
-    session: str
-    user: int  # the speaker whose IPU just ended
-    decision: str  # "T": the other party takes the turn; "C": the user continues
-    ipu_end: float  # seconds
-    horizon: float  # the audio observed ends here (on the 40 ms grid)
-    turn_start: float  # start of the user's current turn (smart-turn's segment start)
-    user_silence: float  # seconds until the user speaks again (inf: never)
-
-
-def metric_a_decisions(dialogue, system_speaker: int) -> list[Decision]:
-    """The metric (a) instances of ``dialogue`` with ``system_speaker`` as the system."""
+def metric_a_decisions(dialogue, system_speaker: int) -> list:
+    """The metric (a) pause decisions of ``dialogue`` with ``system_speaker`` as the system
+    (:func:`turneval.smart_turn.pause_decisions`, the report's owner of this geometry)."""
     from dataclasses import replace as dc_replace
 
-    from turneval.dataset_scripts.agreement_instances import dialogue_agreement_instances, floor_owners
-    from turneval.dataset_scripts.grids import CHUNK_S
-    from turneval.dataset_scripts.labels import chunk_labels
+    from turneval.smart_turn import pause_decisions
 
-    dialogue = dc_replace(dialogue, system_speaker=system_speaker)
-    labels = chunk_labels(dialogue)
-    n = len(labels)
-    placeholder = np.full((n, 5), 0.2)  # the instances only need the decisions, not the judge
-    instances = dialogue_agreement_instances(dialogue, placeholder, labels=labels, metrics=("a",))
-    user = 1 - system_speaker
-    owners = floor_owners(labels.floor)
-    user_segments = dialogue.segments[user]
-    out = []
-    names = labels.labels
-    for inst in instances:
-        decision_start = float(labels.chunk_starts[inst.chunk])
-        first_silent = inst.chunk
-        while first_silent > 0 and names[first_silent - 1] == "NA":
-            first_silent -= 1
-        silence_start = float(labels.chunk_starts[first_silent])
-        # The user's IPU must end where the silence starts (the labels look one chunk ahead);
-        # a silence entered otherwise (after an overlap, say) is no "after the user's IPU" case.
-        ends = [e for s, e in user_segments if silence_start - 4 * CHUNK_S <= e <= silence_start + 2 * CHUNK_S]
-        if not ends:
-            continue
-        ipu_end = max(ends)
-        grid_end = math.ceil(ipu_end / CHUNK_S - 1e-9) * CHUNK_S
-        horizon = round(min(grid_end + VAD_STOP_S, decision_start) / CHUNK_S) * CHUNK_S
-        # The user's turn began after the system last held the floor (backchannels do not take it).
-        last_system = [t for t in np.flatnonzero(owners[: inst.chunk] == system_speaker)]
-        since = float(labels.chunk_ends[last_system[-1]]) if last_system else 0.0
-        starts = [s for s, e in user_segments if s >= since - 1e-9 and s < ipu_end]
-        turn_start = min(starts) if starts else max(0.0, ipu_end - 8.0)
-        later = [s for s, e in user_segments if s > ipu_end + 1e-9]
-        silence = (min(later) - ipu_end) if later else math.inf
-        out.append(Decision(dialogue.id, user, inst.decision, ipu_end, horizon, turn_start, silence))
-    return out
+    return pause_decisions(dc_replace(dialogue, system_speaker=system_speaker), metrics=("a",))
 
 
 def _judge():
@@ -143,7 +93,7 @@ def run(quick: bool) -> list[dict]:
     from turneval.dataset_scripts.synthetic import conversation_seed, generate_dialogue
     from turneval.metrics.agreement import DEFAULT_THRESHOLDS, judge_scores
 
-    from _smart_turn import PRE_SPEECH_S, SmartTurnUnavailable, SmartTurnV3
+    from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3, pauser_audio
 
     threads = limit_threads()
     n_conversations, duration_s = (3, 60.0) if quick else (24, 120.0)
@@ -160,7 +110,7 @@ def run(quick: bool) -> list[dict]:
         for system in (0, 1):
             for d in metric_a_decisions(dialogue, system):
                 judged = timed(lambda: judge_probabilities(judge, mono, d.horizon))
-                user_audio = dialogue.audio[d.user, int(max(0.0, d.turn_start - PRE_SPEECH_S) * 16000) : int(round(d.horizon * 16000))]
+                user_audio = pauser_audio(dialogue, d)
                 smart = timed(lambda: smart_turn.probability(user_audio) if smart_turn is not None else float("nan"))
                 rows.append((d, float(judge_scores("a", judged.result[None])[0]), smart.result, judged, smart))
     if not rows:
@@ -170,7 +120,7 @@ def run(quick: bool) -> list[dict]:
     judge_score = np.array([r[1] for r in rows])
     smart = np.array([r[2] for r in rows])
     # The user never speaking again is a very long silence (the last IPU of a conversation).
-    silence = np.minimum(np.array([r[0].user_silence for r in rows]), 1e6)
+    silence = np.minimum(np.array([r[0].silence_s for r in rows]), 1e6)
     where = (f"{len(rows)} decisions ({n_t} T, {n_c} C) from {n_conversations} held-out synthetic conversations "
              f"of {duration_s:g} s, both directions")
 

@@ -145,47 +145,7 @@ def test_turneval_bench_command_runs_a_real_benchmark(tmp_path: Path, capsys):
     assert main(["bench", "--only", "nope", "--output-dir", str(out)]) == 1
 
 
-# --------------------------------------------------------------------------- smart-turn peer
-def test_smart_turn_segment_is_pipecats_last_8_s_of_int16_audio():
-    import numpy as np
-    import _smart_turn
-
-    short = np.full(16000, 0.5, dtype=np.float32)
-    segment = _smart_turn.pipecat_segment(short)
-    assert segment.shape == (128000,) and not segment[:-16000].any()  # zero-padded at the start
-    assert segment[-1] == np.float32(16384 / 32768)  # through int16, as pipecat buffers it
-    ramp = np.arange(10 * 16000, dtype=np.float32) / (10 * 16000)
-    kept = _smart_turn.pipecat_segment(ramp)
-    assert kept[-1] == pytest.approx(ramp[-1], abs=1 / 32768) and kept[0] == pytest.approx(ramp[2 * 16000], abs=1 / 32768)
-
-
-def test_smart_turn_features_match_whisper_feature_extractor_and_pipecat():
-    import numpy as np
-    from transformers import WhisperFeatureExtractor
-    import _smart_turn
-
-    rng = np.random.default_rng(0)
-    audio = _smart_turn.pipecat_segment((0.1 * rng.standard_normal(5 * 16000)).astype(np.float32))
-    ours = _smart_turn.log_mel_features(audio)
-    reference = WhisperFeatureExtractor(chunk_length=8)(
-        audio, sampling_rate=16000, padding="max_length", max_length=128000, truncation=True,
-        do_normalize=True, return_tensors="np",
-    ).input_features[0]
-    assert ours.shape == (80, 800) and ours.dtype == np.float32
-    np.testing.assert_allclose(ours, reference, atol=1e-5)
-    with pytest.raises(ValueError, match="need 128000 samples"):
-        _smart_turn.log_mel_features(audio[:-1])
-    try:
-        path = _smart_turn.model_path().parents[1] / "_whisper_features.py"
-    except _smart_turn.SmartTurnUnavailable:
-        return  # pipecat-ai (the "bench" extra) not installed: the transformers check above stands
-    # pipecat's own feature module imports numpy only, so it loads without the pipecat package.
-    spec = importlib.util.spec_from_file_location("pipecat_whisper_features", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    np.testing.assert_array_equal(ours, module.compute_whisper_log_mel_features(audio, do_normalize=True))
-
-
+# --------------------------------------------------------------------------- smart-turn peer (turneval.smart_turn: tests/test_smart_turn.py)
 def test_metric_a_decisions_follow_the_users_ipu_ends():
     import turn_end_peers
     from turneval.dataset_scripts.synthetic import generate_dialogue
@@ -195,9 +155,9 @@ def test_metric_a_decisions_follow_the_users_ipu_ends():
     decisions = turn_end_peers.metric_a_decisions(dialogue, system_speaker=1)
     assert decisions and {d.decision for d in decisions} <= {"T", "C"}
     for d in decisions:
-        assert d.user == 0 and any(abs(e - d.ipu_end) < 1e-9 for _, e in dialogue.segments[0])
+        assert d.pauser == 0 and d.metric == "a" and any(abs(e - d.ipu_end) < 1e-9 for _, e in dialogue.segments[0])
         assert d.ipu_end - 0.04 <= d.horizon <= d.ipu_end + 0.25  # 200 ms VAD stop, on the 40 ms grid
-        assert d.turn_start <= d.ipu_end and d.user_silence > 0
+        assert d.turn_start <= d.ipu_end and d.silence_s > 0
         # The generator's plan: a shift follows a turn-final IPU, a continuation a turn-internal one.
         assert roles[round(d.ipu_end, 4)] == ("turn_final" if d.decision == "T" else "turn_internal")
 

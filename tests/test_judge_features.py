@@ -156,3 +156,10 @@ def test_training_resumes_exactly(cached, tmp_path):
     final = TurnTakingJudge.from_pretrained(tmp_path / "b" / "final")
     assert final.config.logit_adjustment is not None and final.config.backbone_mode == "partial"
     assert set(resumed["validation"]["roc_auc"]) == {"NA", "BC", "I", "T", "C", "overall"}
+
+
+def test_several_caches_train_together(cached):
+    _, _, _, caches = cached
+    both = CachedFeatures([caches["train"], caches["val"]], 1)
+    assert len(both) == len(CachedFeatures(caches["train"], 1)) + len(CachedFeatures(caches["val"], 1))
+    np.testing.assert_array_equal(both.target_counts(), CachedFeatures(caches["train"], 1).target_counts() + CachedFeatures(caches["val"], 1).target_counts())

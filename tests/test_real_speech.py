@@ -110,7 +110,8 @@ def test_perturbed_versions_break_the_timing(ami_root):
     assert delayed.segments[1][0][0] == pytest.approx(view.segments[1][0][0] + real_speech.DELAY_S)
 
 
-def test_benchmark_figures_on_the_fixture(ami_root, tiny_models, tmp_path):
+def test_benchmark_figures_on_the_fixture(ami_root, tiny_models, tmp_path, monkeypatch):
+    monkeypatch.setattr(real_speech, "BASELINE_JUDGE", tmp_path / "absent")  # one judge here, even where the repository keeps the baseline
     out = tmp_path / "figures.json"
     assert real_speech.main(["--ami-root", str(ami_root), "--quick", "--json", str(out)]) == 0
     figures = {f["name"]: f for f in json.loads(out.read_text())}

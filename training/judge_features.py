@@ -169,22 +169,30 @@ def _safe_name(text: str) -> str:
 class CachedFeatures(torch.utils.data.Dataset):
     """The cached windows of one split: ``(pred_states, full_k or None, labels)`` per window.
 
-    Arrays are memory-mapped, so a corpus larger than memory trains fine.
+    ``folder`` may be several caches of the same backbone and window length (e.g. a corpus
+    cached in parts, with different offsets); their windows are served together. Arrays are
+    memory-mapped, so a corpus larger than memory trains fine.
     """
 
-    def __init__(self, folder: str | Path, split_layer: int | None = None) -> None:
-        self.folder = Path(folder)
-        settings_file = self.folder / "cache_settings.json"
-        if not settings_file.is_file():
-            raise FileNotFoundError(f"{settings_file} is missing: not a judge feature cache (build one with judge_features)")
-        self.settings = json.loads(settings_file.read_text(encoding="utf-8"))
-        n_layers = self.settings["encoder_config"]["encoder_layers"]
-        if split_layer is not None and split_layer < n_layers and split_layer not in self.settings["splits"]:
-            raise ValueError(f"{self.folder}: no full-frame states of layer {split_layer} cached (have {self.settings['splits']})")
+    def __init__(self, folder: str | Path | Sequence[str | Path], split_layer: int | None = None) -> None:
+        folders = [Path(f) for f in ([folder] if isinstance(folder, (str, Path)) else folder)]
+        self.folder = folders[0]
+        self.settings = {}
+        for one in folders:
+            settings_file = one / "cache_settings.json"
+            if not settings_file.is_file():
+                raise FileNotFoundError(f"{settings_file} is missing: not a judge feature cache (build one with judge_features)")
+            settings = json.loads(settings_file.read_text(encoding="utf-8"))
+            if self.settings and any(settings[k] != self.settings[k] for k in ("context_s", "encoder_config", "backbone_source")):
+                raise ValueError(f"{one}: cached with another backbone or window than {self.folder}; train on caches of one kind")
+            n_layers = settings["encoder_config"]["encoder_layers"]
+            if split_layer is not None and split_layer < n_layers and split_layer not in settings["splits"]:
+                raise ValueError(f"{one}: no full-frame states of layer {split_layer} cached (have {settings['splits']})")
+            self.settings = self.settings or settings
         self.split_layer = split_layer
         self.n_layers = n_layers
         self.entries: list[tuple[dict, np.ndarray, np.ndarray | None, np.ndarray]] = []
-        for meta_file in sorted(self.folder.glob("*/meta.json")):
+        for meta_file in sorted(m for one in folders for m in one.glob("*/meta.json")):
             conv = meta_file.parent
             meta = json.loads(meta_file.read_text(encoding="utf-8"))
             if not meta["window_starts"]:
@@ -194,7 +202,7 @@ class CachedFeatures(torch.utils.data.Dataset):
             self.entries.append((meta, pred, full, np.load(conv / "labels.npy")))
         self.index = [(c, w) for c, entry in enumerate(self.entries) for w in range(len(entry[0]["window_starts"]))]
         if not self.index:
-            raise ValueError(f"{self.folder}: the cache holds no windows")
+            raise ValueError(f"{', '.join(map(str, folders))}: the cache holds no windows")
 
     def __len__(self) -> int:
         return len(self.index)

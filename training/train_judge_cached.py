@@ -177,7 +177,7 @@ def _latest(folder: Path) -> Path | None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description="Train a causal judge on cached frozen encoder states.")
-    p.add_argument("--train", required=True, help="feature cache folder of the training split")
+    p.add_argument("--train", required=True, nargs="+", help="feature cache folder(s) of the training split")
     p.add_argument("--validation", help="feature cache folder of the validation split")
     p.add_argument("--backbone", help="the backbone the caches were made with (default: the one they record)")
     p.add_argument("--mode", choices=MODES, default="partial")
@@ -305,7 +305,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         summary["validation"] = evaluate_cached(model, val_data, names, adjustment, args.max_eval_windows)
         log({"step": step, "validation": summary["validation"]})
     final = export_judge(judge, model, args.mode, adjustment)
-    final.config.training_summary = {"train_cache": str(args.train), "steps": step, "train_cpu_s": summary["train_cpu_s"],
+    final.config.training_summary = {"train_cache": [str(t) for t in args.train], "steps": step, "train_cpu_s": summary["train_cpu_s"],
                                      "train_windows": len(train_data), "class_weights": [round(float(w), 6) for w in weights]}
     final.save_pretrained(out_dir / "final", safe_serialization=True)
     (out_dir / "final" / "training_args.json").write_text(json.dumps(vars(args), indent=2), encoding="utf-8")

@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 BUNDLED: dict[str, str] = {
-    "judge": "turn_taking_judge_demo",
+    "judge": "turn_taking_judge_swb_revoiced",
     "predictor": "future_activity_predictor_demo",
 }
 """Model kind -> the folder of its bundled checkpoint inside ``checkpoints/`` (``turneval.bundled``)."""
@@ -115,8 +115,9 @@ def sync_code_copies() -> list[Path]:
 
     source = Path(modeling_package.__file__).parent
     rewritten = []
-    for kind in BUNDLED:
-        folder = bundled_root() / BUNDLED[kind]
+    # every checkpoint folder that ships (the defaults of BUNDLED and the alternatives beside them)
+    folders = sorted(p for p in bundled_root().iterdir() if (p / "config.json").is_file())
+    for folder in folders:
         for copy in sorted(folder.glob("*.py")):
             original = source / copy.name
             if not original.is_file():

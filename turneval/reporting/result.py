@@ -44,6 +44,11 @@ class Report:
         settings: thresholds, VAD settings, checkpoints, device.
         models: each model's checkpoint, training data and measured quality
             (:mod:`turneval.model_provenance`); None for a skipped model.
+        transcript: the recognised words per channel, the recogniser and the WER against a
+            reference (``--transcribe``, :mod:`turneval.transcribe`); None without it.
+        turn_end_judge: agreement of another turn-end model (smart-turn v3.2) with the (a)/(d)
+            pause decisions, beside the TurnTakingJudge's on the same instances
+            (``--turn-end-judge``, :mod:`turneval.smart_turn`); None without it.
     """
 
     conversation: dict[str, Any]
@@ -58,6 +63,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     models: dict[str, Any] = field(default_factory=dict)
+    transcript: dict[str, Any] | None = None
+    turn_end_judge: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (NaN and inf become None)."""
@@ -78,6 +85,8 @@ class Report:
             "notes": list(self.notes),
             "settings": self.settings,
             "models": self.models,
+            "transcript": self.transcript,
+            "turn_end_judge": self.turn_end_judge,
         }
         return to_jsonable(body)
 

@@ -74,6 +74,17 @@ def summary_rows(rep: "Report") -> list[dict[str, Any]]:
             ("naturalness", "naturalness.mean_nll", "MeanNLL", rep.naturalness.get("mean_nll"), "nats"),
             ("naturalness", "naturalness.tail_nll", "TailNLL (worst 25 % of units)", rep.naturalness.get("tail_nll"), "nats"),
         ]
+    if rep.turn_end_judge is not None:
+        name = rep.turn_end_judge["name"]
+        for metric in ("a", "d"):
+            for decision in METRIC_DECISIONS[metric]:
+                value = _get(rep.turn_end_judge, "metrics", metric, "decisions", decision, "agreement")
+                label = f"({metric}) agreement: {METRIC_DESCRIPTIONS[metric][decision]} - {name}"
+                rows.append(("agreement", f"turn_end_judge.{metric}.{decision}", label, _pct(value), "%"))
+    if rep.transcript is not None and rep.transcript.get("wer"):
+        for role in ("system", "user"):
+            if role in rep.transcript["wer"]:
+                rows.append(("transcript", f"transcript.wer.{role}", f"{role.capitalize()} WER (recognised words vs reference)", _pct(_get(rep.transcript, "wer", role, "wer")), "%"))
     out = []
     for section, key, label, value, unit in rows:
         ref = refs.get(key)

@@ -1,0 +1,329 @@
+"""The FutureActivityPredictor on real human timing: Switchboard's test split.
+
+    python benchmarks/predictor_switchboard.py --swb-root PATH [--splits DIR] [--predictor CKPT]
+        [--test-calls 200] [--train-calls 600] [--pair-calls 100] [--json OUT]
+
+Three views of the voice-activity-only predictor (default: the bundled one), each beside the
+published or anchor figure it answers:
+
+1. **VAP zero-shot events** (Ekstedt & Skantze 2022) on the first ``--test-calls`` test calls
+   (ids sorted): shift/hold in mutual silences, shift prediction 0.5 s before them,
+   backchannel prediction 0.5 s before a backchannel, short/long at the onset of an IPU.
+   Events and the balanced draw are ``turneval.dataset_scripts.vap_events`` (VAP's rules).
+   Frame scores come from the model's 256-way output: ``p_now`` / ``p_future`` of the
+   speaker in question (``vap_targets``), and for backchannels the mass of the classes in
+   which that speaker is active in the first two bins only. Balanced accuracy at 0.5 (no
+   threshold tuned) and ROC-AUC, over frames as VAP counts them.
+2. **Turn-end decisions** (issue 14): after an IPU and >= 200 ms of silence, shift or hold.
+   The model's P(shift) is ``p_now`` of the partner at the decision time (200 ms into the
+   silence); beside it the logistic-regression baselines of
+   ``turneval.metrics.turn_end_baselines`` fitted on the first ``--train-calls`` train
+   calls, on the same decisions (anchors: timing 0.667, timing + words 0.789).
+3. **TurnNat perturbation pairs** cut from the first ``--pair-calls`` test calls by the
+   perturbation builder (the five types, seed 0): C-index, pairwise accuracy overall and per
+   type, beside TurnNat Table III (their best scorer D4, alpha 8, and VAP's V0). Switchboard
+   has no sound here: the builder edits a silent placeholder track, and the voice-activity
+   model reads only the edited segments.
+
+Under ``run_all.py`` (``run(quick)``) the data is found as ``_switchboard.py`` says; quick mode
+uses 20 test, 60 train and 10 pair calls. Without the data, or with an audio predictor, the
+benchmark says why and returns no figure.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from _harness import figure, limit_threads  # noqa: E402
+from _switchboard import locate, map_calls  # noqa: E402
+
+FULL, QUICK = {"test": 200, "train": 600, "pairs": 100}, {"test": 20, "train": 60, "pairs": 10}
+
+TURNNAT_TABLE_III: dict[str, dict[str, float]] = {
+    "D4 (DualTurn, 256-way + aux., alpha 8)": {
+        "late_response": 0.950, "early_entry": 0.925, "hold_instead_of_shift": 0.810, "shift_instead_of_hold": 0.845,
+        "excessive_backchannel": 0.870, "pairwise_accuracy": 0.880, "c_index": 0.676,
+    },
+    "V0 (VAP released, 256-way)": {
+        "late_response": 0.900, "early_entry": 0.910, "hold_instead_of_shift": 0.660, "shift_instead_of_hold": 0.820,
+        "excessive_backchannel": 0.740, "pairwise_accuracy": 0.806, "c_index": 0.633,
+    },
+}
+"""TurnNat Table III rows (shared/papers/002_977af8109332f042.txt), per-type pair accuracy as fractions."""
+
+TARGETS = {"pairwise_accuracy": 0.88, "per_type": 0.75, "turn_end_timing_anchor": 0.667, "turn_end_words_anchor": 0.789}
+"""Issue 14's targets for the predictor."""
+
+
+# -- model outputs ------------------------------------------------------------------------
+def backchannel_class_mask() -> np.ndarray:
+    """``[256, 2]``: classes in which the speaker is active in bin 0 or 1 and silent in bins 2-3
+    while the partner is active in bin 3 (a short entry into the partner's ongoing turn)."""
+    from turneval.dataset_scripts.vap_targets import class_bit_matrix
+
+    bits = class_bit_matrix()  # [256, 2, 4]
+    mask = np.zeros((bits.shape[0], 2), dtype=np.float32)
+    for s in (0, 1):
+        near = bits[:, s, :2].max(axis=1) > 0
+        later = bits[:, s, 2:].max(axis=1) > 0
+        mask[:, s] = near & ~later & (bits[:, 1 - s, 3] > 0)
+    return mask
+
+
+def frame_scores(probs: np.ndarray) -> dict[str, np.ndarray]:
+    """The per-frame zero-shot quantities of ``probs [T, 256]``: each ``[T, 2]`` float32."""
+    from turneval.dataset_scripts.vap_targets import p_future, p_now
+
+    return {
+        "p_now": p_now(probs, both_speakers=True),
+        "p_future": p_future(probs, both_speakers=True),
+        "p_bc": (probs @ backchannel_class_mask()).astype(np.float32),
+    }
+
+
+def call_scores(dialogue, model) -> dict[str, Any]:
+    """Voice activity and frame scores of one call (the 256-way output itself is not kept)."""
+    import torch
+
+    va = dialogue.frame_activity().T.astype(np.int8)
+    with torch.inference_mode():
+        probs = model.predict_long(torch.from_numpy(va.astype(np.float32))).numpy()
+    return {"va": va, **frame_scores(probs)}
+
+
+# -- 1. VAP zero-shot events ----------------------------------------------------------------
+def _regions(events: Sequence[tuple[int, int, int]], first: int | None = None) -> list[tuple[int, int, int]]:
+    return [(s, min(e, s + first) if first else e, spk) for s, e, spk in events]
+
+
+def event_samples(calls: Sequence[dict[str, Any]], seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per task: (frame scores, 0/1 labels) over the balanced VAP events of all calls.
+
+    shift/hold: P(next speaker is the other one) = ``p_now`` of the speaker who did not speak
+    last; shift prediction: ``p_future`` of that speaker in the 0.5 s before the silence;
+    backchannel prediction: ``p_bc`` of the (candidate) backchanneller; short/long:
+    ``p_future`` of the speaker at the first 10 frames of its IPU (long = positive).
+    """
+    from turneval.dataset_scripts.vap_events import BalancedEventSampler, turn_taking_events
+
+    sampler = BalancedEventSampler(seed=seed)
+    out: dict[str, tuple[list[float], list[int]]] = {k: ([], []) for k in ("shift_hold", "shift_prediction", "backchannel_prediction", "short_long")}
+
+    def add(task: str, scores: np.ndarray, regions, label: int, channel_of) -> None:
+        for s, e, spk in regions:
+            values = scores[s:e, channel_of(spk)]
+            out[task][0].extend(values.tolist())
+            out[task][1].extend([label] * len(values))
+
+    for call in calls:
+        ev = sampler(turn_taking_events(call["va"]))
+        now, fut, bc = call["p_now"], call["p_future"], call["p_bc"]
+        # shift: the event speaker is the next (new) speaker; hold: the event speaker keeps the floor
+        add("shift_hold", now, ev["shift"], 1, lambda spk: spk)
+        add("shift_hold", now, ev["hold"], 0, lambda spk: 1 - spk)
+        add("shift_prediction", fut, ev["pred_shift"], 1, lambda spk: spk)
+        add("shift_prediction", fut, ev["pred_shift_neg"], 0, lambda spk: 1 - spk)
+        add("backchannel_prediction", bc, ev["pred_backchannel"], 1, lambda spk: spk)
+        add("backchannel_prediction", bc, ev["pred_backchannel_neg"], 0, lambda spk: spk)
+        add("short_long", fut, _regions(ev["long"], 10), 1, lambda spk: spk)
+        add("short_long", fut, _regions(ev["short"], 10), 0, lambda spk: spk)
+    return {k: (np.asarray(v[0], dtype=np.float64), np.asarray(v[1], dtype=int)) for k, v in out.items()}
+
+
+def classification_figures(scores: np.ndarray, labels: np.ndarray, threshold: float = 0.5) -> dict[str, float]:
+    """Balanced accuracy at ``threshold``, ROC-AUC, and the counts."""
+    from sklearn.metrics import roc_auc_score
+
+    if labels.size == 0 or len(set(labels.tolist())) < 2:
+        return {"balanced_accuracy": float("nan"), "roc_auc": float("nan"), "n_positive": int(labels.sum()), "n_negative": int((labels == 0).sum())}
+    pred = scores > threshold
+    recall_pos = float(pred[labels == 1].mean())
+    recall_neg = float((~pred)[labels == 0].mean())
+    return {
+        "balanced_accuracy": (recall_pos + recall_neg) / 2,
+        "roc_auc": float(roc_auc_score(labels, scores)),
+        "n_positive": int(labels.sum()),
+        "n_negative": int((labels == 0).sum()),
+    }
+
+
+# -- 2. turn-end decisions -------------------------------------------------------------------
+def decision_scores(decisions: Sequence, calls: dict[str, dict[str, Any]], delay_s: float = 0.2) -> np.ndarray:
+    """P(shift) of the model for each decision: ``p_now`` of the partner, ``delay_s`` into the silence."""
+    out = np.full(len(decisions), np.nan)
+    for k, d in enumerate(decisions):
+        call = calls.get(d.dialogue_id.removeprefix("sw"))
+        if call is None:
+            continue
+        frame = min(int((d.ipu_end + delay_s) * 50) - 1, call["p_now"].shape[0] - 1)
+        out[k] = call["p_now"][frame, 1 - d.speaker]
+    return out
+
+
+# -- 3. TurnNat pairs ------------------------------------------------------------------------
+def with_silent_audio(dialogue):
+    """The dialogue with a silent stereo track of its length (the perturbation builder edits audio)."""
+    from turneval.dataset_scripts.grids import SAMPLE_RATE
+
+    dialogue.audio = np.zeros((2, int(round(dialogue.duration * SAMPLE_RATE))), dtype=np.float32)
+    return dialogue
+
+
+def pair_results(dialogues: Sequence, model, seed: int = 0) -> dict[str, Any]:
+    """TurnNat's perturbation benchmark (``evaluate_pairs``) on pairs cut from ``dialogues``."""
+    from turneval.dataset_scripts.perturbations.edits import PERTURBATION_TYPES
+    from turneval.dataset_scripts.perturbations.pairs import iter_pairs
+    from turneval.metrics.naturalness import evaluate_pairs
+    from turneval.naturalness import score_dialogue
+
+    natural, perturbed, types, skips = [], [], [], {}
+    for dialogue in dialogues:
+        for pair in iter_pairs([with_silent_audio(dialogue)], PERTURBATION_TYPES, seed, skip_counts=skips, normalize=False):
+            natural.append(float(score_dialogue(pair.natural, model).score))
+            perturbed.append(float(score_dialogue(pair.perturbed, model).score))
+            types.append(pair.perturbation_type)
+        dialogue.audio = None
+    report = evaluate_pairs(natural, perturbed, types, higher_is_better=True).to_dict()
+    report["pairs_per_type"] = {t: types.count(t) for t in PERTURBATION_TYPES}
+    report["skipped"] = skips
+    return report
+
+
+# -- the whole benchmark ---------------------------------------------------------------------
+def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[str, int]) -> dict[str, Any]:
+    import torch
+
+    from turneval.dataset_scripts.readers import read_split_ids
+    from turneval.metrics.turn_end_baselines import fit_baselines
+    from turneval.naturalness import load_predictor
+
+    from turn_end_baselines import switchboard_decisions
+
+    torch.set_num_threads(max(1, limit_threads()))
+    model = load_predictor(predictor)
+    if model.config.input_type != "vad":
+        raise SystemExit("predictor_switchboard: the predictor reads audio; Switchboard's word times give voice activity only (pass a vad predictor)")
+    result: dict[str, Any] = {"predictor": str(predictor or "bundled"), "counts": counts, "timings_s": {}}
+
+    start = time.perf_counter()
+    test_ids = read_split_ids(splits, "test")[: counts["test"]]
+    scored = dict(map_calls(swb_root, test_ids, lambda d: call_scores(d, model)))
+    result["timings_s"]["model over test calls"] = time.perf_counter() - start
+    result["test_hours"] = sum(c["va"].shape[0] for c in scored.values()) / 50 / 3600
+
+    start = time.perf_counter()
+    samples = event_samples([scored[k] for k in sorted(scored, key=int)])
+    result["zero_shot"] = {task: classification_figures(*samples[task]) for task in samples}
+    result["timings_s"]["zero-shot events"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    train = switchboard_decisions(swb_root, splits, "train", counts["train"])
+    test = switchboard_decisions(swb_root, splits, "test", counts["test"])
+    baselines = fit_baselines(train, test, feature_sets=("timing", "timing+words"))
+    model_p = decision_scores(test, scored)
+    labels = np.asarray([d.shift for d in test], dtype=int)
+    keep = np.isfinite(model_p)
+    turn_end = {"model": classification_figures(model_p[keep], labels[keep])}
+    for name, r in baselines.items():
+        scores = np.asarray(r.pop("scores"))
+        turn_end[f"LR {name}"] = classification_figures(scores, labels)
+    turn_end["n_decisions"], turn_end["shift_rate"] = int(labels.size), float(labels.mean()) if labels.size else float("nan")
+    result["turn_end"] = turn_end
+    result["timings_s"]["turn-end decisions + baselines"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    pair_ids = read_split_ids(splits, "test")[: counts["pairs"]]
+    dialogues = [d for _, d in map_calls(swb_root, pair_ids, lambda d: d)]
+    result["pairs"] = pair_results(dialogues, model)
+    result["timings_s"]["perturbation pairs"] = time.perf_counter() - start
+    return result
+
+
+def markdown(result: dict[str, Any]) -> str:
+    z = result["zero_shot"]
+    lines = [
+        f"Predictor: {result['predictor']}; {result['counts']['test']} test calls ({result['test_hours']:.1f} h).",
+        "",
+        "| VAP zero-shot task | balanced accuracy (0.5) | ROC-AUC | frames (pos / neg) |",
+        "|---|---|---|---|",
+    ]
+    for task, r in z.items():
+        lines.append(f"| {task.replace('_', ' ')} | {r['balanced_accuracy']:.3f} | {r['roc_auc']:.3f} | {r['n_positive']} / {r['n_negative']} |")
+    t = result["turn_end"]
+    lines += ["", f"Turn-end decisions (>= 200 ms silence, {t['n_decisions']} test decisions, {100 * t['shift_rate']:.1f} % shifts):", "",
+              "| scorer | ROC-AUC | balanced accuracy (0.5) |", "|---|---|---|"]
+    for name in ("model", "LR timing", "LR timing+words"):
+        lines.append(f"| {name} | {t[name]['roc_auc']:.3f} | {t[name]['balanced_accuracy']:.3f} |")
+    p = result["pairs"]
+    types = list(p["pairs_per_type"])
+    lines += ["", f"TurnNat perturbation pairs from {result['counts']['pairs']} test calls:", "",
+              "| scorer | " + " | ".join(types) + " | pairwise acc. | C-index | pairs |", "|---|" + "---|" * (len(types) + 3)]
+    per = [f"{p['per_type'][k]['pairwise_accuracy']:.3f} ({p['pairs_per_type'][k]})" if k in p["per_type"] else "–" for k in types]
+    lines.append(f"| this predictor | {' | '.join(per)} | {p['pairwise_accuracy']:.3f} | {p['c_index']:.3f} | {p['n_pairs']} |")
+    for name, row in TURNNAT_TABLE_III.items():
+        lines.append(f"| TurnNat {name} | {' | '.join(f'{row[k]:.3f}' for k in types)} | {row['pairwise_accuracy']:.3f} | {row['c_index']:.3f} | |")
+    return "\n".join(lines)
+
+
+def figures(result: dict[str, Any]) -> list[dict]:
+    where = f"{result['counts']['test']} Switchboard test calls"
+    out = []
+    for task, r in result["zero_shot"].items():
+        out.append(figure(f"predictor zero-shot {task.replace('_', ' ')} balanced accuracy", r["balanced_accuracy"], "",
+                          note=f"{where}; ROC-AUC {r['roc_auc']:.3f}; threshold 0.5"))
+    t = result["turn_end"]
+    out.append(figure("predictor turn-end shift/hold ROC-AUC", t["model"]["roc_auc"], "", headline=True,
+                      note=f"{t['n_decisions']} decisions; LR timing {t['LR timing']['roc_auc']:.3f} (anchor 0.667), "
+                           f"LR timing+words {t['LR timing+words']['roc_auc']:.3f} (anchor 0.789)"))
+    p = result["pairs"]
+    out.append(figure("predictor TurnNat pairwise accuracy (Switchboard test)", p["pairwise_accuracy"], "", headline=True,
+                      note=f"{p['n_pairs']} pairs; target >= 0.88; C-index {p['c_index']:.3f}"))
+    for k, r in p["per_type"].items():
+        out.append(figure(f"predictor pairwise accuracy: {k.replace('_', ' ')}", r["pairwise_accuracy"], "",
+                          note=f"{r['n_pairs']} pairs; target >= 0.75"))
+    return out
+
+
+def run(quick: bool) -> list[dict]:
+    """run_all.py entry (quick: 20 test / 60 train / 10 pair calls)."""
+    found = locate()
+    if found is None:
+        return []
+    return figures(evaluate(*found, None, QUICK if quick else FULL))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--swb-root", help="extracted swb_ms98_transcriptions folder (or its .tar.gz)")
+    p.add_argument("--splits", help="folder with train.txt / val.txt / test.txt")
+    p.add_argument("--predictor", help="voice-activity FutureActivityPredictor checkpoint (default: the bundled one)")
+    p.add_argument("--test-calls", type=int, default=FULL["test"])
+    p.add_argument("--train-calls", type=int, default=FULL["train"], help="train calls of the LR baselines")
+    p.add_argument("--pair-calls", type=int, default=FULL["pairs"], help="test calls the perturbation pairs are cut from")
+    p.add_argument("--quick", action="store_true", help="20 test / 60 train / 10 pair calls")
+    p.add_argument("--json", help="write the full result here")
+    args = p.parse_args(argv)
+    found = locate(args.swb_root, args.splits)
+    if found is None:
+        return 0
+    counts = dict(QUICK) if args.quick else {"test": args.test_calls, "train": args.train_calls, "pairs": args.pair_calls}
+    result = evaluate(*found, args.predictor, counts)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, indent=1, default=float))
+    print(markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

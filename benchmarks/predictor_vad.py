@@ -1,0 +1,196 @@
+"""The predictor on VAD output, as a report runs it: how far m moves, and whether known groups hold.
+
+    python benchmarks/predictor_vad.py [--predictor CKPT] [--ami DIR] [--n 8] [--duration 60] [--json OUT]
+
+1. **Real speech (AMI ES2004a excerpt, CC BY 4.0)**: ``shared/real/ami/ES2004a_excerpt`` has one
+   audio file per speaker (``source0-3.flac``), a ground-truth RTTM of the mixture and
+   ``SPEAKER_MAP_inferred.txt`` (which source is which RTTM speaker). Every pair of the three
+   speakers who talk (the fourth says only "Mm. Yeah.") becomes a two-channel dialogue; m is
+   computed once from the RTTM segments and once from Silero VAD on the two sources, with the
+   same predictor. Reported: m both ways and |delta m| per pair.
+2. **Known groups with VAD input**: ``--n`` synthetic conversations (eSpeak NG, ``--duration``
+   s) of each style, ``human`` / ``cascaded`` / ``eager_duplex``, scored from Silero VAD of
+   their audio (not their ground truth); the share of (human, cascaded) and (human, eager)
+   pairs in which the human-like one has the higher m (issue 14's target: >= 90 %), and the
+   same from ground-truth segments beside it.
+
+Needs the Silero VAD (``silero-vad``) and eSpeak NG (``espeakng-loader``); without the AMI
+folder part 1 is skipped with a message. Under ``run_all.py`` quick mode uses 3 conversations
+of 30 s per style.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from _harness import figure, limit_threads  # noqa: E402
+
+AMI_EXCERPT = Path("shared") / "real" / "ami" / "ES2004a_excerpt"
+STYLES = ("human", "cascaded", "eager_duplex")
+
+
+def find_ami(explicit: str | None = None) -> Path | None:
+    """``explicit``, else ``shared/real/ami/ES2004a_excerpt`` beside or above the repository."""
+    if explicit:
+        return Path(explicit)
+    repo = HERE.parent
+    for parent in (repo, *repo.parents):
+        if (parent / AMI_EXCERPT / "mixture.rttm").is_file():
+            return parent / AMI_EXCERPT
+    return None
+
+
+def ami_speakers(folder: Path) -> dict[str, Path]:
+    """RTTM speaker -> its source file, from ``SPEAKER_MAP_inferred.txt`` (lines ``sourceN.wav SPEAKER ...``)."""
+    out = {}
+    for line in (folder / "SPEAKER_MAP_inferred.txt").read_text().splitlines():
+        fields = line.split()
+        if line.startswith("#") or len(fields) < 2:
+            continue
+        source = folder / Path(fields[0]).with_suffix(".flac").name
+        if source.is_file():
+            out[fields[1]] = source
+    return out
+
+
+def rttm_segments(path: Path) -> dict[str, list[tuple[float, float]]]:
+    segments: dict[str, list[tuple[float, float]]] = {}
+    for line in path.read_text().splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[0] == "SPEAKER":
+            segments.setdefault(f[7], []).append((float(f[3]), float(f[3]) + float(f[4])))
+    return segments
+
+
+def score(dialogue, model) -> float:
+    from turneval.naturalness import score_dialogue
+
+    return float(score_dialogue(dialogue, model).score)
+
+
+def ami_deltas(folder: Path, model, min_speech_s: float = 5.0) -> list[dict[str, Any]]:
+    """m from ground-truth and from VAD segments for each pair of speakers with >= ``min_speech_s`` of speech."""
+    import soundfile as sf
+
+    from turneval.dataset_scripts.dialogue import Dialogue
+    from turneval.dataset_scripts.vad import detect_speech_channels
+
+    truth = rttm_segments(folder / "mixture.rttm")
+    sources = ami_speakers(folder)
+    talkers = sorted(s for s in sources if sum(e - b for b, e in truth.get(s, [])) >= min_speech_s)
+    out = []
+    for a, b in itertools.combinations(talkers, 2):
+        audio = np.stack([sf.read(sources[s], dtype="float32")[0] for s in (a, b)])
+        duration = audio.shape[1] / 16000
+        gt = Dialogue(id=f"ami_{a}_{b}_truth", segments=[truth[a], truth[b]], duration=duration)
+        vad = Dialogue(id=f"ami_{a}_{b}_vad", segments=detect_speech_channels(audio), duration=duration)
+        m_gt, m_vad = score(gt, model), score(vad, model)
+        out.append({"pair": f"{a}+{b}", "m_truth": m_gt, "m_vad": m_vad, "abs_delta": abs(m_vad - m_gt)})
+    return out
+
+
+def known_groups(model, n: int, duration_s: float, seed: int = 100) -> dict[str, Any]:
+    """m per style from VAD and from ground truth, and the human-above-system pair shares."""
+    from turneval.dataset_scripts.dialogue import Dialogue
+    from turneval.dataset_scripts.synthetic import generate_dialogue
+    from turneval.dataset_scripts.vad import detect_speech_channels
+
+    m: dict[str, dict[str, list[float]]] = {"vad": {s: [] for s in STYLES}, "truth": {s: [] for s in STYLES}}
+    for style in STYLES:
+        for k in range(n):
+            d = generate_dialogue(seed + k, duration_s=duration_s, style=style)
+            vad = Dialogue(id=d.id + "_vad", segments=detect_speech_channels(d.audio), duration=d.duration)
+            m["vad"][style].append(score(vad, model))
+            m["truth"][style].append(score(Dialogue(id=d.id, segments=d.segments, duration=d.duration), model))
+    shares = {}
+    for source in ("vad", "truth"):
+        for other in ("cascaded", "eager_duplex"):
+            pairs = [(h, o) for h in m[source]["human"] for o in m[source][other]]
+            shares[f"{source}: human > {other}"] = float(np.mean([h > o for h, o in pairs]))
+    return {"m": m, "shares": shares}
+
+
+def evaluate(predictor: str | None, ami: Path | None, n: int, duration_s: float) -> dict[str, Any]:
+    import torch
+
+    from turneval.naturalness import load_predictor
+
+    torch.set_num_threads(max(1, limit_threads()))
+    model = load_predictor(predictor)
+    result: dict[str, Any] = {"predictor": str(predictor or "bundled"), "n": n, "duration_s": duration_s}
+    start = time.perf_counter()
+    if ami is not None and (ami / "mixture.rttm").is_file():
+        result["ami"] = ami_deltas(ami, model)
+    else:
+        print("predictor_vad: AMI excerpt not found (pass --ami shared/real/ami/ES2004a_excerpt); part 1 skipped", file=sys.stderr)
+    result["ami_seconds"] = time.perf_counter() - start
+    start = time.perf_counter()
+    result["known_groups"] = known_groups(model, n, duration_s)
+    result["known_groups_seconds"] = time.perf_counter() - start
+    return result
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = [f"Predictor: {result['predictor']}", ""]
+    if "ami" in result:
+        lines += ["| AMI ES2004a pair | m (RTTM truth) | m (Silero VAD) | abs. delta m |", "|---|---|---|---|"]
+        for r in result["ami"]:
+            lines.append(f"| {r['pair']} | {r['m_truth']:.3f} | {r['m_vad']:.3f} | {r['abs_delta']:.3f} |")
+        lines.append("")
+    kg = result["known_groups"]
+    lines += [f"Known groups: {result['n']} synthetic conversations of {result['duration_s']:g} s per style.", "",
+              "| segments | mean m human | mean m cascaded | mean m eager | human > cascaded | human > eager |", "|---|---|---|---|---|---|"]
+    for source in ("vad", "truth"):
+        means = [np.mean(kg["m"][source][s]) for s in STYLES]
+        lines.append(f"| {'Silero VAD' if source == 'vad' else 'ground truth'} | {means[0]:.3f} | {means[1]:.3f} | {means[2]:.3f} | "
+                     f"{100 * kg['shares'][f'{source}: human > cascaded']:.0f} % | {100 * kg['shares'][f'{source}: human > eager_duplex']:.0f} % |")
+    return "\n".join(lines)
+
+
+def figures(result: dict[str, Any]) -> list[dict]:
+    out = []
+    if result.get("ami"):
+        deltas = [r["abs_delta"] for r in result["ami"]]
+        out.append(figure("predictor |m(VAD) - m(truth)|, AMI real speech", float(np.mean(deltas)), "", headline=True,
+                          note=f"mean over {len(deltas)} speaker pairs of the ES2004a excerpt; max {max(deltas):.3f}"))
+    for key, share in result["known_groups"]["shares"].items():
+        out.append(figure(f"predictor known groups, {key}", 100 * share, "%", headline=key.startswith("vad"),
+                          note=f"{result['n']} x {result['duration_s']:g} s per style; target >= 90 % with VAD"))
+    return out
+
+
+def run(quick: bool) -> list[dict]:
+    """run_all.py entry (quick: 3 conversations of 30 s per style)."""
+    n, duration = (3, 30.0) if quick else (8, 60.0)
+    return figures(evaluate(None, find_ami(), n, duration))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--predictor", help="FutureActivityPredictor checkpoint (default: the bundled one)")
+    p.add_argument("--ami", help="the ES2004a_excerpt folder (default: shared/real/ami/ES2004a_excerpt when found)")
+    p.add_argument("--n", type=int, default=8, help="synthetic conversations per style")
+    p.add_argument("--duration", type=float, default=60.0, help="seconds per synthetic conversation")
+    p.add_argument("--json", help="write the full result here")
+    args = p.parse_args(argv)
+    result = evaluate(args.predictor, find_ami(args.ami), args.n, args.duration)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, indent=1, default=float))
+    print(markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,72 @@
+"""benchmarks/predictor_switchboard.py and predictor_vad.py: the pieces that turn model output into figures."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCH_DIR))
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH_DIR / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+swb = _load("predictor_switchboard")
+vadb = _load("predictor_vad")
+
+
+def test_backchannel_classes_are_short_entries_into_the_partners_turn():
+    from turneval.dataset_scripts.vap_targets import decode_classes
+
+    mask = swb.backchannel_class_mask()
+    assert mask.shape == (256, 2)
+    for k in np.flatnonzero(mask[:, 0]):
+        bits = decode_classes(int(k))  # [2, 4]
+        assert bits[0, :2].any() and not bits[0, 2:].any() and bits[1, 3]
+    assert mask[:, 0].sum() == mask[:, 1].sum() > 0  # the same rule for both speakers
+
+
+def test_classification_figures_and_a_model_that_knows_the_future():
+    labels = np.array([1, 1, 0, 0, 0])
+    fig = swb.classification_figures(np.array([0.9, 0.6, 0.4, 0.1, 0.7]), labels)
+    assert fig["roc_auc"] == pytest.approx(5 / 6) and fig["balanced_accuracy"] == pytest.approx((1 + 2 / 3) / 2)
+    assert np.isnan(swb.classification_figures(np.array([0.5]), np.array([1]))["roc_auc"])
+
+
+def test_event_samples_score_the_next_speaker():
+    # A speaks 0-6 s, silence, B 6.5-12 s: one shift; an oracle p_now says B in the silence.
+    va = np.zeros((800, 2), np.int8)
+    va[:300, 0] = 1
+    va[325:600, 1] = 1
+    p_now = np.zeros((800, 2), np.float32)
+    p_now[:, 1] = 1.0
+    call = {"va": va, "p_now": p_now, "p_future": p_now, "p_bc": np.zeros((800, 2), np.float32)}
+    samples = swb.event_samples([call])
+    scores, labels = samples["shift_hold"]
+    assert labels.size and labels.all() and (scores == 1.0).all()
+
+
+def test_decision_scores_read_the_partner_200_ms_into_the_silence():
+    class D:
+        dialogue_id, speaker, ipu_end = "sw0001", 0, 2.0
+
+    p_now = np.zeros((300, 2), np.float32)
+    p_now[109, 1] = 0.8  # frame int((2.0 + 0.2) * 50) - 1
+    assert swb.decision_scores([D()], {"0001": {"p_now": p_now}})[0] == pytest.approx(0.8)
+
+
+def test_rttm_and_speaker_map(tmp_path):
+    (tmp_path / "mixture.rttm").write_text("SPEAKER mixture 1 0.00 5.29 <NA> <NA> FEE016 <NA> <NA>\nSPEAKER mixture 1 6.0 1.0 <NA> <NA> MEO015 <NA> <NA>\n")
+    (tmp_path / "SPEAKER_MAP_inferred.txt").write_text("# comment\nsource0.wav  MEO015  text A\nsource3.wav  FEE016  text D\n")
+    (tmp_path / "source0.flac").write_bytes(b"")
+    segments = vadb.rttm_segments(tmp_path / "mixture.rttm")
+    assert segments["FEE016"] == [(0.0, 5.29)] and segments["MEO015"] == [(6.0, 7.0)]
+    assert vadb.ami_speakers(tmp_path) == {"MEO015": tmp_path / "source0.flac"}  # source3 is missing
