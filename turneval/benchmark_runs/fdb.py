@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from turneval.dataset_scripts.files import to_jsonable
 from turneval.dataset_scripts.readers.full_duplex_bench import (
     FDB_TASK_KINDS,
     GT_DISTRIBUTION_FILE,
@@ -47,7 +48,7 @@ from turneval.dataset_scripts.readers.full_duplex_bench import (
 )
 from turneval.metrics import full_duplex_bench_tasks as rules
 
-from ._common import fmt, load_schema, plain, progress
+from ._common import fmt, load_schema, progress
 
 
 __all__ = ["FDB_SCHEMA_VERSION", "FDBTaskResult", "FDBRunResult", "evaluate_fdb_run", "fdb_schema", "silero_segments", "whisper_words"]
@@ -197,7 +198,7 @@ class FDBRunResult:
     def to_dict(self) -> dict[str, Any]:
         from turneval import __version__
 
-        return plain(
+        return to_jsonable(
             {
                 "schema_version": FDB_SCHEMA_VERSION,
                 "benchmark": "Full-Duplex-Bench",
@@ -594,7 +595,7 @@ def _sample_table(task: FDBTaskResult) -> list[str]:
     }[task.kind]
     lines = ["| sample | " + " | ".join(columns) + " |", "|" + "---|" * (len(columns) + 1)]
     for key, row in task.samples.items():
-        cells = [json.dumps(plain(row[c])) if isinstance(row.get(c), list) else fmt(row.get(c)) for c in columns]
+        cells = [json.dumps(to_jsonable(row[c])) if isinstance(row.get(c), list) else fmt(row.get(c)) for c in columns]
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
     return lines
 
@@ -604,7 +605,7 @@ def _markdown(result: FDBRunResult, per_sample: bool) -> str:
     lines += _v1_table(result) + _v15_table(result)
     for task in result.tasks:
         lines += [f"## {_TASK_TITLES[task.kind]}: {task.name} ({task.version}, {task.n_samples} samples)", ""]
-        lines += [f"- {key}: {fmt(value) if not isinstance(value, dict) else json.dumps(plain(value))}"
+        lines += [f"- {key}: {fmt(value) if not isinstance(value, dict) else json.dumps(to_jsonable(value))}"
                   for key, value in task.summary.items()]
         lines += [f"- note: {note}" for note in task.notes]
         if task.skipped:

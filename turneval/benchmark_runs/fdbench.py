@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from turneval.dataset_scripts.files import to_jsonable
 from turneval.dataset_scripts.readers.fdbench_logs import (
     GROUND_TRUTH_FILE,
     BenchmarkLayoutError,
@@ -41,7 +42,7 @@ from turneval.metrics.fd_bench_rounds import (
     round_types_from_rounds,
 )
 
-from ._common import fmt, load_schema, plain, progress
+from ._common import fmt, load_schema, progress
 
 
 __all__ = ["FDBENCH_SCHEMA_VERSION", "FDBenchLogResult", "FDBenchRunResult", "evaluate_fdbench_run", "fdbench_schema"]
@@ -105,7 +106,7 @@ class FDBenchRunResult:
     def to_dict(self) -> dict[str, Any]:
         from turneval import __version__
 
-        return plain(
+        return to_jsonable(
             {
                 "schema_version": FDBENCH_SCHEMA_VERSION,
                 "benchmark": "FD-Bench",
