@@ -144,13 +144,21 @@ def test_export_carries_the_trained_top(cached, mode):
 
 
 def test_training_resumes_exactly(cached, tmp_path):
+    from accelerate.state import AcceleratorState, GradientState
+
     _, _, _, caches = cached
     common = ["--train", str(caches["train"]), "--validation", str(caches["val"]), "--mode", "partial", "--split_layer", "1",
-              "--batch_size", "2", "--epochs", "2", "--warmup_steps", "0"]
-    whole = train_judge_cached.train(train_judge_cached.build_parser().parse_args([*common, "--output_dir", str(tmp_path / "a")]))
-    parser = train_judge_cached.build_parser()
-    train_judge_cached.train(parser.parse_args([*common, "--output_dir", str(tmp_path / "b"), "--save_steps", "2", "--stop_after_steps", "4"]))
-    resumed = train_judge_cached.train(parser.parse_args([*common, "--output_dir", str(tmp_path / "b"), "--resume_from_checkpoint", "latest"]))
+              "--per_device_train_batch_size", "2", "--num_train_epochs", "2", "--num_warmup_steps", "0", "--cpu"]
+
+    def run(*extra: str) -> dict:
+        AcceleratorState._reset_state(True)  # several Accelerators in one test process
+        GradientState._reset_state()
+        return train_judge_cached.train(*train_judge_cached.parse_args([*common, *extra]))
+
+    whole = run("--output_dir", str(tmp_path / "a"))
+    run("--output_dir", str(tmp_path / "b"), "--checkpointing_steps", "2", "--stop_after_steps", "4")
+    assert (tmp_path / "b" / "checkpoints" / "step_4").is_dir() and not (tmp_path / "b" / "final").exists()
+    resumed = run("--output_dir", str(tmp_path / "b"), "--resume_from_checkpoint", "latest")
     assert resumed["step"] == whole["step"] == 12
 
     def losses(run: str) -> list[float]:
@@ -160,7 +168,8 @@ def test_training_resumes_exactly(cached, tmp_path):
     np.testing.assert_allclose(losses("b"), losses("a"), rtol=1e-5)
     final = TurnTakingJudge.from_pretrained(tmp_path / "b" / "final")
     assert final.config.logit_adjustment is not None and final.config.backbone_mode == "partial"
-    assert set(resumed["validation"]["roc_auc"]) == {"NA", "BC", "I", "T", "C", "overall"}
+    assert set(resumed["validation"]["validation"]["roc_auc"]) == {"NA", "BC", "I", "T", "C", "overall"}
+    assert json.loads((tmp_path / "b" / "compute.json").read_text())["optimizer_steps"] == 12
 
 
 def test_several_caches_train_together(cached):

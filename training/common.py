@@ -241,6 +241,11 @@ class Recipe:
     def setup(self, model: torch.nn.Module, accelerator: Any) -> None:
         """Load the data (this rank's share); called once the accelerator exists."""
 
+    def parameter_groups(self, model: torch.nn.Module) -> list[dict[str, Any]] | None:
+        """AdamW parameter groups with their own rates, or None: one group of every trainable
+        parameter at ``--learning_rate`` (the log's ``lr`` is the first group's)."""
+        return None
+
     def steps_per_epoch(self) -> int | None:
         """Optimizer steps in one pass over the data, or None when the data has no epochs."""
         return None
@@ -287,7 +292,8 @@ def train(recipe: Recipe, args: TrainingArguments, recipe_args: Any = None) -> d
     recipe.setup(model, accelerator)
     max_steps = total_steps(recipe, args)
     trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable, lr=args.learning_rate, weight_decay=args.weight_decay)
+    groups = recipe.parameter_groups(model) or [{"params": trainable}]
+    optimizer = torch.optim.AdamW(groups, lr=args.learning_rate, weight_decay=args.weight_decay)
     scheduler = make_scheduler(args.lr_scheduler_type, optimizer, args.num_warmup_steps, max_steps, accelerator.num_processes)
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
     state = TrainState()

@@ -14,8 +14,10 @@ probabilities are then corrected to the natural class priors by logit adjustment
 (``config.logit_adjustment = -log(class weight)``, applied by ``forward``/``score``), so the
 agreement metrics' thresholds compare real posteriors.
 
-Resumable: ``--save_steps N`` writes ``checkpoints/step_N/`` (trainable weights, optimizer,
-scheduler, RNG, position in the epoch); ``--resume_from_checkpoint latest`` continues exactly.
+The loop, optimizer, schedule, checkpoints (``--checkpointing_steps N`` -> ``checkpoints/step_N``,
+``--resume_from_checkpoint latest`` continues exactly), log and compute record are the shared
+skeleton's (:mod:`turneval.training.common`); this recipe holds the cached model top, the data
+and the loss. The head (layer weights + classifier) trains at ``--head_learning_rate``.
 
     python -m turneval.training.train_judge_cached --train /work/cache/judgemodel/features/train \
         --validation /work/cache/judgemodel/features/val --mode partial --split_layer 2 \
@@ -23,19 +25,20 @@ scheduler, RNG, position in the epoch); ``--resume_from_checkpoint latest`` cont
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import sys
-import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from turneval.training.common import Recipe, TrainingArguments, parse_arguments
+from turneval.training.common import train as run_training
 from turneval.training.judge_features import CachedFeatures
 
 
@@ -170,153 +173,123 @@ def evaluate_cached(model, data: CachedFeatures, label_names: Sequence[str], adj
     return result
 
 
-def _latest(folder: Path) -> Path | None:
-    found = sorted(folder.glob("step_*"), key=lambda p: int(p.name.split("_")[1])) if folder.is_dir() else []
-    return found[-1] if found else None
+TRAINING_DEFAULTS: dict[str, Any] = {
+    "output_dir": "runs/judge_cached",
+    "learning_rate": 3e-4,
+    "lr_scheduler_type": "cosine",
+    "num_warmup_steps": 20,
+    "per_device_train_batch_size": 8,
+}
+"""This recipe's departures from the shared defaults."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description="Train a causal judge on cached frozen encoder states.")
-    p.add_argument("--train", required=True, nargs="+", help="feature cache folder(s) of the training split")
-    p.add_argument("--validation", help="feature cache folder of the validation split")
-    p.add_argument("--backbone", help="the backbone the caches were made with (default: the one they record)")
-    p.add_argument("--mode", choices=MODES, default="partial")
-    p.add_argument("--split_layer", type=int, help="frozen layers (default: all for frozen, 2 otherwise)")
-    p.add_argument("--lora_r", type=int, default=8)
-    p.add_argument("--lora_alpha", type=int, default=16)
-    p.add_argument("--learning_rate", type=float, default=3e-4)
-    p.add_argument("--head_learning_rate", type=float, default=3e-3)
-    p.add_argument("--weight_decay", type=float, default=0.01)
-    p.add_argument("--batch_size", type=int, default=8)
-    p.add_argument("--epochs", type=float, default=1.0)
-    p.add_argument("--warmup_steps", type=int, default=20)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--save_steps", type=int, default=0)
-    p.add_argument("--eval_steps", type=int, default=0)
-    p.add_argument("--max_eval_windows", type=int)
-    p.add_argument("--stop_after_steps", type=int)
-    p.add_argument("--resume_from_checkpoint", help="a step_N folder or 'latest'")
-    p.add_argument("--output_dir", required=True)
-    return p
+@dataclass
+class CachedJudgeArguments:
+    """What the cached-state judge recipe needs beyond the shared options."""
+
+    train: list[str] = field(default_factory=list, metadata={"help": "feature cache folder(s) of the training split"})
+    validation: str | None = field(default=None, metadata={"help": "feature cache folder of the validation split"})
+    backbone: str | None = field(default=None, metadata={"help": "the backbone the caches were made with (default: the one they record)"})
+    mode: str = field(default="partial", metadata={"help": "what trains", "choices": list(MODES)})
+    split_layer: int | None = field(default=None, metadata={"help": "frozen layers (default: all for frozen, 2 otherwise)"})
+    lora_r: int = field(default=8, metadata={"help": "LoRA rank (mode lora)"})
+    lora_alpha: int = field(default=16, metadata={"help": "LoRA scaling (mode lora)"})
+    head_learning_rate: float = field(default=3e-3, metadata={"help": "learning rate of the layer weights and the classifier"})
+    threads: int = field(default=1, metadata={"help": "torch CPU threads"})
+    max_eval_windows: int | None = field(default=None, metadata={"help": "validation windows per evaluation (default: all)"})
 
 
-def train(args: argparse.Namespace) -> dict[str, Any]:
-    """Train; write ``metrics.jsonl``, checkpoints and ``final/`` (a plain judge checkpoint)."""
-    from transformers import get_scheduler
+def parse_args(argv: Sequence[str] | None = None) -> tuple[CachedJudgeArguments, TrainingArguments]:
+    args, training = parse_arguments(CachedJudgeArguments, argv, prog="train_judge_cached", defaults=TRAINING_DEFAULTS)
+    if not args.train:
+        raise SystemExit("train_judge_cached: give --train (feature cache folders from turneval.training.judge_features)")
+    return args, training
 
-    from turneval.training.judge_features import base_judge
 
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    out_dir = Path(args.output_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    train_data = CachedFeatures(args.train, None)
-    n_layers = train_data.n_layers
-    split = args.split_layer if args.split_layer is not None else (n_layers if args.mode == "frozen" else 2)
-    if args.mode == "frozen":
-        split = n_layers
-    train_data = CachedFeatures(args.train, split)
-    val_data = CachedFeatures(args.validation, split) if args.validation else None
-    settings = train_data.settings
-    backbone = args.backbone or settings.get("backbone") or "tiny.en"
-    judge = base_judge(backbone, settings["context_s"])
-    names = list(judge.config.label_names)
-    model = apply_mode(CachedTop(judge, split), args.mode, args.lora_r, args.lora_alpha)
-    counts = train_data.target_counts(len(names))
-    weights = inverse_frequency_weights(counts)
-    adjustment = logit_adjustment_from_weights(weights)
-    weight_tensor = torch.tensor(weights, dtype=torch.float32)
+class CachedJudgeRecipe(Recipe):
+    """The judge's top above the cached frozen layers, every cached prediction as a target."""
 
-    head_names = ("layer_weights", "classifier")
-    head = [p for n, p in model.named_parameters() if p.requires_grad and any(h in n for h in head_names)]
-    body = [p for n, p in model.named_parameters() if p.requires_grad and not any(h in n for h in head_names)]
-    groups = [{"params": head, "lr": args.head_learning_rate, "weight_decay": 0.0}]
-    if body:
-        groups.append({"params": body, "lr": args.learning_rate, "weight_decay": args.weight_decay})
-    optimizer = torch.optim.AdamW(groups)
-    steps_per_epoch = len(train_data) // args.batch_size
-    if steps_per_epoch == 0:
-        raise SystemExit(f"{args.train}: {len(train_data)} windows are fewer than one batch of {args.batch_size}")
-    max_steps = max(1, int(round(args.epochs * steps_per_epoch)))
-    scheduler = get_scheduler("cosine", optimizer, num_warmup_steps=min(args.warmup_steps, max_steps // 5), num_training_steps=max_steps)
+    name = "judge_cached"
 
-    step, started_cpu = 0, 0.0
-    checkpoints = out_dir / "checkpoints"
-    if args.resume_from_checkpoint:
-        resume = _latest(checkpoints) if args.resume_from_checkpoint == "latest" else Path(args.resume_from_checkpoint)
-        if resume is None:
-            raise SystemExit(f"--resume_from_checkpoint latest, but {checkpoints} holds no step_N folder")
-        state = torch.load(resume / "state.pt", weights_only=False)
-        model.load_state_dict(state["model"], strict=False)
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["rng"])
-        step, started_cpu = state["step"], state["cpu_s"]
-        print(f"resumed from {resume} at step {step}")
-    log_path = out_dir / "metrics.jsonl"
-    if not args.resume_from_checkpoint and log_path.exists():
-        log_path.unlink()
+    def __init__(self, args: CachedJudgeArguments, training: TrainingArguments) -> None:
+        from turneval.training.judge_features import base_judge
 
-    def log(row: dict[str, Any]) -> None:
-        with open(log_path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(row) + "\n")
+        self.args, self.training = args, training
+        torch.set_num_threads(args.threads)
+        probe = CachedFeatures(args.train, None)
+        self.split = probe.n_layers if args.mode == "frozen" else (args.split_layer if args.split_layer is not None else 2)
+        self.settings = probe.settings
+        self.judge = base_judge(args.backbone or self.settings.get("backbone") or "tiny.en", self.settings["context_s"])
+        self.label_names = list(self.judge.config.label_names)
 
-    cpu0 = time.process_time() - started_cpu
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    print(f"mode {args.mode}, split layer {split}: {trainable} trainable parameters, {len(train_data)} windows, {max_steps} steps")
-    summary: dict[str, Any] = {"mode": args.mode, "split_layer": split, "trainable_parameters": trainable, "max_steps": max_steps}
-    model.train()
-    while step < max_steps:
-        epoch = step // steps_per_epoch
-        order = torch.randperm(len(train_data), generator=torch.Generator().manual_seed(args.seed + epoch)).tolist()
-        position = step % steps_per_epoch
-        for b in range(position, steps_per_epoch):
-            items = [train_data[j] for j in order[b * args.batch_size : (b + 1) * args.batch_size]]
-            batch = {k: torch.stack([it[k] for it in items]) for k in items[0]}
-            logits = model(batch["pred_states"], batch.get("full_states"))
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch["labels"].reshape(-1), weight=weight_tensor, ignore_index=-100)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_([p for g in groups for p in g["params"]], 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            step += 1
-            log({"step": step, "epoch": epoch, "loss": float(loss.detach()), "lr": scheduler.get_last_lr()[-1], "cpu_s": round(time.process_time() - cpu0, 1)})
-            if args.eval_steps and val_data is not None and step % args.eval_steps == 0:
-                result = evaluate_cached(model, val_data, names, adjustment, args.max_eval_windows)
-                log({"step": step, "validation": result})
-                print(json.dumps({"step": step, "val_roc_auc": result["roc_auc"]}))
-                model.train()
-            if args.save_steps and step % args.save_steps == 0:
-                target = checkpoints / f"step_{step}"
-                target.mkdir(parents=True, exist_ok=True)
-                trainable_state = dict(model.state_dict().items())
-                torch.save({"model": trainable_state, "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                            "rng": torch.get_rng_state(), "step": step, "cpu_s": time.process_time() - cpu0}, target / "state.pt")
-            if step >= max_steps or (args.stop_after_steps and step >= args.stop_after_steps):
-                break
-        if args.stop_after_steps and step >= args.stop_after_steps and step < max_steps:
-            print(f"stopped at step {step} of {max_steps}; continue with --resume_from_checkpoint latest")
-            summary["step"] = step
-            return summary
-    summary["train_cpu_s"] = round(time.process_time() - cpu0, 1)
-    if val_data is not None:
-        summary["validation"] = evaluate_cached(model, val_data, names, adjustment, args.max_eval_windows)
-        log({"step": step, "validation": summary["validation"]})
-    final = export_judge(judge, model, args.mode, adjustment)
-    final.config.training_summary = {"train_cache": [str(t) for t in args.train], "steps": step, "train_cpu_s": summary["train_cpu_s"],
-                                     "train_windows": len(train_data), "class_weights": [round(float(w), 6) for w in weights]}
-    final.save_pretrained(out_dir / "final", safe_serialization=True)
-    (out_dir / "final" / "training_args.json").write_text(json.dumps(vars(args), indent=2), encoding="utf-8")
-    summary["step"] = step
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    return summary
+    def build_model(self) -> nn.Module:
+        return apply_mode(CachedTop(self.judge, self.split), self.args.mode, self.args.lora_r, self.args.lora_alpha)
+
+    def parameter_groups(self, model: nn.Module) -> list[dict[str, Any]]:
+        head_names = ("layer_weights", "classifier")
+        head = [p for n, p in model.named_parameters() if p.requires_grad and any(h in n for h in head_names)]
+        body = [p for n, p in model.named_parameters() if p.requires_grad and not any(h in n for h in head_names)]
+        groups = [{"params": head, "lr": self.args.head_learning_rate, "weight_decay": 0.0}]
+        if body:
+            groups.append({"params": body, "lr": self.training.learning_rate, "weight_decay": self.training.weight_decay})
+        return groups
+
+    def setup(self, model: nn.Module, accelerator: Any) -> None:
+        self.train_data = CachedFeatures(self.args.train, self.split)
+        self.val_data = CachedFeatures(self.args.validation, self.split) if self.args.validation else None
+        weights = inverse_frequency_weights(self.train_data.target_counts(len(self.label_names)))
+        self.class_weights = weights
+        self.adjustment = logit_adjustment_from_weights(weights)
+        self.weight_tensor = torch.tensor(weights, dtype=torch.float32, device=accelerator.device)
+        self.rank, self.world = accelerator.process_index, accelerator.num_processes
+        batch = self.training.per_device_train_batch_size
+        self.per_update = batch * self.training.gradient_accumulation_steps * self.world
+        if len(self.train_data) < self.per_update:
+            raise SystemExit(f"{self.args.train}: {len(self.train_data)} windows are fewer than one update of {self.per_update}")
+
+    def steps_per_epoch(self) -> int:
+        return len(self.train_data) // self.per_update
+
+    def micro_batches(self, start_step: int, accelerator: Any) -> Iterator[dict[str, torch.Tensor]]:
+        batch, accum = self.training.per_device_train_batch_size, self.training.gradient_accumulation_steps
+        epoch, position = divmod(start_step, self.steps_per_epoch())
+        while True:
+            # the order of epoch e depends only on (seed, e): step k always sees the same windows
+            order = torch.randperm(len(self.train_data), generator=torch.Generator().manual_seed(self.training.seed + epoch)).tolist()
+            for step in range(position, self.steps_per_epoch()):
+                for micro in range(accum):
+                    first = ((step * accum + micro) * self.world + self.rank) * batch
+                    items = [self.train_data[j] for j in order[first : first + batch]]
+                    yield {k: torch.stack([it[k] for it in items]) for k in items[0]}
+            epoch, position = epoch + 1, 0
+
+    def loss(self, model: nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        logits = model(batch["pred_states"], batch.get("full_states"))
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch["labels"].reshape(-1), weight=self.weight_tensor, ignore_index=-100)
+
+    def evaluate(self, model: nn.Module, accelerator: Any, step: int) -> dict[str, Any] | None:
+        if self.val_data is None:
+            return None
+        return {"validation": evaluate_cached(accelerator.unwrap_model(model), self.val_data, self.label_names, self.adjustment, self.args.max_eval_windows)}
+
+    def save_final(self, model: nn.Module, folder: Path) -> None:
+        final = export_judge(self.judge, model, self.args.mode, self.adjustment)
+        final.config.training_summary = {
+            "train_cache": [str(t) for t in self.args.train],
+            "train_windows": len(self.train_data),
+            "class_weights": [round(float(w), 6) for w in self.class_weights],
+        }
+        final.save_pretrained(folder, safe_serialization=True)
+
+
+def train(args: CachedJudgeArguments, training: TrainingArguments) -> dict[str, Any]:
+    """Run (or continue) training; return the skeleton's summary (step, losses, validation, compute)."""
+    return run_training(CachedJudgeRecipe(args, training), training, args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    summary = train(build_parser().parse_args(argv))
-    print(json.dumps(summary, default=str))
+    summary = train(*parse_args(argv))
+    print(json.dumps({k: v for k, v in summary.items() if k != "losses"}, default=str))
     return 0
 
 
@@ -324,4 +297,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["CachedTop", "MODES", "apply_mode", "evaluate_cached", "export_judge", "inverse_frequency_weights", "logit_adjustment_from_weights", "train"]
+__all__ = ["CachedTop", "MODES", "apply_mode", "evaluate_cached", "export_judge", "inverse_frequency_weights", "logit_adjustment_from_weights", "train", "CachedJudgeArguments", "CachedJudgeRecipe", "parse_args"]
