@@ -48,6 +48,8 @@ if str(HERE) not in sys.path:
 from _harness import figure, limit_threads  # noqa: E402
 from _switchboard import locate, map_calls  # noqa: E402
 
+from turneval.checkpoints import bundled_root  # noqa: E402
+
 
 FULL, QUICK = {"test": 200, "train": 600, "pairs": 100}, {"test": 20, "train": 60, "pairs": 10}
 
@@ -211,6 +213,8 @@ def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[s
     from turneval.naturalness_inference import load_predictor
 
     torch.set_num_threads(max(1, limit_threads()))
+    # the Switchboard voice-activity predictor is what these figures are about, not the report default
+    predictor = predictor or str(bundled_root() / "future_activity_predictor_switchboard")
     model = load_predictor(predictor)
     if model.config.input_type != "vad":
         raise SystemExit("predictor_switchboard: the predictor reads audio; Switchboard's word times give voice activity only (pass a vad predictor)")
@@ -307,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--swb-root", help="extracted swb_ms98_transcriptions folder (or its .tar.gz)")
     p.add_argument("--splits", help="folder with train.txt / val.txt / test.txt")
-    p.add_argument("--predictor", help="voice-activity FutureActivityPredictor checkpoint (default: the bundled one)")
+    p.add_argument("--predictor", help="voice-activity FutureActivityPredictor checkpoint (default: checkpoints/future_activity_predictor_switchboard)")
     p.add_argument("--test-calls", type=int, default=FULL["test"])
     p.add_argument("--train-calls", type=int, default=FULL["train"], help="train calls of the LR baselines")
     p.add_argument("--pair-calls", type=int, default=FULL["pairs"], help="test calls the perturbation pairs are cut from")

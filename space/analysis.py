@@ -21,6 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from turneval.checkpoints import default_checkpoint
+from turneval.dataset_scripts.dialogue import DialogueError
+from turneval.dataset_scripts.files import atomic_write_bytes, atomic_write_text
+from turneval.reporting import report
+from turneval.reporting.html import render_html, timeline_png
 from turneval.reporting.summary import format_number
 
 
@@ -114,8 +119,6 @@ def check_upload(path: str | Path, *, limit_bytes: int, limit_seconds: float, ch
 
 def model_checkpoints() -> dict[str, Any]:
     """Which model stages can run: the judge and predictor checkpoints found (False: skip)."""
-    from turneval.checkpoints import default_checkpoint
-
     found = {kind: default_checkpoint(kind) for kind in ("judge", "predictor")}
     return {kind: str(path) if path is not None and (path / "config.json").is_file() else False for kind, path in found.items()}
 
@@ -146,8 +149,6 @@ def run_report(
     limit_seconds: float,
 ) -> Any:
     """The analysis call: :func:`turneval.reporting.report` with the checkpoints found here."""
-    from turneval.reporting import report
-
     models = model_checkpoints()
     rep = report(
         stereo,
@@ -226,10 +227,6 @@ def analyse(
         AnalysisError: nothing uploaded, over a cap, unreadable, wrong channel count, or the
             report refused the input (silent channel, no speech, ...).
     """
-    from turneval.dataset_scripts.dialogue import DialogueError
-    from turneval.dataset_scripts.files import atomic_write_bytes, atomic_write_text
-    from turneval.reporting.html import render_html, timeline_png
-
     limit_seconds = max_seconds() if limit_seconds is None else limit_seconds
     limit_bytes = max_bytes() if limit_bytes is None else limit_bytes
     if system_channel not in (0, 1):

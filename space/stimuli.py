@@ -17,8 +17,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from turneval.dataset_scripts.audio import load_audio, write_audio
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.files import atomic_write_text, read_json
+from turneval.dataset_scripts.perturbations.pairs import iter_pairs
+from turneval.dataset_scripts.readers import read_annotations
 
 
 EXAMPLES_ENV_VAR = "TURNEVAL_SPACE_EXAMPLES"
@@ -50,8 +53,6 @@ def example_files() -> list[Path]:
 
 def example_dialogues(folder: Path | None = None) -> list[Dialogue]:
     """The examples that have annotations (``<name>.json`` beside ``<name>.wav``), audio loaded."""
-    from turneval.dataset_scripts.readers import read_annotations
-
     folder = folder if folder is not None else examples_dir()
     if folder is None:
         return []
@@ -82,8 +83,6 @@ def build_pair_stimuli(dialogues: Iterable[Dialogue], out_dir: str | Path, *, se
 
     A pair made by more than one seed with the same id gets the seed in its id.
     """
-    from turneval.dataset_scripts.audio import write_audio
-    from turneval.dataset_scripts.perturbations.pairs import iter_pairs
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     dialogues = list(dialogues)
@@ -162,7 +161,6 @@ def serve_pair(pair: PairStimulus, natural_position: str, out_root: str | Path) 
 
     import numpy as np
 
-    from turneval.dataset_scripts.audio import load_audio, write_audio
 
     if natural_position not in ("A", "B"):
         raise ValueError(f"natural_position must be 'A' or 'B', got {natural_position!r}")

@@ -24,7 +24,9 @@ import numpy as np
 from listening import SOURCES, SourceSegment, source_at
 
 from turneval.dataset_scripts.dialogue import Dialogue
+from turneval.dataset_scripts.events import extract_events
 from turneval.dataset_scripts.grids import CHUNK_S, SAMPLE_RATE
+from turneval.reporting import judge_probabilities, load_judge_model
 
 
 SWITCH_MEAN_S = 30.0
@@ -84,8 +86,6 @@ def pause_rule_backchannels(
     (a silence of at least ``min_pause_s`` inside the speaker's turn) that follows at least
     ``min_speech_s`` of the speaker's speech, keeping ``min_spacing_s`` between backchannels.
     """
-    from turneval.dataset_scripts.events import extract_events
-
     events = extract_events(dialogue)
     speaker = 1 - listener
     ipus = events.ipus
@@ -136,9 +136,6 @@ def judge_listener_backchannels(
     Args:
         judge: a TurnTakingJudge checkpoint folder or a loaded model.
     """
-    from turneval.dataset_scripts.events import extract_events
-    from turneval.reporting import judge_probabilities, load_judge_model
-
     if dialogue.audio is None:
         raise SwozError(f"dialogue {dialogue.id!r} has no audio for the judge")
     model, _ = load_judge_model(judge)
@@ -205,8 +202,6 @@ def build_swoz_stimulus(
     Raises:
         SwozError: no audio, or the listener has no backchannel in the dialogue to reuse.
     """
-    from turneval.dataset_scripts.events import extract_events
-
     if dialogue.audio is None:
         raise SwozError(f"dialogue {dialogue.id!r} has no audio")
     if listener not in (0, 1):
@@ -253,8 +248,6 @@ def build_swoz_stimulus(
 
 def default_listener(dialogue: Dialogue) -> int:
     """The channel with more backchannels (ties: the system's, else B)."""
-    from turneval.dataset_scripts.events import extract_events
-
     events = extract_events(dialogue)
     counts = [len(events.of_speaker("backchannels", s)) for s in (0, 1)]
     if counts[0] == counts[1]:

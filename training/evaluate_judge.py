@@ -27,7 +27,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from turneval.dataset_scripts.agreement_instances import build_agreement_instances
 from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
+from turneval.dataset_scripts.labels import FLOOR_STATES
 from turneval.metrics.agreement import tune_thresholds
 from turneval.metrics.classification import f1_table, f1_thresholds, roc_auc_table
 
@@ -86,9 +88,6 @@ def pooled(scored: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
 
 def human_human_instances(scored: Sequence[dict[str, Any]], label_names: Sequence[str]) -> list[Any]:
     """Agreement instances of human-human conversations: each speaker in turn plays the system."""
-    from turneval.dataset_scripts.agreement_instances import build_agreement_instances
-    from turneval.dataset_scripts.labels import FLOOR_STATES
-
     instances = []
     for s in scored:
         if s["floor"] is None:

@@ -36,6 +36,8 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
+from turneval.training.evaluate_judge import conversation_audio
+
 
 FORMAT_VERSION = 1
 
@@ -73,8 +75,6 @@ def encode_window_states(judge, windows: torch.Tensor) -> list[torch.Tensor]:
 
 def cache_conversation(judge, row: dict[str, Any], folder: Path, *, window_chunks: int, offsets: Sequence[int], splits: Sequence[int], batch_size: int = 4) -> int:
     """Encode one conversation's windows into ``folder``; return the number of windows."""
-    from turneval.training.evaluate_judge import conversation_audio
-
     spc = judge.config.samples_per_chunk
     frames_per_chunk = spc // 320
     audio = torch.from_numpy(np.ascontiguousarray(conversation_audio(row), dtype=np.float32))

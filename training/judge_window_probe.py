@@ -22,12 +22,12 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from turneval.training.evaluate_judge import _split_source, conversation_audio
+
 
 @torch.no_grad()
 def last_frame_states(judge, rows: Sequence[dict[str, Any]], picks: Sequence[tuple[int, int]], batch_size: int = 8) -> np.ndarray:
     """All hidden states ``[N, L+1, d]`` at the last frame of the window ending at chunk t."""
-    from turneval.training.evaluate_judge import conversation_audio
-
     spc = judge.config.samples_per_chunk
     width = judge.config.context_chunks * spc
     audio = {}
@@ -95,8 +95,6 @@ def train_head(states: np.ndarray, labels: np.ndarray, steps: int = 300, lr: flo
 def causal_at_picks(judge, rows: Sequence[dict[str, Any]], picks: Sequence[tuple[int, int]]) -> np.ndarray:
     """A judge's ``score`` rows at the picked (conversation, t): the same examples, scored the
     way ``turneval report`` scores them."""
-    from turneval.training.evaluate_judge import conversation_audio
-
     by_conv: dict[int, np.ndarray] = {}
     out = []
     for conv, t in picks:
@@ -123,7 +121,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(1)
 
     from turneval.modeling.whisper_conversion import judge_from_whisper
-    from turneval.training.evaluate_judge import _split_source
     from turneval.training.judge_data import load_chunk_rows
 
     judge = judge_from_whisper(args.backbone, context_mode="window", context_s=args.context_s).eval()

@@ -25,11 +25,13 @@ from typing import Callable
 
 import numpy as np
 
+from turneval.dataset_scripts.audio import load_stereo
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.files import atomic_write_text
 from turneval.dataset_scripts.perturbations.edits import PERTURBATION_TYPES
 from turneval.dataset_scripts.perturbations.pairs import PerturbationPair, iter_pairs
 from turneval.metrics.scorer_discrimination import evaluate_pairs
+from turneval.training.corpus import load_corpus
 
 
 Scorer = Callable[[Dialogue], float]
@@ -56,9 +58,6 @@ def model_scorer(path: str, device: str) -> Scorer:
 
 
 def load_dialogues(folder: str) -> list[Dialogue]:
-    from turneval.dataset_scripts.audio import load_stereo
-    from turneval.training.corpus import load_corpus
-
     dialogues = load_corpus(folder)
     for d in dialogues:
         d.audio = load_stereo(d.audio_path)

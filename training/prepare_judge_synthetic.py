@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from turneval.dataset_scripts.synthetic.corpus import generate_corpus, load_dialogue
+
 
 def split_of(index: int, n: int) -> str:
     """80 / 10 / 10 % by conversation index (at least one validation and test conversation)."""
@@ -31,7 +33,6 @@ def prepare(out: str | Path, n: int, seed: int, duration_s: float, snr_db: float
     from turneval.dataset_scripts.builders.export import export_parquet
     from turneval.dataset_scripts.builders.manifest import write_dialogue_manifest
     from turneval.dataset_scripts.builders.turn_taking_chunks import TurnTakingChunks
-    from turneval.dataset_scripts.synthetic.corpus import generate_corpus, load_dialogue
 
     if n < 3:
         raise ValueError(f"need at least 3 conversations (train, validation, test), got {n}")

@@ -32,6 +32,7 @@ from turneval.training.common import Recipe, TrainingArguments, export_latest, p
 from turneval.training.common import train as run_training
 from turneval.training.corpus import load_corpus
 from turneval.training.future_activity_data import FutureActivityWindows, WindowConfig
+from turneval.training.switchboard_va import load_voice_activity
 
 
 VAL_DRAWS = 64
@@ -87,7 +88,6 @@ def windows_for(folder: str | None, va_cache: str | None, window: WindowConfig, 
         return FutureActivityWindows(load_corpus(folder), window, draws=draws, seed=seed, input_type=input_type)
     if input_type != "vad":
         raise SystemExit(f"{va_cache}: a voice-activity cache has no audio; it trains input_type 'vad' models only")
-    from turneval.training.switchboard_va import load_voice_activity
 
     return FutureActivityWindows.from_voice_activity(list(load_voice_activity(va_cache).values()), window, draws=draws, seed=seed)
 

@@ -39,6 +39,7 @@ from torch.nn import functional as F
 
 from turneval.training.common import Recipe, TrainingArguments, parse_arguments
 from turneval.training.common import train as run_training
+from turneval.training.evaluate_judge import roc_auc_table
 from turneval.training.judge_features import CachedFeatures
 
 
@@ -162,8 +163,6 @@ def predict(model: nn.Module, data: CachedFeatures, batch_size: int = 8, max_win
 
 def evaluate_cached(model, data: CachedFeatures, label_names: Sequence[str], adjustment: Sequence[float] | None, max_windows: int | None = None) -> dict[str, Any]:
     """ROC-AUC per class on every cached prediction, raw and with the logit adjustment."""
-    from turneval.training.evaluate_judge import roc_auc_table
-
     logits, targets = predict(model, data, max_windows=max_windows)
     probs = torch.softmax(torch.from_numpy(logits), -1).numpy()
     result = {"n_predictions": int(len(targets)), "roc_auc": roc_auc_table(targets, probs, label_names)}

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from turneval.dataset_scripts.audio import resample
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 
 
@@ -70,8 +71,6 @@ def high_band_share(channel: np.ndarray, sample_rate: int = SAMPLE_RATE) -> floa
 
 def telephone_band(audio: np.ndarray) -> np.ndarray:
     """``[channels, n]`` 16 kHz audio low-passed to the telephone band (via 8 kHz), same length."""
-    from turneval.dataset_scripts.audio import resample
-
     narrow = resample(resample(audio, SAMPLE_RATE, TELEPHONE_RATE), TELEPHONE_RATE, SAMPLE_RATE)
     n = audio.shape[-1]
     if narrow.shape[-1] < n:

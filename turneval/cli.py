@@ -11,6 +11,7 @@ import importlib
 import sys
 
 from turneval import __version__
+from turneval.console import cli_warnings
 from turneval.dataset_scripts.dialogue import DialogueError
 
 
@@ -50,7 +51,6 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "_run"):
         parser.print_help()
         return 2
-    from turneval.console import cli_warnings
 
     try:
         with cli_warnings(args.command, quiet=bool(getattr(args, "quiet", False))):

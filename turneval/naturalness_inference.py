@@ -18,8 +18,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from turneval.dataset_scripts.audio import load_stereo  # audio I/O only when needed
 from turneval.dataset_scripts.dialogue import Dialogue, DialogueError
 from turneval.dataset_scripts.grids import FRAME_HZ, SAMPLE_RATE
+from turneval.dataset_scripts.vap_targets import DEFAULT_LAYOUT
 from turneval.metrics.naturalness_score import NaturalnessResult, score_naturalness
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
 
@@ -45,7 +47,6 @@ def _audio(dialogue: Dialogue) -> np.ndarray:
         return dialogue.audio
     if dialogue.audio_path is None:
         raise DialogueError(f"dialogue {dialogue.id!r} has no audio to score")
-    from turneval.dataset_scripts.audio import load_stereo  # audio I/O only when needed
 
     return load_stereo(dialogue.audio_path)
 
@@ -117,7 +118,6 @@ def score_dialogue(dialogue: Dialogue, model: FutureActivityPredictorModel, prog
     """
     if model.config.frame_hz != FRAME_HZ:
         raise ValueError(f"model runs at {model.config.frame_hz} Hz; naturalness units are defined at {FRAME_HZ} Hz")
-    from turneval.dataset_scripts.vap_targets import DEFAULT_LAYOUT
 
     va = dialogue.frame_activity().T
     if va.shape[0] <= DEFAULT_LAYOUT.horizon:

@@ -40,6 +40,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from turneval.dataset_scripts.agreement_instances import AgreementInstance, dialogue_agreement_instances, floor_owners
+from turneval.dataset_scripts.grids import CHUNK_S
+from turneval.dataset_scripts.labels import chunk_labels
+from turneval.metrics.agreement import agreement
+
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from turneval.dataset_scripts.dialogue import Dialogue
@@ -186,10 +191,6 @@ def pause_decisions(
     """The (a)/(d) agreement instances of ``dialogue`` whose silence starts where one of the
     pauser's IPUs ends (a silence entered otherwise, e.g. after an overlap, is left out),
     with what a turn-end model hears (see :class:`PauseDecision`)."""
-    from turneval.dataset_scripts.agreement_instances import dialogue_agreement_instances, floor_owners
-    from turneval.dataset_scripts.grids import CHUNK_S
-    from turneval.dataset_scripts.labels import chunk_labels
-
     bad = [m for m in metrics if m not in ("a", "d")]
     if bad:
         raise ValueError(f"turn-end decisions exist for metrics a and d only, got {bad}")
@@ -258,8 +259,6 @@ def turn_end_judge_section(
     the same instances (from the report's ``agreement`` section, when the judge ran)."""
     from tqdm.auto import tqdm
 
-    from turneval.dataset_scripts.agreement_instances import AgreementInstance
-    from turneval.metrics.agreement import agreement
 
     if dialogue.audio is None:
         raise ValueError(f"dialogue {dialogue.id!r} has no audio for the turn-end judge")

@@ -25,7 +25,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
-from turneval.dataset_scripts.dialogue import SPEAKERS, Dialogue, DialogueError
+from turneval.dataset_scripts.audio import audio_duration
+from turneval.dataset_scripts.dialogue import SPEAKERS, Dialogue, DialogueError, Word
+from turneval.dataset_scripts.grids import SAMPLE_RATE
+from turneval.dataset_scripts.readers._common import load_json
+from turneval.dataset_scripts.readers.annotations import checked_annotation_fields
 
 
 AUDIO_TOLERANCE_S = 1.0
@@ -134,8 +138,6 @@ def read_annotation_data(path: str | Path) -> dict[str, Any]:
         data = dialogue.to_dict()
         data["audio_path"] = None  # the audio comes from the command line
         return data
-    from turneval.dataset_scripts.readers._common import load_json
-    from turneval.dataset_scripts.readers.annotations import checked_annotation_fields
 
     raw = load_json(path)
     if not isinstance(raw, dict) or "segments" not in raw:
@@ -161,9 +163,6 @@ def annotated_dialogue(
     Raises InputError when speech or words run more than ``tolerance_s`` past the audio's end
     (the wrong audio file, or times in the wrong unit).
     """
-    from turneval.dataset_scripts.dialogue import Word
-    from turneval.dataset_scripts.grids import SAMPLE_RATE
-
     path = Path(path)
     duration = audio.shape[1] / SAMPLE_RATE
     notes: list[str] = []
@@ -195,8 +194,6 @@ def annotated_dialogue(
 
 def compare_mono_lengths(user: str | Path, system: str | Path, *, tolerance_s: float = MONO_LENGTH_TOLERANCE_S) -> list[str]:
     """A note (and an InputWarning) when the two mono files differ in length by more than ``tolerance_s``."""
-    from turneval.dataset_scripts.audio import audio_duration
-
     lengths = {"--user": audio_duration(user), "--system": audio_duration(system)}
     (short_flag, short), (long_flag, long) = sorted(lengths.items(), key=lambda kv: kv[1])
     notes: list[str] = []

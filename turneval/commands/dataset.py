@@ -16,6 +16,8 @@ import json
 from pathlib import Path
 
 from turneval.cli import UserError
+from turneval.dataset_scripts.readers import read_corpus
+from turneval.validation import check_output_dir
 
 
 KINDS = ("chunks", "perturbations", "probes")
@@ -53,7 +55,6 @@ def _manifest(args: argparse.Namespace, out: Path) -> Path:
             raise UserError(f"{path}: manifest not found")
         return path
     from turneval.dataset_scripts.builders.manifest import write_dialogue_manifest
-    from turneval.dataset_scripts.readers import read_corpus
 
     dialogues = list(read_corpus([Path(p) for p in args.inputs], format=args.format))
     if not dialogues:
@@ -68,7 +69,6 @@ def run(args: argparse.Namespace) -> int:
         TurnTakingProbes,
         export_parquet,
     )
-    from turneval.validation import check_output_dir
 
     out = check_output_dir(args.out)
     manifest = _manifest(args, out)

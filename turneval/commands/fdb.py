@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from turneval.benchmark_runs.fdb import evaluate_fdb_run, whisper_words
 from turneval.cli import UserError
+from turneval.dataset_scripts.files import atomic_write_text
 
 
 _EPILOG = """\
@@ -76,9 +78,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.benchmark_runs.fdb import evaluate_fdb_run, whisper_words
-    from turneval.dataset_scripts.files import atomic_write_text
-
     if args.asr_model and not args.transcribe:
         raise UserError("--asr-model goes with --transcribe")
     show = not args.quiet and sys.stderr.isatty()

@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from turneval.benchmark_runs.fdbench import evaluate_fdbench_run
 from turneval.cli import UserError
+from turneval.dataset_scripts.files import atomic_write_text
 
 
 _EPILOG = """\
@@ -65,9 +67,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.benchmark_runs.fdbench import evaluate_fdbench_run
-    from turneval.dataset_scripts.files import atomic_write_text
-
     result = evaluate_fdbench_run(
         args.log_dir,
         ground_truth=args.ground_truth,

@@ -13,7 +13,11 @@ import argparse
 import sys
 
 from turneval.cli import UserError
-from turneval.validation import seconds_limit
+from turneval.dataset_scripts.dialogue import DialogueError
+from turneval.reporting import format_summary, report
+from turneval.smart_turn import SmartTurnUnavailable
+from turneval.transcribe import TranscriptionError
+from turneval.validation import check_output_dir, seconds_limit
 
 
 EXAMPLES = """examples:
@@ -84,18 +88,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.dataset_scripts.dialogue import DialogueError
-    from turneval.reporting import format_summary, report
-    from turneval.smart_turn import SmartTurnUnavailable
-    from turneval.transcribe import TranscriptionError
-
     if args.no_judge and args.judge:
         raise UserError("--judge and --no-judge contradict each other; give one")
     if args.no_predictor and args.predictor:
         raise UserError("--predictor and --no-predictor contradict each other; give one")
     if args.conversation is None and args.user is None and args.system is None:
         raise UserError("give a stereo CONVERSATION file, or --user A.wav --system B.wav")
-    from turneval.validation import check_output_dir
 
     check_output_dir(args.out)  # before minutes of analysis
     if not args.transcribe and (args.asr_model or args.reference_text):

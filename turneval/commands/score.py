@@ -18,9 +18,13 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
+from turneval.bandwidth import narrow_band_warning
 from turneval.cli import UserError
+from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
 from turneval.dataset_scripts.readers import AUDIO_SUFFIXES
+from turneval.metrics.intervals import mean_interval
+from turneval.reporting import load_conversation, load_predictor_model
 
 
 MANIFEST_COLUMNS = ("path", "audio", "file")
@@ -119,9 +123,7 @@ def collect_inputs(inputs: Sequence[str | Path]) -> list[Item]:
 
 def score_one(name: str, file: Path, model: Any, system_channel: int | None = None, n_worst: int = 3, band_limit: str = "none") -> dict[str, Any]:
     """The naturalness of one dialogue file (annotation JSON or stereo audio)."""
-    from turneval.bandwidth import narrow_band_warning
     from turneval.naturalness_inference import score_dialogue
-    from turneval.reporting import load_conversation
 
     dialogue = load_conversation(file, system_channel=system_channel, band_limit=band_limit)
     dialogue.id = name
@@ -137,8 +139,6 @@ def score_one(name: str, file: Path, model: Any, system_channel: int | None = No
 
 def _score_or_error(item: Item, model: Any, args: argparse.Namespace) -> dict[str, Any]:
     """:func:`score_one`; with ``--skip-errors`` a dialogue that cannot be read becomes an error entry."""
-    from turneval.dataset_scripts.dialogue import DialogueError
-
     try:
         if not item.file.is_file():
             raise UserError(f"{item.file}: file not found")
@@ -152,7 +152,6 @@ def _score_or_error(item: Item, model: Any, args: argparse.Namespace) -> dict[st
 
 def aggregate(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Mean (with its 95 % CI over dialogues) of the naturalness score, MeanNLL and TailNLL."""
-    from turneval.metrics.intervals import mean_interval
     out: dict[str, Any] = {"n_dialogues": len(results)}
     for key in ("naturalness_score", "mean_nll", "tail_nll"):
         values = [r[key] for r in results if r.get(key) is not None]
@@ -179,7 +178,6 @@ def run(args: argparse.Namespace) -> int:
     from accelerate import Accelerator
     from accelerate.utils import gather_object
 
-    from turneval.reporting import load_predictor_model
 
     if args.out:
         from turneval.validation import check_output_file

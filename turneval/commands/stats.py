@@ -12,7 +12,11 @@ from typing import Any
 
 from turneval.cli import UserError
 from turneval.dataset_scripts.dialogue import SPEAKERS
-from turneval.dataset_scripts.events import DEFAULT_IPU_SILENCE_S, DEFAULT_MAX_BACKCHANNEL_S
+from turneval.dataset_scripts.events import DEFAULT_IPU_SILENCE_S, DEFAULT_MAX_BACKCHANNEL_S, extract_events
+from turneval.dataset_scripts.files import atomic_write_text
+from turneval.dataset_scripts.readers import read_dialogue
+from turneval.dataset_scripts.vocabulary import load_backchannel_words
+from turneval.metrics.statistics import corpus_statistics
 
 
 _TABLE_ROWS = (
@@ -81,12 +85,6 @@ def format_table(title: str, stats: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.dataset_scripts.events import extract_events
-    from turneval.dataset_scripts.files import atomic_write_text
-    from turneval.dataset_scripts.readers import read_dialogue
-    from turneval.dataset_scripts.vocabulary import load_backchannel_words
-    from turneval.metrics.statistics import corpus_statistics
-
     if args.ipu_silence < 0 or args.max_backchannel < 0:
         raise UserError("--ipu-silence and --max-backchannel must be >= 0")
     if args.json:

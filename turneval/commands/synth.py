@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 
 from turneval.cli import UserError
+from turneval.dataset_scripts.synthetic import generate_corpus
+from turneval.dataset_scripts.synthetic.corpus import AUDIO_FORMATS
+from turneval.dataset_scripts.synthetic.timing import STYLES
+from turneval.validation import check_output_dir
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from turneval.dataset_scripts.synthetic.corpus import AUDIO_FORMATS
-    from turneval.dataset_scripts.synthetic.timing import STYLES
-
     parser = subparsers.add_parser(
         "synth",
         help="generate synthetic two-speaker conversations (stereo wav + JSON ground truth)",
@@ -37,13 +38,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.dataset_scripts.synthetic import generate_corpus
-
     if args.n < 1:
         raise UserError(f"--n must be at least 1, got {args.n}")
     if not args.duration >= 5:  # also refuses nan
         raise UserError(f"--duration must be at least 5 seconds, got {args.duration}")
-    from turneval.validation import check_output_dir
 
     check_output_dir(args.out_dir, "OUT_DIR")
     manifest = generate_corpus(

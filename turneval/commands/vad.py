@@ -10,6 +10,8 @@ import argparse
 from pathlib import Path
 
 from turneval.cli import UserError
+from turneval.dataset_scripts.readers import write_vad_csv
+from turneval.dataset_scripts.vad import SileroVAD, VADConfig, dialogue_from_audio
 from turneval.validation import seconds_limit
 
 
@@ -34,9 +36,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.dataset_scripts.readers import write_vad_csv
-    from turneval.dataset_scripts.vad import SileroVAD, VADConfig, dialogue_from_audio
-
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in (".csv", ".json"):
         raise UserError(f"--out {out}: use a .csv (VAD CSV) or .json (turneval annotations) file name")

@@ -7,10 +7,13 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from turneval.dataset_scripts.audio import AudioError, load_stereo, load_two_mono
+from turneval.bandwidth import input_sample_rates, prepare_band  # input rate and band (issue 12)
+from turneval.dataset_scripts.audio import AudioError, audio_duration, load_stereo, load_two_mono
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.grids import SAMPLE_RATE
+from turneval.dataset_scripts.readers._common import resolve_audio_reference
 from turneval.dataset_scripts.vad import SileroVAD
+from turneval.validation import read_annotation_data
 
 from .progress import progress_bar
 from .result import ReportError
@@ -35,15 +38,11 @@ def vad_segments(audio: np.ndarray, vad_settings: Mapping[str, Any] | None, prog
 
 def read_annotations(path: Path) -> dict[str, Any]:
     """The checked annotation dict, from any format turneval reads (:mod:`turneval.validation`)."""
-    from turneval.validation import read_annotation_data
-
     return read_annotation_data(path)
 
 
 def annotation_audio(annotations: str | Path, data: Mapping[str, Any]) -> Path:
     """The audio file an annotation JSON names (``audio_path``, relative to the JSON); it must exist."""
-    from turneval.dataset_scripts.readers._common import resolve_audio_reference
-
     audio = resolve_audio_reference(annotations, data["audio_path"])
     if not audio.is_file():
         raise ReportError(
@@ -64,8 +63,6 @@ def check_inputs(
     """The cheap checks of :func:`load_conversation`, made before any model loads: every file
     exists and is readable audio no longer than ``max_seconds``, an annotation JSON parses and
     the audio it names exists. Decoding, channel checks and VAD come later."""
-    from turneval.dataset_scripts.audio import audio_duration
-
     if isinstance(audio, Dialogue):
         return
     if audio is not None and Path(audio).suffix.lower() == ".json" and annotations is None:
@@ -118,8 +115,6 @@ def load_conversation(
         if dialogue.audio is None and dialogue.audio_path:
             dialogue.audio = load_stereo(dialogue.audio_path, max_seconds=max_seconds, allow_silent=False)
         if dialogue.audio is not None and band_limit != "none":
-            from turneval.bandwidth import prepare_band
-
             dialogue.audio, dialogue.metadata["bandwidth"] = prepare_band(dialogue.audio, [], band_limit)
         if system_channel is not None:
             dialogue.system_speaker = system_channel
@@ -158,7 +153,6 @@ def load_conversation(
             raise
         source = {"audio": str(audio)}
         name = Path(audio).stem
-    from turneval.bandwidth import input_sample_rates, prepare_band  # input rate and band (issue 12)
 
     samples, band = prepare_band(samples, input_sample_rates([p for k, p in source.items() if k.endswith("audio")]), band_limit)
     if data is not None:

@@ -12,6 +12,7 @@ from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
 
 from .references import reference_values
+from .summary import summary_rows
 
 
 REPORT_SCHEMA_VERSION = 1
@@ -96,8 +97,6 @@ class Report:
 
     def summary_rows(self) -> list[dict[str, Any]]:
         """The compact table of the terminal and the HTML page (see :func:`~turneval.reporting.summary.summary_rows`)."""
-        from .summary import summary_rows
-
         return summary_rows(self)
 
     def save(self, out_dir: str | Path, html: bool = True) -> dict[str, Path]:
