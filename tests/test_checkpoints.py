@@ -55,6 +55,22 @@ def test_hub_id_offline_uses_only_the_cache(tmp_path, monkeypatch):
         resolve_checkpoint("judge", "someone/judge-xl")
 
 
+def test_hub_ids_are_never_downloaded_even_online(monkeypatch):
+    import huggingface_hub
+
+    calls = []
+
+    def fake_snapshot_download(repo_id, **kwargs):
+        calls.append(kwargs)
+        raise FileNotFoundError("not in the cache")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
+    with pytest.raises(CheckpointNotFoundError, match="hf download someone/judge-xl"):
+        resolve_checkpoint("judge", "someone/judge-xl")
+    assert calls == [{"local_files_only": True}]
+
+
 def test_sync_code_copies_rewrites_a_stale_copy(tmp_path, monkeypatch):
     assert sync_code_copies() == []  # the bundled copies match modeling/ (tests/test_package.py too)
     kind = "predictor"

@@ -4,8 +4,9 @@ A model argument (``--judge`` / ``--predictor``, the ``judge=`` / ``predictor=``
 resolved in this order:
 
 1. an explicit local folder;
-2. an explicit Hugging Face Hub id (``owner/name``), through ``huggingface_hub.snapshot_download``,
-   which reads only the local cache when ``HF_HUB_OFFLINE=1`` (nothing is downloaded then);
+2. an explicit Hugging Face Hub id (``owner/name``), read from the local Hugging Face cache only
+   (``snapshot_download(local_files_only=True)``): turneval never downloads at run time; fetch a
+   model first with ``hf download owner/name``;
 3. no argument: the environment variable of that model (``$TURNEVAL_JUDGE``,
    ``$TURNEVAL_PREDICTOR``), itself a folder or a Hub id;
 4. no argument and no variable: the checkpoint bundled with turneval (package data of
@@ -66,7 +67,7 @@ def is_hub_id(spec: str | os.PathLike) -> bool:
 
 
 def resolve(spec: str | os.PathLike, *, what: str = "checkpoint", hint: str = "") -> Path:
-    """A local folder as it is, or a Hub id resolved to its snapshot folder (cache only offline).
+    """A local folder as it is, or a Hub id resolved to its snapshot folder in the local cache (never downloaded).
 
     Raises CheckpointNotFoundError naming ``spec`` and what to pass instead (``hint``).
     """
@@ -78,11 +79,12 @@ def resolve(spec: str | os.PathLike, *, what: str = "checkpoint", hint: str = ""
     from huggingface_hub import snapshot_download
 
     try:
-        return Path(snapshot_download(str(spec)))
+        return Path(snapshot_download(str(spec), local_files_only=True))
     except Exception as err:  # noqa: BLE001 - network, cache and repo errors all mean "not available"
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise CheckpointNotFoundError(
-            f"{what} {spec}: no such folder, and as a Hugging Face Hub id it is not available ({reason})"
+            f"{what} {spec}: no such folder, and as a Hugging Face Hub id it is not in the local cache ({reason}); "
+            f"fetch it first with `hf download {spec}`"
             f"{'; ' + hint if hint else ''}"
         ) from None
 

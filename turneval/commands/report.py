@@ -26,11 +26,11 @@ EXAMPLES = """examples:
   turneval report call.json --no-predictor                            segments (and words) from an annotation JSON
   turneval report call.wav --annotations call.json                    ground-truth segments instead of VAD
   turneval report call.wav --judge runs/judge/final --device cuda:1   another judge, on the second GPU
-  TURNEVAL_JUDGE=org/my-judge turneval report call.wav                a judge from the Hub (HF_HUB_OFFLINE=1: cache only)
+  TURNEVAL_JUDGE=org/my-judge turneval report call.wav                a Hub judge already fetched (hf download org/my-judge)
   turneval report call.wav --transcribe --reference-text ref.json      words by offline Whisper tiny.en, WER vs ref.json
   turneval report call.wav --turn-end-judge smart-turn                smart-turn v3.2 on the (a)/(d) pauses, beside the judge
 
-Nothing is downloaded unless a Hub id is given and not cached; report.json and report.html are
+Nothing is downloaded: Hub ids are read from the local cache; report.json and report.html are
 written only when the whole report succeeded (the output folder is checked first)."""
 
 
@@ -55,8 +55,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--annotations", metavar="X.json", default=None,
                         help="turneval annotation JSON with ground-truth segments (and words) to use instead of VAD")
     parser.add_argument("--judge", metavar="PATH|HUB_ID", default=None,
-                        help="TurnTakingJudge: a checkpoint folder or a Hugging Face Hub id (fetched once into the local "
-                        "cache; with HF_HUB_OFFLINE=1 only the cache is read) (default: $TURNEVAL_JUDGE, else the bundled checkpoint)")
+                        help="TurnTakingJudge: a checkpoint folder or a Hugging Face Hub id in the local cache (never downloaded; "
+                        "fetch with `hf download`) (default: $TURNEVAL_JUDGE, else the bundled checkpoint)")
     parser.add_argument("--predictor", metavar="PATH|HUB_ID", default=None,
                         help="FutureActivityPredictor: a checkpoint folder or a Hugging Face Hub id "
                         "(default: $TURNEVAL_PREDICTOR, else the bundled checkpoint)")
