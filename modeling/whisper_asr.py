@@ -30,6 +30,9 @@ from .whisper_conversion import (
     _file_key,
     bundled_ctranslate2_model,
     cache_dir,
+    count_ctranslate2_layers,
+    ctranslate2_getter,
+    ctranslate2_layer_state,
     ctranslate2_to_whisper_encoder,
     read_ctranslate2_model,
 )
@@ -51,12 +54,7 @@ def ctranslate2_to_whisper_decoder(variables: dict[str, np.ndarray]) -> tuple[di
     The output projection is the token embedding (CTranslate2 stores it once), so the HF
     model ties ``proj_out`` to ``embed_tokens``.
     """
-    def get(name: str) -> np.ndarray:
-        key = f"decoder/{name}"
-        if key not in variables:
-            raise WhisperConversionError(f"CTranslate2 Whisper model lacks the variable {key!r}")
-        return variables[key].astype(np.float32)
-
+    get = ctranslate2_getter(variables, "decoder")
     if "decoder/projection/weight" in variables:
         projection = variables["decoder/projection/weight"].astype(np.float32)
         if not np.array_equal(projection, get("embeddings/weight")):
@@ -67,28 +65,15 @@ def ctranslate2_to_whisper_decoder(variables: dict[str, np.ndarray]) -> tuple[di
         "layer_norm.weight": get("layer_norm/gamma"),
         "layer_norm.bias": get("layer_norm/beta"),
     }
-    n_layers = 0
-    while f"decoder/layer_{n_layers}/ffn/linear_0/weight" in variables:
-        n_layers += 1
-    if n_layers == 0:
-        raise WhisperConversionError("CTranslate2 Whisper model has no decoder layers")
+    n_layers = count_ctranslate2_layers(variables, "decoder")
     for i in range(n_layers):
         src, dst = f"layer_{i}", f"layers.{i}"
-        q_w, k_w, v_w = np.split(get(f"{src}/self_attention/linear_0/weight"), 3, axis=0)
-        q_b, _k_b, v_b = np.split(get(f"{src}/self_attention/linear_0/bias"), 3, axis=0)
+        # cross-attention: k/v fused into attention/linear_1 (the key without bias)
         ck_w, cv_w = np.split(get(f"{src}/attention/linear_1/weight"), 2, axis=0)
         _ck_b, cv_b = np.split(get(f"{src}/attention/linear_1/bias"), 2, axis=0)
+        state.update(ctranslate2_layer_state(get, i))
         state.update(
             {
-                f"{dst}.self_attn.q_proj.weight": q_w,
-                f"{dst}.self_attn.q_proj.bias": q_b,
-                f"{dst}.self_attn.k_proj.weight": k_w,
-                f"{dst}.self_attn.v_proj.weight": v_w,
-                f"{dst}.self_attn.v_proj.bias": v_b,
-                f"{dst}.self_attn.out_proj.weight": get(f"{src}/self_attention/linear_1/weight"),
-                f"{dst}.self_attn.out_proj.bias": get(f"{src}/self_attention/linear_1/bias"),
-                f"{dst}.self_attn_layer_norm.weight": get(f"{src}/self_attention/layer_norm/gamma"),
-                f"{dst}.self_attn_layer_norm.bias": get(f"{src}/self_attention/layer_norm/beta"),
                 f"{dst}.encoder_attn.q_proj.weight": get(f"{src}/attention/linear_0/weight"),
                 f"{dst}.encoder_attn.q_proj.bias": get(f"{src}/attention/linear_0/bias"),
                 f"{dst}.encoder_attn.k_proj.weight": ck_w,
@@ -98,12 +83,6 @@ def ctranslate2_to_whisper_decoder(variables: dict[str, np.ndarray]) -> tuple[di
                 f"{dst}.encoder_attn.out_proj.bias": get(f"{src}/attention/linear_2/bias"),
                 f"{dst}.encoder_attn_layer_norm.weight": get(f"{src}/attention/layer_norm/gamma"),
                 f"{dst}.encoder_attn_layer_norm.bias": get(f"{src}/attention/layer_norm/beta"),
-                f"{dst}.fc1.weight": get(f"{src}/ffn/linear_0/weight"),
-                f"{dst}.fc1.bias": get(f"{src}/ffn/linear_0/bias"),
-                f"{dst}.fc2.weight": get(f"{src}/ffn/linear_1/weight"),
-                f"{dst}.fc2.bias": get(f"{src}/ffn/linear_1/bias"),
-                f"{dst}.final_layer_norm.weight": get(f"{src}/ffn/layer_norm/gamma"),
-                f"{dst}.final_layer_norm.bias": get(f"{src}/ffn/layer_norm/beta"),
             }
         )
     d_model = state["embed_tokens.weight"].shape[1]

@@ -20,7 +20,7 @@ import json
 import os
 import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -120,17 +120,61 @@ def read_ctranslate2_model(path: str | os.PathLike, prefix: str = "") -> dict[st
     return variables
 
 
+def ctranslate2_getter(variables: dict[str, np.ndarray], stack: str) -> Callable[[str], np.ndarray]:
+    """``get(name)``: the float32 variable ``{stack}/{name}`` (``stack``: encoder or decoder), or a clear error."""
+
+    def get(name: str) -> np.ndarray:
+        key = f"{stack}/{name}"
+        if key not in variables:
+            raise WhisperConversionError(f"CTranslate2 Whisper model lacks the variable {key!r}")
+        return variables[key].astype(np.float32)
+
+    return get
+
+
+def count_ctranslate2_layers(variables: dict[str, np.ndarray], stack: str) -> int:
+    n_layers = 0
+    while f"{stack}/layer_{n_layers}/ffn/linear_0/weight" in variables:
+        n_layers += 1
+    if n_layers == 0:
+        raise WhisperConversionError(f"CTranslate2 Whisper model has no {stack} layers")
+    return n_layers
+
+
+def ctranslate2_layer_state(get: Callable[[str], np.ndarray], i: int) -> dict[str, np.ndarray]:
+    """Self-attention and feed-forward of layer ``i``, shared by encoder and decoder layers.
+
+    CTranslate2 fuses q/k/v into ``self_attention/linear_0``; Whisper's key projection has no
+    bias (zeros in the fused one).
+    """
+    src, dst = f"layer_{i}", f"layers.{i}"
+    q_w, k_w, v_w = np.split(get(f"{src}/self_attention/linear_0/weight"), 3, axis=0)
+    q_b, _k_b, v_b = np.split(get(f"{src}/self_attention/linear_0/bias"), 3, axis=0)
+    return {
+        f"{dst}.self_attn.q_proj.weight": q_w,
+        f"{dst}.self_attn.q_proj.bias": q_b,
+        f"{dst}.self_attn.k_proj.weight": k_w,
+        f"{dst}.self_attn.v_proj.weight": v_w,
+        f"{dst}.self_attn.v_proj.bias": v_b,
+        f"{dst}.self_attn.out_proj.weight": get(f"{src}/self_attention/linear_1/weight"),
+        f"{dst}.self_attn.out_proj.bias": get(f"{src}/self_attention/linear_1/bias"),
+        f"{dst}.self_attn_layer_norm.weight": get(f"{src}/self_attention/layer_norm/gamma"),
+        f"{dst}.self_attn_layer_norm.bias": get(f"{src}/self_attention/layer_norm/beta"),
+        f"{dst}.fc1.weight": get(f"{src}/ffn/linear_0/weight"),
+        f"{dst}.fc1.bias": get(f"{src}/ffn/linear_0/bias"),
+        f"{dst}.fc2.weight": get(f"{src}/ffn/linear_1/weight"),
+        f"{dst}.fc2.bias": get(f"{src}/ffn/linear_1/bias"),
+        f"{dst}.final_layer_norm.weight": get(f"{src}/ffn/layer_norm/gamma"),
+        f"{dst}.final_layer_norm.bias": get(f"{src}/ffn/layer_norm/beta"),
+    }
+
+
 def ctranslate2_to_whisper_encoder(variables: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Map CTranslate2 ``encoder/*`` variables to a `WhisperEncoder` state dict (float32).
 
     Returns the state dict and the encoder hyper-parameters for `WhisperConfig`.
     """
-    def get(name: str) -> np.ndarray:
-        key = f"encoder/{name}"
-        if key not in variables:
-            raise WhisperConversionError(f"CTranslate2 Whisper model lacks the variable {key!r}")
-        return variables[key].astype(np.float32)
-
+    get = ctranslate2_getter(variables, "encoder")
     state: dict[str, np.ndarray] = {
         "conv1.weight": get("conv1/weight"),
         "conv1.bias": get("conv1/bias"),
@@ -140,37 +184,10 @@ def ctranslate2_to_whisper_encoder(variables: dict[str, np.ndarray]) -> tuple[di
         "layer_norm.weight": get("layer_norm/gamma"),
         "layer_norm.bias": get("layer_norm/beta"),
     }
-    n_layers = 0
-    while f"encoder/layer_{n_layers}/ffn/linear_0/weight" in variables:
-        n_layers += 1
-    if n_layers == 0:
-        raise WhisperConversionError("CTranslate2 Whisper model has no encoder layers")
+    n_layers = count_ctranslate2_layers(variables, "encoder")
     d_model = state["conv1.weight"].shape[0]
     for i in range(n_layers):
-        src, dst = f"layer_{i}", f"layers.{i}"
-        qkv_w = get(f"{src}/self_attention/linear_0/weight")
-        qkv_b = get(f"{src}/self_attention/linear_0/bias")
-        q_w, k_w, v_w = np.split(qkv_w, 3, axis=0)
-        q_b, _k_b, v_b = np.split(qkv_b, 3, axis=0)  # Whisper's key projection has no bias (zeros here)
-        state.update(
-            {
-                f"{dst}.self_attn.q_proj.weight": q_w,
-                f"{dst}.self_attn.q_proj.bias": q_b,
-                f"{dst}.self_attn.k_proj.weight": k_w,
-                f"{dst}.self_attn.v_proj.weight": v_w,
-                f"{dst}.self_attn.v_proj.bias": v_b,
-                f"{dst}.self_attn.out_proj.weight": get(f"{src}/self_attention/linear_1/weight"),
-                f"{dst}.self_attn.out_proj.bias": get(f"{src}/self_attention/linear_1/bias"),
-                f"{dst}.self_attn_layer_norm.weight": get(f"{src}/self_attention/layer_norm/gamma"),
-                f"{dst}.self_attn_layer_norm.bias": get(f"{src}/self_attention/layer_norm/beta"),
-                f"{dst}.fc1.weight": get(f"{src}/ffn/linear_0/weight"),
-                f"{dst}.fc1.bias": get(f"{src}/ffn/linear_0/bias"),
-                f"{dst}.fc2.weight": get(f"{src}/ffn/linear_1/weight"),
-                f"{dst}.fc2.bias": get(f"{src}/ffn/linear_1/bias"),
-                f"{dst}.final_layer_norm.weight": get(f"{src}/ffn/layer_norm/gamma"),
-                f"{dst}.final_layer_norm.bias": get(f"{src}/ffn/layer_norm/beta"),
-            }
-        )
+        state.update(ctranslate2_layer_state(get, i))
     heads = variables.get("encoder/num_heads")
     n_heads = int(np.asarray(heads).reshape(-1)[0]) if heads is not None else max(1, d_model // 64)
     config = {
