@@ -48,7 +48,7 @@ from turneval.dataset_scripts.readers.full_duplex_bench import (
 )
 from turneval.metrics import full_duplex_bench_tasks as rules
 
-from ._common import fmt, load_schema, progress
+from ._common import RunResult, fmt, load_schema, progress
 
 
 __all__ = ["FDB_SCHEMA_VERSION", "FDBTaskResult", "FDBRunResult", "evaluate_fdb_run", "fdb_schema", "silero_segments", "whisper_words"]
@@ -187,8 +187,10 @@ class FDBTaskResult:
 
 
 @dataclass
-class FDBRunResult:
+class FDBRunResult(RunResult):
     """Every task of one run folder."""
+
+    FILE_STEM = "fdb"
 
     run_dir: str
     model_name: str
@@ -210,22 +212,9 @@ class FDBRunResult:
             }
         )
 
-    def to_json(self, indent: int | None = 1) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def to_markdown(self, per_sample: bool = True) -> str:
         return _markdown(self, per_sample)
-
-    def save(self, out_dir: str | Path) -> dict[str, Path]:
-        """Write ``fdb.json`` and ``fdb.md`` into ``out_dir`` (each atomically)."""
-        from turneval.dataset_scripts.files import atomic_write_text
-
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        written = {"json": out / "fdb.json", "markdown": out / "fdb.md"}
-        atomic_write_text(written["json"], self.to_json() + "\n")
-        atomic_write_text(written["markdown"], self.to_markdown())
-        return written
 
 
 # --------------------------------------------------------------------------- sample collection

@@ -19,7 +19,6 @@ Example:
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ from turneval.metrics.fd_bench_rounds import (
     round_types_from_rounds,
 )
 
-from ._common import fmt, load_schema, progress
+from ._common import RunResult, fmt, load_schema, progress
 
 
 __all__ = ["FDBENCH_SCHEMA_VERSION", "FDBenchLogResult", "FDBenchRunResult", "evaluate_fdbench_run", "fdbench_schema"]
@@ -96,7 +95,9 @@ class FDBenchLogResult:
 
 
 @dataclass
-class FDBenchRunResult:
+class FDBenchRunResult(RunResult):
+    FILE_STEM = "fdbench"
+
     log_dir: str
     model_name: str
     ground_truth: str
@@ -119,22 +120,9 @@ class FDBenchRunResult:
             }
         )
 
-    def to_json(self, indent: int | None = 1) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def to_markdown(self, per_conversation: bool = True) -> str:
         return _markdown(self, per_conversation)
-
-    def save(self, out_dir: str | Path) -> dict[str, Path]:
-        """Write ``fdbench.json`` and ``fdbench.md`` into ``out_dir`` (each atomically)."""
-        from turneval.dataset_scripts.files import atomic_write_text
-
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        written = {"json": out / "fdbench.json", "markdown": out / "fdbench.md"}
-        atomic_write_text(written["json"], self.to_json() + "\n")
-        atomic_write_text(written["markdown"], self.to_markdown())
-        return written
 
 
 def _model_name(log_dir: Path, explicit: str | None) -> str:

@@ -11,7 +11,6 @@ import sys
 
 from turneval.benchmark_runs.fdb import evaluate_fdb_run, whisper_words
 from turneval.cli import UserError
-from turneval.dataset_scripts.files import atomic_write_text
 
 
 _EPILOG = """\
@@ -92,13 +91,7 @@ def run(args: argparse.Namespace) -> int:
         transcribe=transcribe,
     )
     print(result.to_markdown(per_sample=not args.no_samples))
-    try:
-        written = [str(p) for p in result.save(args.out).values()] if args.out else []
-        if args.json:
-            atomic_write_text(args.json, result.to_json() + "\n")
-            written.append(args.json)
-    except OSError as err:
-        raise UserError(f"cannot write the results: {err.strerror or err} ({err.filename})") from None
+    written = result.write(args.out, args.json)
     if written:
         print("wrote " + ", ".join(written))
     return 0

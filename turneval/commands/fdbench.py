@@ -9,8 +9,6 @@ import argparse
 import sys
 
 from turneval.benchmark_runs.fdbench import evaluate_fdbench_run
-from turneval.cli import UserError
-from turneval.dataset_scripts.files import atomic_write_text
 
 
 _EPILOG = """\
@@ -76,13 +74,7 @@ def run(args: argparse.Namespace) -> int:
         show_progress=not args.quiet and sys.stderr.isatty(),
     )
     print(result.to_markdown(per_conversation=not args.no_conversations))
-    try:
-        written = [str(p) for p in result.save(args.out).values()] if args.out else []
-        if args.json:
-            atomic_write_text(args.json, result.to_json() + "\n")
-            written.append(args.json)
-    except OSError as err:
-        raise UserError(f"cannot write the results: {err.strerror or err} ({err.filename})") from None
+    written = result.write(args.out, args.json)
     if written:
         print("wrote " + ", ".join(written))
     return 0
