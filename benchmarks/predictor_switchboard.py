@@ -49,6 +49,7 @@ from _harness import figure, limit_threads  # noqa: E402
 from _switchboard import locate, map_calls  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
+from turneval.dataset_scripts.files import atomic_write_text, to_jsonable  # noqa: E402
 
 
 FULL, QUICK = {"test": 200, "train": 600, "pairs": 100}, {"test": 20, "train": 60, "pairs": 10}
@@ -324,8 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = dict(QUICK) if args.quick else {"test": args.test_calls, "train": args.train_calls, "pairs": args.pair_calls}
     result = evaluate(*found, args.predictor, counts)
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result, indent=1, default=float))
+        atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1))
     print(markdown(result))
     return 0
 

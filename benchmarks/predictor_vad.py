@@ -38,6 +38,7 @@ if str(HERE) not in sys.path:
 from _harness import figure, limit_threads  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
+from turneval.dataset_scripts.files import atomic_write_text, to_jsonable  # noqa: E402
 
 
 AMI_EXCERPT = Path("shared") / "real" / "ami" / "ES2004a_excerpt"
@@ -192,8 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     result = evaluate(args.predictor, find_ami(args.ami), args.n, args.duration)
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result, indent=1, default=float))
+        atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1))
     print(markdown(result))
     return 0
 
