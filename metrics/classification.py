@@ -14,6 +14,8 @@ benchmarks, builders and reports call them.
     [0.6, 0.5, 0.8]
     >>> balanced_accuracy([True, True, False, False], [True, False, False, False])
     0.75
+    >>> balanced_accuracy_threshold([1, 1, 0, 0], [0.9, 0.4, 0.3, 0.1])
+    0.4
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 
-__all__ = ["balanced_accuracy", "f1_table", "f1_thresholds", "roc_auc_table"]
+__all__ = ["balanced_accuracy", "balanced_accuracy_threshold", "f1_table", "f1_thresholds", "roc_auc_table"]
 
 
 def _macro(table: dict[str, float]) -> float:
@@ -98,3 +100,21 @@ def balanced_accuracy(answers: Sequence[bool], predictions: Sequence[bool]) -> f
     if not answers.any() or answers.all():
         return math.nan
     return float(balanced_accuracy_score(answers, predictions))
+
+
+def balanced_accuracy_threshold(labels: Sequence[int], scores: Sequence[float]) -> float:
+    """The operating point (positive when ``score >= threshold``) with the highest balanced accuracy.
+
+    VAP tunes its zero-shot thresholds this way on validation data before scoring the test
+    split. Youden's J over the ROC curve: balanced accuracy is ``(TPR + 1 - FPR) / 2``. NaN when
+    ``labels`` hold one class only.
+    """
+    from sklearn.metrics import roc_curve
+
+    labels, scores = np.asarray(labels, dtype=int), np.asarray(scores, dtype=np.float64)
+    if labels.size == 0 or labels.min() == labels.max():
+        return math.nan
+    fpr, tpr, thresholds = roc_curve(labels, scores)
+    best = int(np.argmax(tpr - fpr))
+    # roc_curve's first threshold is +inf (nothing positive): then just above the highest score
+    return float(thresholds[best]) if np.isfinite(thresholds[best]) else float(np.nextafter(scores.max(), np.inf))

@@ -42,6 +42,18 @@ def test_classification_figures_and_a_model_that_knows_the_future():
     assert np.isnan(swb.classification_figures(np.array([0.5]), np.array([1]))["roc_auc"])
 
 
+def test_a_threshold_tuned_on_validation_data_is_applied_to_the_test_scores():
+    from turneval.metrics.classification import balanced_accuracy_threshold
+
+    # every score sits below 0.5, so 0.5 calls everything negative; the validation threshold separates them
+    val_threshold = balanced_accuracy_threshold([1, 1, 0, 0], [0.3, 0.25, 0.1, 0.05])
+    assert val_threshold == pytest.approx(0.25)
+    fig = swb.classification_figures(np.array([0.35, 0.28, 0.2, 0.02]), np.array([1, 1, 0, 0]), tuned=val_threshold)
+    assert fig["balanced_accuracy"] == pytest.approx(0.5) and fig["balanced_accuracy_tuned"] == pytest.approx(1.0)
+    assert fig["threshold_tuned"] == val_threshold
+    assert np.isnan(balanced_accuracy_threshold([1, 1], [0.2, 0.3]))
+
+
 def test_event_samples_score_the_next_speaker():
     # A speaks 0-6 s, silence, B 6.5-12 s: one shift; an oracle p_now says B in the silence.
     va = np.zeros((800, 2), np.int8)

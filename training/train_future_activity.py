@@ -59,6 +59,7 @@ class FutureActivityArguments:
     train_va: str | None = field(default=None, metadata={"help": "instead of --train_dir (vad models): a voice-activity cache (.npz, turneval.training.switchboard_va)"})
     val_va: str | None = field(default=None, metadata={"help": "instead of --val_dir: a voice-activity cache"})
     vad_like_p: float = field(default=0.0, metadata={"help": "chance of redrawing a training crop's activity as a VAD would report it"})
+    mask_p: float = field(default=0.2, metadata={"help": "chance of silencing one stretch (up to 1 s) of one input channel; the targets keep it"})
     clean_labels: bool = field(default=False, metadata={"help": "targets from the DualTurn-cleaned activity (as the naturalness score uses)"})
     input_type: str = field(default="audio", metadata={"help": "model input when --model_config does not say", "choices": ["audio", "vad"]})
     window_s: float = field(default=20.0, metadata={"help": "seconds per training window"})
@@ -112,7 +113,9 @@ class FutureActivityRecipe(Recipe):
     def setup(self, model: torch.nn.Module, accelerator: Any) -> None:
         config = model.config
         args = self.args
-        window = WindowConfig(window_s=args.window_s, alpha=config.boundary_weight, vad_like_p=args.vad_like_p, clean_labels=args.clean_labels)
+        window = WindowConfig(
+            window_s=args.window_s, alpha=config.boundary_weight, vad_like_p=args.vad_like_p, mask_p=args.mask_p, clean_labels=args.clean_labels
+        )
         seed = self.training.seed
         self.train_set = windows_for(args.train_dir, args.train_va, window, 10**9, seed, config.input_type)
         self.val_set = None
