@@ -145,27 +145,12 @@ def eager_check(table: list[dict[str, Any]]) -> dict:
 
 
 # --------------------------------------------------------------------------- human-human data
-def swapped(dialogue):
-    """The same conversation with the speakers' channels exchanged."""
-    from turneval.dataset_scripts.dialogue import Dialogue
-
-    return Dialogue(f"{dialogue.id}~", dialogue.segments[::-1], words=None if dialogue.words is None else dialogue.words[::-1],
-                    audio=None if dialogue.audio is None else dialogue.audio[::-1].copy(), duration=dialogue.duration,
-                    system_speaker=1, metadata=dialogue.metadata)
-
-
 def two_party_instances(dialogues, judge) -> list:
     """Agreement instances of two-party conversations, each speaker as the system in turn."""
-    from _ami import focus_instances
-
+    from turneval.dataset_scripts.agreement_instances import two_party_instances as instances_of
     from turneval.reporting import judge_probabilities
 
-    instances = []
-    for d in dialogues:
-        probs = judge_probabilities(judge, d.audio)
-        for view in (d, swapped(d)):
-            instances += focus_instances(view, probs)
-    return instances
+    return [inst for d in dialogues for inst in instances_of(d, judge_probabilities(judge, d.audio))]
 
 
 def load_revoice_test(folder: str | os.PathLike, limit: int | None = None) -> list:
@@ -188,15 +173,15 @@ def load_revoice_test(folder: str | os.PathLike, limit: int | None = None) -> li
     return out
 
 
-def human_human_figures(instances: list, data: str, judge_name: str, source: str = "") -> list[dict]:
+def human_human_figures(instances: list, data: str, judge_name: str, source: str = "", thresholds: dict | None = None) -> list[dict]:
     """Every direction's agreement and the check that each is >= TARGET_AGREEMENT."""
     from real_speech import agreement_figures
 
     from turneval.metrics.agreement import agreement
 
-    out = agreement_figures(instances, judge_name, data)
+    out = agreement_figures(instances, judge_name, data, thresholds)
     directions = [(f"({m}) {s['description']}", 100 * s["agreement"])
-                  for m, r in agreement(instances).items() for s in r["decisions"].values() if s["n_instances"]]
+                  for m, r in agreement(instances, thresholds).items() for s in r["decisions"].values() if s["n_instances"]]
     if not directions:
         return out
     worst = min(directions, key=lambda d: d[1])
@@ -228,14 +213,16 @@ def run_on(quick: bool, ami_root: str | None = None, revoice_test: str | None = 
     out = [eager_check(table)] + group_figures(table, where)
     try:
         recordings = load_recordings(ami_root, limit=5 if quick else None)
-        out += human_human_figures(agreement_instances(recordings, judge), "AMI", judge_name, f"{len(recordings)} AMI recordings")
+        out += human_human_figures(agreement_instances(recordings, judge), "AMI", judge_name, f"{len(recordings)} AMI recordings",
+                                   judge.config.agreement_thresholds)
     except AmiDataMissing as err:
         out.append(figure("AMI agreement, lowest direction", math.nan, "%", note=f"skipped: {err}"))
     folder = revoice_test or str(Path(os.environ.get(REVOICE_ENV) or DEFAULT_REVOICED) / "test")
     try:
         dialogues = load_revoice_test(folder, limit=3 if quick else None)
         out += human_human_figures(two_party_instances(dialogues, judge), "re-voiced Switchboard test (Flite)", judge_name,
-                                   f"{len(dialogues)} re-voiced test excerpts ({sum(d.duration for d in dialogues) / 60:.0f} min) from {folder}")
+                                   f"{len(dialogues)} re-voiced test excerpts ({sum(d.duration for d in dialogues) / 60:.0f} min) from {folder}",
+                                   judge.config.agreement_thresholds)
     except FileNotFoundError as err:
         out.append(figure("re-voiced Switchboard test (Flite) agreement, lowest direction", math.nan, "%", note=f"skipped: {err}"))
     return out, markdown_table(table)

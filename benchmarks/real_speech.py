@@ -218,18 +218,19 @@ def agreement_instances(recordings, judge) -> list:
     return instances
 
 
-def agreement_figures(instances: list, label: str, data: str) -> list[dict]:
-    """One figure per metric and decision: pooled agreement, n, session-mean CI in the note."""
+def agreement_figures(instances: list, label: str, data: str, thresholds: dict | None = None) -> list[dict]:
+    """One figure per metric and decision: pooled agreement, n, session-mean CI in the note.
+    ``thresholds``: the judge's own (its config's ``agreement_thresholds``), else the paper's."""
     from turneval.metrics.agreement import agreement
 
     out = []
-    for metric, result in agreement(instances).items():
+    for metric, result in agreement(instances, thresholds).items():
         for decision, s in result["decisions"].items():
             if not s["n_instances"]:
                 continue
             out.append(figure(f"{data} agreement ({metric}) {s['description']}: {label}", 100 * s["agreement"], "%",
                               headline=metric in ("a", "b", "c"),
-                              note=f"n = {s['n_instances']} in {s['n_sessions']} speaker views; session mean {100 * s['session_mean']:.1f} % "
+                              note=f"threshold {result['threshold']:g}; n = {s['n_instances']} in {s['n_sessions']} speaker views; session mean {100 * s['session_mean']:.1f} % "
                                    f"[{100 * s['ci95_low']:.1f}, {100 * s['ci95_high']:.1f}]; human listeners: {HUMAN_AGREEMENT}"))
     return out
 
@@ -378,7 +379,7 @@ def run_on(quick: bool, ami_root: str | None = None, extra_judges: Sequence[str]
         return skipped(f"no turn-end decision in the {len(recordings)} recordings")
     out = decision_figures(rows, judges, smart_missing, 300 if quick else 2000, where)
     for name, judge in judges:
-        out += agreement_figures(agreement_instances(recordings, judge), name, "AMI")
+        out += agreement_figures(agreement_instances(recordings, judge), name, "AMI", judge.config.agreement_thresholds)
     predictor = predictor_checkpoint()
     if predictor is not None:
         out += naturalness_figures(recordings, predictor)

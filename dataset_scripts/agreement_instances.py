@@ -329,6 +329,29 @@ def dialogue_agreement_instances(
     return instances_from_chunk_labels(labels, probs, dialogue.system_speaker, dialogue.id, metrics)
 
 
+def two_party_instances(
+    dialogue: Dialogue,
+    probs: np.ndarray | Sequence[Sequence[float]],
+    labels: ChunkLabels | None = None,
+    metrics: Sequence[str] = METRIC_IDS,
+) -> list[AgreementInstance]:
+    """Instances of a human-human conversation of two speakers, each speaker as the system in turn.
+
+    This is how Talking Turns measures (and tunes) agreement on human-human data (§4.3): every
+    decision either speaker took is one instance. Sessions are ``<id>/A`` and ``<id>/B``, after
+    the speaker who takes the decisions.
+    """
+    if len(dialogue.segments) != 2:
+        raise DialogueError(f"dialogue {dialogue.id!r} has {len(dialogue.segments)} speakers; two-party instances need 2")
+    if labels is None:
+        labels = chunk_labels(dialogue)
+    return [
+        inst
+        for system, name in ((0, "A"), (1, "B"))
+        for inst in instances_from_chunk_labels(labels, probs, system, f"{dialogue.id}/{name}", metrics)
+    ]
+
+
 def system_decision_chunks(floor: Sequence[int | str], system_speaker: int) -> np.ndarray:
     """Chunks whose label is the system's decision: it is listening (the user holds the floor
     entering the chunk). Chunk 0 is excluded (no judge prediction). Used for the single-label

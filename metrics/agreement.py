@@ -262,11 +262,13 @@ def occurrence_rates(instances: "InstanceTable | Mapping[str, Sequence[Any]] | I
     return out
 
 
-def threshold_grid(metric: str, step: float = 0.01) -> np.ndarray:
+def threshold_grid(metric: str, step: float = 0.01, wide: bool = False) -> np.ndarray:
     """The sweep of §A.8: -0.5..0.5 for the difference scores, 0..1 for (b), in ``step``s
-    (both ends included; values rounded so that 0.1 is 0.1)."""
+    (both ends included; values rounded so that 0.1 is 0.1). ``wide``: the whole range a score
+    can take (-1..1 for the differences), for judges whose probabilities sit elsewhere than
+    the paper judge's (e.g. p_T - p_C below -0.5 at every instance)."""
     _check_metric(metric)
-    low, high = (0.0, 1.0) if metric == "b" else (-0.5, 0.5)
+    low, high = (0.0, 1.0) if metric == "b" else ((-1.0, 1.0) if wide else (-0.5, 0.5))
     n = int(round((high - low) / step)) + 1
     return np.round(low + step * np.arange(n), 10)
 
@@ -374,16 +376,21 @@ def tune_operating_points(labels: Sequence[str], probs: np.ndarray | Sequence[Se
     return f1_thresholds(np.array([_INDEX[x] for x in labels], dtype=np.int64), probs, len(LABELS))
 
 
-def tune_thresholds(instances: Sequence[Any]) -> dict[str, dict[str, Any]]:
-    """Per metric (a)-(e): the threshold of the §A.8 grid that maximises the mean agreement of
-    its two decisions, the agreements there, and the margin of error over the grid."""
+def tune_thresholds(instances: Sequence[Any], wide: bool = False) -> dict[str, dict[str, Any]]:
+    """Per metric (a)-(e): the threshold of the §A.8 grid (``wide``: of the whole score range)
+    that maximises the mean agreement of its two decisions, the agreements there, and the
+    margin of error over the grid. Ties go to the threshold nearest the middle of the plateau."""
     result: dict[str, dict[str, Any]] = {}
     table = InstanceTable.from_any(instances)
     for metric in sorted(set(table.metric)):
-        sweep = threshold_sweep(table, metric)
+        sweep = threshold_sweep(table, metric, threshold_grid(metric, wide=wide))
         curves = {d: np.asarray(v, dtype=np.float64) for d, v in sweep["agreement"].items()}
         balanced = np.nanmean(np.stack(list(curves.values())), axis=0)
-        best = int(np.nanargmax(balanced)) if np.isfinite(balanced).any() else 0
+        best = 0
+        if np.isfinite(balanced).any():
+            # a flat optimum (no instance between two grid points) would otherwise take its lowest edge
+            ties = np.flatnonzero(balanced >= np.nanmax(balanced) - 1e-12)
+            best = int(ties[len(ties) // 2])
         counts = {d: int(np.sum((table.metric == metric) & (table.decision == d))) for d in curves}
         result[metric] = {
             "threshold": float(sweep["thresholds"][best]),
@@ -394,7 +401,9 @@ def tune_thresholds(instances: Sequence[Any]) -> dict[str, dict[str, Any]]:
     return result
 
 
-def conversation_agreement(dialogue: "Dialogue", probs: np.ndarray, labels: "ChunkLabels") -> dict[str, Any]:
+def conversation_agreement(
+    dialogue: "Dialogue", probs: np.ndarray, labels: "ChunkLabels", thresholds: Mapping[str, float] | None = None
+) -> dict[str, Any]:
     """Everything the judge says about one human-AI conversation: metrics (a)-(e) with every
     instance, occurrence rates (Table 2), the system's single-label confusion matrix (§4.9)
     and threshold sensitivity (§A.8).
@@ -403,6 +412,8 @@ def conversation_agreement(dialogue: "Dialogue", probs: np.ndarray, labels: "Chu
         dialogue: the conversation (its ``system_speaker`` makes the decisions).
         probs: the judge's ``[n_chunks, 5]`` probabilities (row t: the label of chunk t + 1).
         labels: the conversation's 40 ms labels and floor (:func:`~turneval.dataset_scripts.labels.chunk_labels`).
+        thresholds: the judge's own thresholds (its config's ``agreement_thresholds``); the
+            paper's :data:`DEFAULT_THRESHOLDS` fill what is not given.
     """
     n = min(len(labels), probs.shape[0])
     chunk_labels_ = list(labels.labels[:n])
@@ -410,7 +421,7 @@ def conversation_agreement(dialogue: "Dialogue", probs: np.ndarray, labels: "Chu
     instances = build_agreement_instances(
         chunk_labels_, floor, probs[:n], dialogue.system_speaker, dialogue.id, chunk_starts=labels.chunk_starts[:n]
     )
-    thresholds = resolve_thresholds()
+    thresholds = resolve_thresholds(thresholds)
     rows = []
     for inst in instances:
         judged = str(judge_labels(inst.metric, [inst.probs], thresholds[inst.metric])[0])
@@ -419,7 +430,7 @@ def conversation_agreement(dialogue: "Dialogue", probs: np.ndarray, labels: "Chu
     decisions = system_decision_chunks(floor, dialogue.system_speaker)
     return {
         "thresholds": thresholds,
-        "metrics": agreement(instances) if instances else {},
+        "metrics": agreement(instances, thresholds) if instances else {},
         "occurrence_rates": occurrence_rates(instances) if instances else {},
         # decision chunk k is what the judge predicted from the audio up to chunk k - 1: row k - 1
         "confusion_matrix": confusion_matrix([chunk_labels_[k] for k in decisions], probs[decisions - 1]) if len(decisions) else None,

@@ -74,6 +74,11 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             `log(natural prior) - log(training prior)` per class turns them back into posteriors
             under the natural label frequencies, so that thresholds on probabilities mean what
             they say. `None`: no adjustment (the probabilities follow the training prior).
+        agreement_thresholds (`dict[str, float]`, *optional*):
+            The thresholds of agreement metrics (a)-(e) for this judge, keyed by metric id.
+            Talking Turns tunes them on in-domain validation data to maximise agreement with the
+            decisions humans took (§4.3, A.4); its judge's values (a 0, b 0.1, c -0.45, e -0.1)
+            fit its own probabilities, not another judge's. `None`: the paper's values.
     """
 
     model_type = "turn_taking_judge"
@@ -94,6 +99,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         log_mel_dynamic_range: float = 8.0,
         backbone_source: str | None = None,
         logit_adjustment: list[float] | tuple[float, ...] | None = None,
+        agreement_thresholds: dict[str, float] | None = None,
         **kwargs: Any,
     ) -> None:
         labels = list(label_names) if label_names is not None else list(DEFAULT_LABELS)
@@ -120,6 +126,10 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         self.logit_adjustment = [float(v) for v in logit_adjustment] if logit_adjustment is not None else None
         if self.logit_adjustment is not None and len(self.logit_adjustment) != len(labels):
             raise ValueError(f"logit_adjustment has {len(self.logit_adjustment)} values for {len(labels)} labels {labels}")
+        self.agreement_thresholds = {str(k): float(v) for k, v in agreement_thresholds.items()} if agreement_thresholds else None
+        unknown = sorted(set(self.agreement_thresholds or {}) - set("abcde"))
+        if unknown:
+            raise ValueError(f"agreement_thresholds has unknown metric ids {unknown}; use a, b, c, d, e")
         self._check_grid()
 
     def _check_grid(self) -> None:

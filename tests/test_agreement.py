@@ -315,3 +315,47 @@ def test_user_interruption_rate_swaps_the_roles_of_c():
     assert rate == {"count": 2, "n_chunks": 5, "rate": 0.4}
     # With the roles swapped it is the (c) rate of the scenario.
     assert user_interruption_rate(labels, floor, system_speaker=0)["rate"] == pytest.approx(1 / 4)
+
+
+def test_two_party_instances_take_each_speaker_as_the_system_in_turn():
+    from turneval.dataset_scripts.agreement_instances import dialogue_agreement_instances, two_party_instances
+    from turneval.dataset_scripts.labels import chunk_labels
+
+    # A speaks, pauses and goes on; B takes the turn; A backchannels inside B's turn.
+    d = Dialogue("hh", segments=[[(0.0, 2.0), (2.6, 4.0), (6.2, 6.5)], [(4.3, 8.0)]], duration=9.0)
+    n = len(chunk_labels(d))
+    probs = np.tile([0.1, 0.1, 0.1, 0.3, 0.4], (n, 1))
+    both = two_party_instances(d, probs)
+    expected = []
+    for system in (0, 1):
+        d.system_speaker = system
+        expected += dialogue_agreement_instances(d, probs)
+    assert [(i.metric, i.decision, i.chunk) for i in both] == [(i.metric, i.decision, i.chunk) for i in expected]
+    assert {i.session for i in both} == {"hh/A", "hh/B"}
+    assert {i.metric for i in both} >= {"a", "d"}
+
+
+def test_tuning_over_the_whole_score_range_finds_a_judges_own_threshold():
+    from turneval.metrics.agreement import tune_thresholds
+
+    # a judge whose p_T - p_C sits far below the paper's grid (-0.5..0.5): T decisions at -0.7, C at -0.9
+    rows = [{"metric": "a", "decision": d, "probs": [0.0, 0.0, 0.0, (1 + s) / 2, (1 - s) / 2], "session": "s"}
+            for d, s in [("T", -0.7), ("T", -0.72), ("C", -0.9), ("C", -0.95)]]
+    paper_grid = tune_thresholds(rows)["a"]
+    assert paper_grid["agreement"]["T"] == 0.0 and paper_grid["agreement"]["C"] == 1.0  # nothing on the grid says T
+    wide = tune_thresholds(rows, wide=True)["a"]
+    assert -0.9 <= wide["threshold"] < -0.72
+    assert wide["agreement"] == {"T": 1.0, "C": 1.0}
+    # the middle of the flat optimum, not its lower edge
+    assert wide["threshold"] == pytest.approx(-0.81, abs=0.011)
+
+
+def test_judge_config_keeps_its_agreement_thresholds(tmp_path):
+    from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
+
+    config = TurnTakingJudgeConfig(agreement_thresholds={"a": -0.3, "e": -0.2})
+    config.save_pretrained(tmp_path)
+    assert TurnTakingJudgeConfig.from_pretrained(tmp_path).agreement_thresholds == {"a": -0.3, "e": -0.2}
+    assert TurnTakingJudgeConfig().agreement_thresholds is None
+    with pytest.raises(ValueError, match="unknown metric ids"):
+        TurnTakingJudgeConfig(agreement_thresholds={"f": 0.0})

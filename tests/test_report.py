@@ -295,3 +295,25 @@ def test_report_help_shows_examples_and_where_checkpoints_come_from(capsys):
     text = capsys.readouterr().out
     assert "examples:" in text and "--user user.wav --system agent.wav" in text
     assert "$TURNEVAL_JUDGE" in text and "$TURNEVAL_PREDICTOR" in text and "Hub id" in text and "cuda:N" in text
+
+
+def test_the_report_uses_the_judge_checkpoints_own_thresholds(conversation, checkpoints, tmp_path):
+    import shutil
+
+    from turneval.metrics.agreement import DEFAULT_THRESHOLDS
+
+    tuned = tmp_path / "judge"
+    shutil.copytree(checkpoints["judge"], tuned)
+    config = json.loads((tuned / "config.json").read_text())
+    config["agreement_thresholds"] = {"a": -0.8, "b": 0.9}
+    (tuned / "config.json").write_text(json.dumps(config))
+    rep = report(conversation["wav"], system_channel=1, judge=tuned, predictor=False, progress=False)
+    used = rep.agreement["thresholds"]
+    assert used["a"] == used["d"] == -0.8 and used["b"] == 0.9 and used["c"] == DEFAULT_THRESHOLDS["c"]
+    assert rep.settings["agreement_thresholds"] == used and "checkpoint" in rep.settings["agreement_thresholds_source"]
+    for inst in rep.agreement["instances"]:
+        score = inst["probs"][3] - inst["probs"][4]
+        if inst["metric"] == "a":
+            assert inst["judge_label"] == ("T" if score > -0.8 else "C")
+    for metric, result in rep.agreement["metrics"].items():
+        assert result["threshold"] == used[metric]

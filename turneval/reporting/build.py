@@ -163,7 +163,8 @@ def report(
             raise ReportError(f"dialogue {dialogue.id!r} has no audio for the judge")
         probs = judge_probabilities(judge_model, dialogue.audio, progress)
         labels = chunk_labels(dialogue)
-        agreement = conversation_agreement(dialogue, probs, labels)
+        # the judge's own thresholds, tuned on its in-domain validation data as the paper tunes its judge's
+        agreement = conversation_agreement(dialogue, probs, labels, getattr(judge_model.config, "agreement_thresholds", None))
         judge_section = {
             "checkpoint": judge_name,
             "context_mode": judge_model.config.context_mode,
@@ -227,6 +228,10 @@ def report(
             "asr": None if transcriber is None else transcriber.provenance,
             "turn_end_judge": None if turn_end is None else turn_end["model_file"],
             "agreement_thresholds": None if agreement is None else agreement["thresholds"],
+            "agreement_thresholds_source": None if agreement is None else (
+                "the judge checkpoint's agreement_thresholds (tuned on its validation data); the paper's for the rest"
+                if getattr(judge_model.config, "agreement_thresholds", None) else "Talking Turns' thresholds (the paper's judge)"
+            ),
         },
         models=models,
         transcript=transcript,

@@ -1,0 +1,115 @@
+"""Tune a judge's agreement thresholds (a)-(e) on human-human validation conversations.
+
+    python -m turneval.training.tune_judge_thresholds --judge checkpoints/turn_taking_judge_swb_revoiced \
+        --data ../cache/revoice/val/manifest.jsonl --json runs/thresholds.json --write
+
+Talking Turns tunes the thresholds of its metrics "on an in-domain validation set to maximize
+the agreement between the judge labels and human judgments" (§4.3, A.4), and reports the
+values for its own judge (a 0, b 0.1, c -0.45, e -0.1). Those values describe that judge's
+probabilities: another judge (another backbone, another training prior, a logit adjustment)
+puts its scores elsewhere, and with the paper's values it may never say "turn change" at all.
+This tool does what the paper did for any judge: it runs the judge over two-speaker
+conversations, takes every decision either speaker took (``two_party_instances``), picks per
+metric the threshold with the highest mean agreement of its two decisions
+(``metrics.agreement.tune_thresholds``, over the whole score range) and, with ``--write``,
+stores them as the checkpoint's ``agreement_thresholds``, which ``turneval report`` then uses.
+(d) shares (a)'s threshold in the paper; here it is tuned on its own decisions like the rest.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from turneval.dataset_scripts.files import atomic_write_text, read_json, to_jsonable
+
+
+def load_manifest(path: str | Path, limit: int | None = None) -> list:
+    """Dialogues (with their audio) of a manifest (``manifest.jsonl``, or the folder holding it)."""
+    from turneval.dataset_scripts.audio import load_stereo
+    from turneval.dataset_scripts.dialogue import Dialogue
+
+    path = Path(path)
+    manifest = path / "manifest.jsonl" if path.is_dir() else path
+    if not manifest.is_file():
+        raise SystemExit(f"tune_judge_thresholds: {manifest} does not exist; pass a manifest.jsonl of two-speaker conversations with audio")
+    out = []
+    for line in manifest.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        data = json.loads(line)
+        audio_path = Path(data["audio_path"])
+        if not audio_path.is_absolute():
+            audio_path = manifest.parent / audio_path
+        out.append(Dialogue.from_dict({**data, "audio_path": str(audio_path)}, audio=load_stereo(audio_path)))
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def tune(judge: Any, dialogues: Sequence) -> dict[str, Any]:
+    """Instances of ``dialogues`` under ``judge``, the tuned thresholds and the agreements at the
+    paper's and at the tuned thresholds."""
+    from turneval.dataset_scripts.agreement_instances import two_party_instances
+    from turneval.metrics.agreement import DEFAULT_THRESHOLDS, agreement, tune_thresholds
+    from turneval.reporting import judge_probabilities
+
+    instances = [inst for d in dialogues for inst in two_party_instances(d, judge_probabilities(judge, d.audio))]
+    tuned = tune_thresholds(instances, wide=True)
+    thresholds = {metric: r["threshold"] for metric, r in tuned.items()}
+
+    def directions(ths) -> dict[str, float]:
+        return {f"{m}.{d}": s["agreement"] for m, r in agreement(instances, ths).items() for d, s in r["decisions"].items()}
+
+    return {
+        "thresholds": thresholds,
+        "n_instances": {m: r["n_instances"] for m, r in tuned.items()},
+        "agreement_paper_thresholds": directions(DEFAULT_THRESHOLDS),
+        "agreement_tuned_thresholds": directions(thresholds),
+        "paper_thresholds": dict(DEFAULT_THRESHOLDS),
+    }
+
+
+def write_thresholds(checkpoint: str | Path, thresholds: dict[str, float], source: str) -> Path:
+    """Store ``thresholds`` as the checkpoint's ``agreement_thresholds`` (config.json) and say where they came from."""
+    config_path = Path(checkpoint) / "config.json"
+    config = read_json(config_path)
+    config["agreement_thresholds"] = {k: round(float(v), 4) for k, v in sorted(thresholds.items())}
+    config["agreement_thresholds_source"] = source
+    atomic_write_text(config_path, json.dumps(config, indent=2, sort_keys=True) + "\n")
+    return config_path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--judge", required=True, help="judge checkpoint folder")
+    p.add_argument("--data", required=True, help="manifest.jsonl (or its folder) of two-speaker validation conversations with audio")
+    p.add_argument("--limit", type=int, help="only the first N conversations")
+    p.add_argument("--json", help="write the instances' figures here")
+    p.add_argument("--write", action="store_true", help="store the thresholds in the checkpoint's config.json")
+    args = p.parse_args(argv)
+    from turneval.modeling.judge_loading import load_judge
+
+    started = time.time()
+    judge = load_judge(args.judge).eval()
+    dialogues = load_manifest(args.data, args.limit)
+    result = tune(judge, dialogues)
+    result.update(judge=str(args.judge), data=str(args.data), n_dialogues=len(dialogues), seconds=time.time() - started)
+    print(f"{len(dialogues)} conversations ({sum(d.duration for d in dialogues) / 3600:.2f} h), {result['seconds']:.0f} s")
+    print("| metric.decision | paper thresholds | tuned |\n|---|---|---|")
+    for key, value in result["agreement_tuned_thresholds"].items():
+        print(f"| {key} | {100 * result['agreement_paper_thresholds'][key]:.1f} % | {100 * value:.1f} % |")
+    print("thresholds:", {k: round(v, 3) for k, v in result["thresholds"].items()}, "(paper:", result["paper_thresholds"], ")")
+    if args.json:
+        atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1))
+    if args.write:
+        source = f"training/tune_judge_thresholds.py on {len(dialogues)} conversations ({Path(args.data).resolve().parent.name if Path(args.data).is_file() else Path(args.data).name})"
+        print(f"wrote {write_thresholds(args.judge, result['thresholds'], source)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
