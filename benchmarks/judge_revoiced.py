@@ -52,12 +52,11 @@ def revoiced_root() -> Path | None:
 
 def load_dialogues(manifest: Path, limit: int | None = None) -> list:
     """The manifest's Dialogues (segments and words; audio read later)."""
-    import json
+    from itertools import islice
 
-    from turneval.dataset_scripts.dialogue import Dialogue
+    from turneval.dataset_scripts.builders.manifest import read_dialogue_manifest
 
-    rows = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [Dialogue.from_dict(row) for row in rows[:limit]]
+    return [dialogue for _, dialogue in islice(read_dialogue_manifest(manifest), limit)]
 
 
 def decision_rows(scores, decisions) -> np.ndarray:

@@ -28,6 +28,7 @@ Checks (issue 13):
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -155,22 +156,12 @@ def two_party_instances(dialogues, judge) -> list:
 
 def load_revoice_test(folder: str | os.PathLike, limit: int | None = None) -> list:
     """The dialogues of a re-voiced split folder (``manifest.jsonl``, audio paths inside)."""
-    from turneval.dataset_scripts.audio import load_stereo
-    from turneval.dataset_scripts.dialogue import Dialogue
+    from turneval.dataset_scripts.builders.manifest import read_dialogue_manifest, with_audio
 
     manifest = Path(folder) / "manifest.jsonl"
     if not manifest.is_file():
         raise FileNotFoundError(f"no re-voiced test split: {manifest} does not exist; pass --revoice-test or set ${REVOICE_ENV} (the corpus folder)")
-    out = []
-    for line in manifest.read_text(encoding="utf-8").splitlines()[:limit]:
-        if not line.strip():
-            continue
-        data = json.loads(line)
-        audio_path = Path(data["audio_path"])
-        if not audio_path.is_absolute():
-            audio_path = manifest.parent / audio_path
-        out.append(Dialogue.from_dict({**data, "audio_path": str(audio_path)}, audio=load_stereo(audio_path)))
-    return out
+    return [with_audio(dialogue) for _, dialogue in itertools.islice(read_dialogue_manifest(manifest), limit)]
 
 
 def human_human_figures(instances: list, data: str, judge_name: str, source: str = "", thresholds: dict | None = None) -> list[dict]:

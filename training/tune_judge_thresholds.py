@@ -21,6 +21,7 @@ import argparse
 import json
 import sys
 import time
+from itertools import islice
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -29,25 +30,13 @@ from turneval.dataset_scripts.files import atomic_write_text, read_json, to_json
 
 def load_manifest(path: str | Path, limit: int | None = None) -> list:
     """Dialogues (with their audio) of a manifest (``manifest.jsonl``, or the folder holding it)."""
-    from turneval.dataset_scripts.audio import load_stereo
-    from turneval.dataset_scripts.dialogue import Dialogue
+    from turneval.dataset_scripts.builders.manifest import read_dialogue_manifest, resolve_manifest, with_audio
 
-    path = Path(path)
-    manifest = path / "manifest.jsonl" if path.is_dir() else path
-    if not manifest.is_file():
-        raise SystemExit(f"tune_judge_thresholds: {manifest} does not exist; pass a manifest.jsonl of two-speaker conversations with audio")
-    out = []
-    for line in manifest.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        data = json.loads(line)
-        audio_path = Path(data["audio_path"])
-        if not audio_path.is_absolute():
-            audio_path = manifest.parent / audio_path
-        out.append(Dialogue.from_dict({**data, "audio_path": str(audio_path)}, audio=load_stereo(audio_path)))
-        if limit is not None and len(out) >= limit:
-            break
-    return out
+    try:
+        manifest = resolve_manifest(path)
+    except FileNotFoundError as err:
+        raise SystemExit(f"tune_judge_thresholds: {err}; pass a manifest.jsonl of two-speaker conversations with audio") from None
+    return [with_audio(dialogue) for _, dialogue in islice(read_dialogue_manifest(manifest), limit)]
 
 
 def tune(judge: Any, dialogues: Sequence) -> dict[str, Any]:

@@ -158,13 +158,14 @@ def report(
     notes.append("Full-duplex timing: the FD-Bench rounds and Full-Duplex-Bench samples are derived from the events of this conversation, not scripted (see full_duplex_timing.derived_from).")
 
     judge_section = agreement = None
+    # the judge's own thresholds, tuned on its in-domain validation data as the paper tunes its judge's
+    judge_thresholds = None if judge_model is None else getattr(judge_model.config, "agreement_thresholds", None)
     if judge_model is not None:
         if dialogue.audio is None:
             raise ReportError(f"dialogue {dialogue.id!r} has no audio for the judge")
         probs = judge_probabilities(judge_model, dialogue.audio, progress)
         labels = chunk_labels(dialogue)
-        # the judge's own thresholds, tuned on its in-domain validation data as the paper tunes its judge's
-        agreement = conversation_agreement(dialogue, probs, labels, getattr(judge_model.config, "agreement_thresholds", None))
+        agreement = conversation_agreement(dialogue, probs, labels, judge_thresholds)
         judge_section = {
             "checkpoint": judge_name,
             "context_mode": judge_model.config.context_mode,
@@ -230,7 +231,7 @@ def report(
             "agreement_thresholds": None if agreement is None else agreement["thresholds"],
             "agreement_thresholds_source": None if agreement is None else (
                 "the judge checkpoint's agreement_thresholds (tuned on its validation data); the paper's for the rest"
-                if getattr(judge_model.config, "agreement_thresholds", None) else "Talking Turns' thresholds (the paper's judge)"
+                if judge_thresholds else "Talking Turns' thresholds (the paper's judge)"
             ),
         },
         models=models,
