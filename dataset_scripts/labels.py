@@ -418,3 +418,47 @@ def chunk_labels(
     return label_chunks(
         speech, bc, count, start_s=start_s, chunk_s=chunk_s, lookahead_s=lookahead_s, dialogue_id=dialogue.id
     )
+
+
+# ---------------------------------------------------------------------------------------
+# Who speaks next: the T-versus-C question inside a pause
+# ---------------------------------------------------------------------------------------
+
+NEXT_SPEAKER_SHIFT, NEXT_SPEAKER_HOLD = 1, 0
+"""Values of :func:`next_speaker_targets`: the partner takes the turn / the speaker goes on."""
+
+
+def next_speaker_targets(label_ids: Sequence[int] | np.ndarray, ignore_index: int = -100) -> np.ndarray:
+    """For every silent chunk of a pause after speech, whether the turn changes hands next.
+
+    The labels of :data:`LABELS` answer "what happens in the next 40 ms"; in a pause that is
+    almost always NA, and the sparse T or C at the end of the pause is the only chunk that
+    says *who* goes on. Yet metric (a) reads the judge's ``p_T - p_C`` 200 ms into the pause.
+    This target carries the answer back over the whole pause: chunk c gets
+    :data:`NEXT_SPEAKER_SHIFT` when it is NA, the run of NA chunks holding it follows speech
+    (C, T, I or BC) and ends in T; :data:`NEXT_SPEAKER_HOLD` when that run ends in C; otherwise
+    ``ignore_index`` (speech chunks, silence before anyone spoke, a pause that ends in a
+    backchannel, an interruption or the end of the conversation). It conditions the judge's
+    own distribution on "someone starts": ``p_T / (p_T + p_C)``, which is what a judge trained
+    with it learns (``train_judge_cached --next_speaker_weight``).
+
+    >>> ids = [LABELS.index(x) for x in "C C NA NA T C NA NA C NA".split()]
+    >>> next_speaker_targets(ids).tolist()
+    [-100, -100, 1, 1, -100, -100, 0, 0, -100, -100]
+    """
+    ids = np.asarray(label_ids, dtype=np.int64)
+    na, t, c = LABELS.index("NA"), LABELS.index("T"), LABELS.index("C")
+    out = np.full(len(ids), ignore_index, dtype=np.int64)
+    i = 0
+    while i < len(ids):
+        if ids[i] != na:
+            i += 1
+            continue
+        j = i
+        while j < len(ids) and ids[j] == na:
+            j += 1
+        after_speech = i > 0 and ids[i - 1] >= 0
+        if after_speech and j < len(ids) and ids[j] in (t, c):
+            out[i:j] = NEXT_SPEAKER_SHIFT if ids[j] == t else NEXT_SPEAKER_HOLD
+        i = j
+    return out

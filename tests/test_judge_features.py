@@ -12,7 +12,14 @@ from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeCon
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge, TurnTakingJudgeStream
 from turneval.training import train_judge_cached
 from turneval.training.judge_features import CachedFeatures, build_cache, window_starts, window_targets
-from turneval.training.train_judge_cached import CachedTop, apply_mode, export_judge, logit_adjustment_from_weights
+from turneval.training.train_judge_cached import (
+    CachedTop,
+    apply_mode,
+    export_judge,
+    logit_adjustment_from_weights,
+    next_speaker_auc,
+    next_speaker_loss,
+)
 
 
 TINY = {"d_model": 32, "encoder_layers": 3, "encoder_attention_heads": 2, "encoder_ffn_dim": 64}
@@ -177,3 +184,46 @@ def test_several_caches_train_together(cached):
     both = CachedFeatures([caches["train"], caches["val"]], 1)
     assert len(both) == len(CachedFeatures(caches["train"], 1)) + len(CachedFeatures(caches["val"], 1))
     np.testing.assert_array_equal(both.target_counts(), CachedFeatures(caches["train"], 1).target_counts() + CachedFeatures(caches["val"], 1).target_counts())
+
+
+def test_cache_carries_next_speaker_targets(cached):
+    from turneval.dataset_scripts.labels import next_speaker_targets
+
+    _, _, rows, caches = cached
+    data = CachedFeatures(caches["train"], 1)
+    meta, *_ = data.entries[0]
+    row = next(r for r in rows["train"] if r["conversation_id"] == meta["conversation_id"])
+    start = meta["window_starts"][0]
+    expected = window_targets(next_speaker_targets(row["labels"]), start, 20)
+    np.testing.assert_array_equal(data[0]["next_speaker"].numpy(), expected)
+
+
+def test_next_speaker_loss_and_auc_read_t_against_c():
+    names = ["NA", "BC", "I", "T", "C"]
+    logits = torch.zeros(1, 4, 5)
+    logits[0, :, 3] = torch.tensor([2.0, -2.0, 0.0, 5.0])  # T
+    target = torch.tensor([[1, 0, -100, -100]])
+    good = next_speaker_loss(logits, target, names)
+    flipped = next_speaker_loss(logits, 1 - target.clamp(min=0) - 100 * (target < 0), names)
+    assert good < flipped
+    # p_NA does not matter: the loss reads logit_T - logit_C only
+    shifted = logits.clone()
+    shifted[0, :, 0] += 7.0
+    torch.testing.assert_close(next_speaker_loss(shifted, target, names), good)
+    assert next_speaker_loss(logits, torch.full((1, 4), -100), names).item() == 0.0
+    assert next_speaker_auc(logits[0].numpy(), target[0].numpy(), names) == 1.0
+    assert next_speaker_auc(logits[0].numpy(), np.array([1, 1, -100, -100]), names) is None
+
+
+def test_training_with_the_next_speaker_loss_moves_the_t_c_odds(cached, tmp_path):
+    from accelerate.state import AcceleratorState, GradientState
+
+    _, _, _, caches = cached
+    AcceleratorState._reset_state(True)
+    GradientState._reset_state()
+    summary = train_judge_cached.train(*train_judge_cached.parse_args([
+        "--train", str(caches["train"]), "--validation", str(caches["val"]), "--mode", "frozen", "--next_speaker_weight", "1.0",
+        "--per_device_train_batch_size", "2", "--num_train_epochs", "1", "--num_warmup_steps", "0", "--cpu", "--output_dir", str(tmp_path / "ns")]))
+    assert "next_speaker_roc_auc" in summary["validation"]["validation"]
+    final = TurnTakingJudge.from_pretrained(tmp_path / "ns" / "final")
+    assert final.config.training_summary["next_speaker_weight"] == 1.0

@@ -16,6 +16,7 @@ from turneval.dataset_scripts.labels import (
     chunk_bounds,
     chunk_labels,
     floor_labels,
+    next_speaker_targets,
     recipe_chunk_count,
 )
 from turneval.dataset_scripts.readers.espnet_switchboard import (
@@ -177,6 +178,42 @@ def test_chunk_labels_own_grid_and_training_ids():
     again = chunk_labels(dlg, events=extract_events(dlg))
     assert again.recipe_labels == labels.recipe_labels
     assert "BC" not in chunk_labels(dlg, backchannel_intervals=[[], []]).labels
+
+
+def test_next_speaker_targets_mark_every_silent_chunk_of_a_pause():
+    # A talks, pauses 0.5 s, goes on (hold); B answers after 0.5 s (shift); silence to the end
+    dlg = Dialogue("p", [[(0.0, 1.0), (1.5, 2.0)], [(2.5, 3.0)]], duration=4.0)
+    ids = chunk_labels(dlg).label_ids()
+    target = next_speaker_targets(ids)
+    assert target.dtype == np.int64 and len(target) == len(ids)
+    na = LABELS.index("NA")
+    pauses = [(i, j) for i, j in _runs_of(ids, na)]
+    (hold_i, hold_j), (shift_i, shift_j), (end_i, end_j) = pauses[-3:]
+    assert set(target[hold_i:hold_j]) == {0} and ids[hold_j] == LABELS.index("C")
+    assert set(target[shift_i:shift_j]) == {1} and ids[shift_j] == LABELS.index("T")
+    assert set(target[end_i:end_j]) == {-100}  # the conversation ends in silence: no answer
+    assert (target[ids != na] == -100).all()  # speech chunks never carry the target
+
+
+def test_next_speaker_targets_skip_silence_before_speech_and_other_endings():
+    ids = [LABELS.index(x) for x in "NA NA T C NA BC C NA I I NA".split()]
+    # leading silence (nobody spoke yet), a pause ending in a backchannel, one ending in an
+    # interruption, trailing silence: nothing to learn; -100 labels break "after speech"
+    assert next_speaker_targets(ids).tolist() == [-100] * len(ids)
+    assert next_speaker_targets([LABELS.index("C"), -100, LABELS.index("NA"), LABELS.index("T")]).tolist() == [-100, -100, -100, -100]
+
+
+def _runs_of(ids, value):
+    i = 0
+    while i < len(ids):
+        if ids[i] != value:
+            i += 1
+            continue
+        j = i
+        while j < len(ids) and ids[j] == value:
+            j += 1
+        yield i, j
+        i = j
 
 
 def test_label_ids_unclear_backchannels():

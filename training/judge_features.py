@@ -13,6 +13,9 @@ per conversation (one folder each, so an interrupted run resumes where it stoppe
   trainable top layers k+1..L, which attend to every earlier frame;
 * ``labels.npy`` ``[n_windows, n_chunks]`` int64: the target of prediction j of the window
   (the label of the chunk after it), -100 where there is none;
+* ``next_speaker.npy`` ``[n_windows, n_chunks]`` int64: for predictions about a silent chunk
+  of a pause, whether the turn changes hands when speech resumes (1) or not (0), else -100
+  (:func:`~turneval.dataset_scripts.labels.next_speaker_targets`; caches of format 1 lack it);
 * ``meta.json``: the conversation id, window starts (chunks) and the cache settings.
 
 Windows of ``context_s`` start every ``context_s`` from each offset in ``offsets_s`` (a second
@@ -36,10 +39,11 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
+from turneval.dataset_scripts.labels import next_speaker_targets
 from turneval.training.evaluate_judge import conversation_audio
 
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def window_starts(n_chunks: int, window_chunks: int, offsets: Sequence[int]) -> list[int]:
@@ -97,7 +101,10 @@ def cache_conversation(judge, row: dict[str, Any], folder: Path, *, window_chunk
     for k in splits:
         np.save(folder / f"full_{k}.npy", np.concatenate(full[k]) if full[k] else np.zeros((0, frames, d), np.float16))
     targets = np.stack([window_targets(labels, s, window_chunks) for s in starts]) if starts else np.zeros((0, window_chunks), np.int64)
+    following = next_speaker_targets(labels)
+    next_speaker = np.stack([window_targets(following, s, window_chunks) for s in starts]) if starts else np.zeros((0, window_chunks), np.int64)
     np.save(folder / "labels.npy", targets)
+    np.save(folder / "next_speaker.npy", next_speaker)
     meta = {"conversation_id": str(row["conversation_id"]), "window_starts": starts, "n_chunks": int(n_chunks),
             "chunk_labels_counts": np.bincount(labels[labels >= 0], minlength=5).tolist()}
     # meta.json last: its presence marks a complete entry (an interrupted one is redone)
@@ -168,7 +175,8 @@ def _safe_name(text: str) -> str:
 
 
 class CachedFeatures(torch.utils.data.Dataset):
-    """The cached windows of one split: ``(pred_states, full_k or None, labels)`` per window.
+    """The cached windows of one split: ``pred_states``, ``full_states`` (when a split layer is
+    given), ``labels`` and ``next_speaker`` per window.
 
     ``folder`` may be several caches of the same backbone and window length (e.g. a corpus
     cached in parts, with different offsets); their windows are served together. Arrays are
@@ -192,7 +200,7 @@ class CachedFeatures(torch.utils.data.Dataset):
             self.settings = self.settings or settings
         self.split_layer = split_layer
         self.n_layers = n_layers
-        self.entries: list[tuple[dict, np.ndarray, np.ndarray | None, np.ndarray]] = []
+        self.entries: list[tuple[dict, np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]] = []
         for meta_file in sorted(m for one in folders for m in one.glob("*/meta.json")):
             conv = meta_file.parent
             meta = json.loads(meta_file.read_text(encoding="utf-8"))
@@ -200,7 +208,9 @@ class CachedFeatures(torch.utils.data.Dataset):
                 continue
             pred = np.load(conv / "pred_states.npy", mmap_mode="r")
             full = np.load(conv / f"full_{split_layer}.npy", mmap_mode="r") if split_layer is not None and split_layer < n_layers else None
-            self.entries.append((meta, pred, full, np.load(conv / "labels.npy")))
+            labels = np.load(conv / "labels.npy")
+            following = np.load(conv / "next_speaker.npy") if (conv / "next_speaker.npy").is_file() else np.full_like(labels, -100)
+            self.entries.append((meta, pred, full, labels, following))
         self.index = [(c, w) for c, entry in enumerate(self.entries) for w in range(len(entry[0]["window_starts"]))]
         if not self.index:
             raise ValueError(f"{', '.join(map(str, folders))}: the cache holds no windows")
@@ -210,8 +220,9 @@ class CachedFeatures(torch.utils.data.Dataset):
 
     def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
         c, w = self.index[i]
-        _meta, pred, full, labels = self.entries[c]
-        item = {"pred_states": torch.from_numpy(np.asarray(pred[w], dtype=np.float32)), "labels": torch.from_numpy(labels[w])}
+        _meta, pred, full, labels, following = self.entries[c]
+        item = {"pred_states": torch.from_numpy(np.asarray(pred[w], dtype=np.float32)), "labels": torch.from_numpy(labels[w]),
+                "next_speaker": torch.from_numpy(following[w])}
         if full is not None:
             item["full_states"] = torch.from_numpy(np.asarray(full[w], dtype=np.float32))
         return item
@@ -226,7 +237,7 @@ class CachedFeatures(torch.utils.data.Dataset):
     def target_counts(self, n_classes: int = 5) -> np.ndarray:
         """Counts of the cached window targets (what training sees)."""
         counts = np.zeros(n_classes)
-        for _meta, _pred, _full, labels in self.entries:
+        for _meta, _pred, _full, labels, _following in self.entries:
             valid = labels[labels >= 0]
             counts += np.bincount(valid, minlength=n_classes)[:n_classes]
         return counts

@@ -14,6 +14,13 @@ probabilities are then corrected to the natural class priors by logit adjustment
 (``config.logit_adjustment = -log(class weight)``, applied by ``forward``/``score``), so the
 agreement metrics' thresholds compare real posteriors.
 
+``--next_speaker_weight w`` adds ``w`` times a second loss inside pauses: at every silent chunk
+after speech, the binary cross-entropy of ``p_T / (p_T + p_C)`` against who speaks when the
+pause ends (:func:`next_speaker_loss`). The 5-class target says who resumes only at the one
+chunk where speech starts; metric (a) reads ``p_T - p_C`` 200 ms into the pause, where the
+next chunk is silence. The labels, the classes and the metric stay the paper's; the extra loss
+only teaches the ratio of two of its probabilities where the metric reads them.
+
 The loop, optimizer, schedule, checkpoints (``--checkpointing_steps N`` -> ``checkpoints/step_N``,
 ``--resume_from_checkpoint latest`` continues exactly), log and compute record are the shared
 skeleton's (:mod:`turneval.training.common`); this recipe holds the cached model top, the data
@@ -113,6 +120,41 @@ def apply_mode(top: CachedTop, mode: str, lora_r: int = 8, lora_alpha: int = 16)
     return top
 
 
+def turn_change_logit(logits: torch.Tensor, label_names: Sequence[str]) -> torch.Tensor:
+    """``logit_T - logit_C``: the log odds of "the turn changes hands" against "the speaker
+    goes on", whatever the chance that anyone starts at all (p_NA cancels)."""
+    return logits[..., list(label_names).index("T")] - logits[..., list(label_names).index("C")]
+
+
+def next_speaker_loss(logits: torch.Tensor, next_speaker: torch.Tensor, label_names: Sequence[str]) -> torch.Tensor:
+    """Binary cross-entropy of ``p_T / (p_T + p_C)`` against who speaks after the pause.
+
+    The 5-class loss sees who resumes only at the single chunk where speech starts; this one
+    asks it at every silent chunk of the pause (``labels.next_speaker_targets``), the moment
+    metric (a) reads ``p_T - p_C``. Shifts and holds count equally (each class's mean), as
+    the 5-class loss is class-balanced. Zero when the batch holds no pause.
+    """
+    valid = next_speaker >= 0
+    if not bool(valid.any()):
+        return logits.sum() * 0.0
+    margin, target = turn_change_logit(logits, label_names)[valid], next_speaker[valid].float()
+    per_item = F.binary_cross_entropy_with_logits(margin, target, reduction="none")
+    parts = [per_item[target == k].mean() for k in (0.0, 1.0) if bool((target == k).any())]
+    return torch.stack(parts).mean()
+
+
+def next_speaker_auc(logits: np.ndarray, next_speaker: np.ndarray, label_names: Sequence[str]) -> float | None:
+    """ROC-AUC of ``logit_T - logit_C`` for "the turn changes hands" over the pause predictions."""
+    from sklearn.metrics import roc_auc_score
+
+    valid = next_speaker >= 0
+    y = next_speaker[valid]
+    if not 0 < y.sum() < len(y):
+        return None
+    margin = turn_change_logit(torch.from_numpy(logits[valid]), label_names).numpy()
+    return round(float(roc_auc_score(y, margin)), 4)
+
+
 def inverse_frequency_weights(counts: np.ndarray) -> np.ndarray:
     """Class weights proportional to 1 / count, mean 1 over present classes."""
     counts = np.asarray(counts, dtype=np.float64)
@@ -146,10 +188,10 @@ def export_judge(judge, model: nn.Module, mode: str, logit_adjustment: Sequence[
 
 
 @torch.no_grad()
-def predict(model: nn.Module, data: CachedFeatures, batch_size: int = 8, max_windows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Logits and targets of every valid prediction of the cached windows."""
+def predict(model: nn.Module, data: CachedFeatures, batch_size: int = 8, max_windows: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Logits, targets and next-speaker targets of every valid prediction of the cached windows."""
     model.eval()
-    logits, targets = [], []
+    logits, targets, following = [], [], []
     n = len(data) if max_windows is None else min(len(data), max_windows)
     for i in range(0, n, batch_size):
         items = [data[j] for j in range(i, min(n, i + batch_size))]
@@ -158,14 +200,17 @@ def predict(model: nn.Module, data: CachedFeatures, batch_size: int = 8, max_win
         valid = batch["labels"] >= 0
         logits.append(out[valid].float().numpy())
         targets.append(batch["labels"][valid].numpy())
-    return np.concatenate(logits), np.concatenate(targets)
+        following.append(batch["next_speaker"][valid].numpy())
+    return np.concatenate(logits), np.concatenate(targets), np.concatenate(following)
 
 
 def evaluate_cached(model, data: CachedFeatures, label_names: Sequence[str], adjustment: Sequence[float] | None, max_windows: int | None = None) -> dict[str, Any]:
-    """ROC-AUC per class on every cached prediction, raw and with the logit adjustment."""
-    logits, targets = predict(model, data, max_windows=max_windows)
+    """ROC-AUC per class on every cached prediction, raw and with the logit adjustment, and
+    the next-speaker ROC-AUC of ``logit_T - logit_C`` inside pauses."""
+    logits, targets, following = predict(model, data, max_windows=max_windows)
     probs = torch.softmax(torch.from_numpy(logits), -1).numpy()
-    result = {"n_predictions": int(len(targets)), "roc_auc": roc_auc_table(targets, probs, label_names)}
+    result = {"n_predictions": int(len(targets)), "roc_auc": roc_auc_table(targets, probs, label_names),
+              "next_speaker_roc_auc": next_speaker_auc(logits, following, label_names)}
     if adjustment is not None:
         adjusted = torch.softmax(torch.from_numpy(logits) + torch.tensor(adjustment, dtype=torch.float32), -1).numpy()
         result["roc_auc_adjusted"] = roc_auc_table(targets, adjusted, label_names)
@@ -196,6 +241,7 @@ class CachedJudgeArguments:
     head_learning_rate: float = field(default=3e-3, metadata={"help": "learning rate of the layer weights and the classifier"})
     threads: int = field(default=1, metadata={"help": "torch CPU threads"})
     max_eval_windows: int | None = field(default=None, metadata={"help": "validation windows per evaluation (default: all)"})
+    next_speaker_weight: float = field(default=0.0, metadata={"help": "weight of the next-speaker loss inside pauses (0: the paper's loss alone)"})
 
 
 def parse_args(argv: Sequence[str] | None = None) -> tuple[CachedJudgeArguments, TrainingArguments]:
@@ -264,7 +310,10 @@ class CachedJudgeRecipe(Recipe):
 
     def loss(self, model: nn.Module, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         logits = model(batch["pred_states"], batch.get("full_states"))
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch["labels"].reshape(-1), weight=self.weight_tensor, ignore_index=-100)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch["labels"].reshape(-1), weight=self.weight_tensor, ignore_index=-100)
+        if self.args.next_speaker_weight > 0:
+            loss = loss + self.args.next_speaker_weight * next_speaker_loss(logits, batch["next_speaker"], self.label_names)
+        return loss
 
     def evaluate(self, model: nn.Module, accelerator: Any, step: int) -> dict[str, Any] | None:
         if self.val_data is None:
@@ -277,6 +326,7 @@ class CachedJudgeRecipe(Recipe):
             "train_cache": [str(t) for t in self.args.train],
             "train_windows": len(self.train_data),
             "class_weights": [round(float(w), 6) for w in self.class_weights],
+            "next_speaker_weight": self.args.next_speaker_weight,
         }
         final.save_pretrained(folder, safe_serialization=True)
 
@@ -296,4 +346,5 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["CachedTop", "MODES", "apply_mode", "evaluate_cached", "export_judge", "inverse_frequency_weights", "logit_adjustment_from_weights", "train", "CachedJudgeArguments", "CachedJudgeRecipe", "parse_args"]
+__all__ = ["CachedTop", "MODES", "apply_mode", "evaluate_cached", "export_judge", "inverse_frequency_weights", "logit_adjustment_from_weights",
+           "next_speaker_auc", "next_speaker_loss", "turn_change_logit", "train", "CachedJudgeArguments", "CachedJudgeRecipe", "parse_args"]
