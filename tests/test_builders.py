@@ -272,3 +272,12 @@ def test_build_failing_halfway_leaves_no_dataset_and_the_next_build_is_complete(
     builder.download_and_prepare()
     ds = builder.as_dataset()["train"]
     assert ds["conversation_id"] == ["d0", "d1", "d2", "d3"] and all(n == 200 for n in ds["n_chunks"])
+
+
+def test_chunk_rows_follow_a_manifest_that_grows(tmp_path):
+    from turneval.training.judge_data import load_chunk_rows
+
+    manifest = write_dialogue_manifest([tiny_dialogue("d0")], tmp_path / "src")
+    assert [r["conversation_id"] for r in load_chunk_rows(manifest, "train", tmp_path / "hf")] == ["d0"]
+    write_dialogue_manifest([tiny_dialogue("d0"), tiny_dialogue("d1")], tmp_path / "src")  # same path, one more dialogue
+    assert [r["conversation_id"] for r in load_chunk_rows(manifest, "train", tmp_path / "hf")] == ["d0", "d1"]

@@ -38,7 +38,9 @@ def load_chunk_rows(source: str | Path, split: str, cache_dir: str | Path | None
         manifest = path if path.suffix == ".jsonl" else path / "manifest.jsonl"
         if not manifest.is_file():
             raise FileNotFoundError(f"dialogue manifest {manifest} not found")
-        builder = TurnTakingChunks(cache_dir=None if cache_dir is None else str(cache_dir), manifest=str(manifest.resolve()))
+        stat = manifest.stat()  # a manifest that grows (corpora written excerpt by excerpt) is rebuilt
+        builder = TurnTakingChunks(cache_dir=None if cache_dir is None else str(cache_dir), manifest=str(manifest.resolve()),
+                                   manifest_version=f"{stat.st_size}-{stat.st_mtime_ns}")
         builder.download_and_prepare()
         splits = builder.as_dataset()
     else:

@@ -111,11 +111,16 @@ class TurnTakingChunksConfig(datasets.BuilderConfig):
             ``data_dir`` holding a ``manifest.jsonl``.
         first_chunk_s: time of the first chunk (0.0 = turneval's grid, 0.2 = the recipe's).
         require_audio: fail on dialogues without an audio path (the sampler needs one).
+        manifest_version: any string that changes when the manifest does (e.g. its size and
+            modification time). The datasets cache keys a build on the config's arguments, not
+            on the file's content, so without it a manifest that grew is served from the build
+            of its older version.
     """
 
     manifest: str | None = None
     first_chunk_s: float = 0.0
     require_audio: bool = True
+    manifest_version: str | None = None
 
 
 class TurnTakingChunks(datasets.GeneratorBasedBuilder):
