@@ -56,12 +56,18 @@ def segments_to_activity(segments, count: int, hz: float) -> np.ndarray:
     return act
 
 
+def true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """``(start, end)`` indices (end exclusive) of the runs of True in a 1-D mask.
+
+    >>> true_runs(np.array([0, 1, 1, 0, 1], dtype=bool))
+    [(1, 3), (4, 5)]
+    """
+    padded = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
+    starts = np.flatnonzero(~padded[:-1] & padded[1:])
+    ends = np.flatnonzero(padded[:-1] & ~padded[1:])
+    return [(int(s), int(e)) for s, e in zip(starts, ends)]
+
+
 def activity_to_segments(activity: np.ndarray, hz: float) -> list[tuple[float, float]]:
     """Runs of ones in a binary grid, as (start_s, end_s) pairs."""
-    act = np.asarray(activity).astype(bool).astype(np.int8)
-    if act.size == 0:
-        return []
-    edges = np.diff(np.concatenate([[0], act, [0]]))
-    starts = np.flatnonzero(edges == 1)
-    ends = np.flatnonzero(edges == -1)
-    return [(s / hz, e / hz) for s, e in zip(starts, ends)]
+    return [(s / hz, e / hz) for s, e in true_runs(np.asarray(activity).astype(bool))]

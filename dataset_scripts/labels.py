@@ -47,7 +47,7 @@ import numpy as np
 
 from .dialogue import Dialogue
 from .events import TurnTakingEvents, extract_events
-from .grids import CHUNK_S
+from .grids import CHUNK_S, true_runs
 from .vocabulary import is_speech_word
 
 
@@ -449,16 +449,8 @@ def next_speaker_targets(label_ids: Sequence[int] | np.ndarray, ignore_index: in
     ids = np.asarray(label_ids, dtype=np.int64)
     na, t, c = LABELS.index("NA"), LABELS.index("T"), LABELS.index("C")
     out = np.full(len(ids), ignore_index, dtype=np.int64)
-    i = 0
-    while i < len(ids):
-        if ids[i] != na:
-            i += 1
-            continue
-        j = i
-        while j < len(ids) and ids[j] == na:
-            j += 1
+    for i, j in true_runs(ids == na):
         after_speech = i > 0 and ids[i - 1] >= 0
         if after_speech and j < len(ids) and ids[j] in (t, c):
             out[i:j] = NEXT_SPEAKER_SHIFT if ids[j] == t else NEXT_SPEAKER_HOLD
-        i = j
     return out

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from turneval.dataset_scripts.grids import FRAME_HZ, SAMPLE_RATE, SAMPLES_PER_FRAME
+from turneval.dataset_scripts.grids import FRAME_HZ, SAMPLE_RATE, SAMPLES_PER_FRAME, true_runs
 
 
 UNIT_PRE_S = 2.0
@@ -198,17 +198,9 @@ def observed_vad(
     return observed_vad_from_samples(in_samples, int(round(duration_s * sample_rate)), sample_rate // FRAME_HZ)
 
 
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """``(start, end)`` frame indices (end exclusive) of the runs of True in a 1-D mask."""
-    padded = np.concatenate([[False], mask, [False]])
-    starts = np.flatnonzero(~padded[:-1] & padded[1:])
-    ends = np.flatnonzero(padded[:-1] & ~padded[1:])
-    return [(int(s), int(e)) for s, e in zip(starts, ends)]
-
-
 def _closed_runs(x: np.ndarray, value: int) -> list[tuple[int, int]]:
     """Runs of ``value`` that end before the end of ``x`` (a run still open at the end is skipped)."""
-    return [(s, e) for s, e in _runs(x == value) if e < x.size]
+    return [(s, e) for s, e in true_runs(x == value) if e < x.size]
 
 
 def clean_vad_channel(vad, frame_hz: float = FRAME_HZ, min_speech_ms: float = CLEAN_MIN_SPEECH_MS, min_silence_ms: float = CLEAN_MIN_SILENCE_MS) -> np.ndarray:
@@ -251,7 +243,7 @@ def speech_segments(vad, frame_hz: float = FRAME_HZ) -> list[SpeechSegment]:
     vad = np.asarray(vad)
     segments = []
     for speaker in range(vad.shape[1]):
-        for s, e in _runs(vad[:, speaker] > 0):
+        for s, e in true_runs(vad[:, speaker] > 0):
             segments.append(SpeechSegment(speaker, s, e, float(s / frame_hz), float(e / frame_hz), float((e - s) / frame_hz)))
     return sorted(segments, key=lambda x: (x.start, x.end, x.speaker))
 

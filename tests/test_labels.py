@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from turneval.dataset_scripts.dialogue import Dialogue, Word
+from turneval.dataset_scripts.grids import true_runs
 from turneval.dataset_scripts.labels import (
     LABELS,
     RECIPE_START_S,
@@ -187,7 +188,7 @@ def test_next_speaker_targets_mark_every_silent_chunk_of_a_pause():
     target = next_speaker_targets(ids)
     assert target.dtype == np.int64 and len(target) == len(ids)
     na = LABELS.index("NA")
-    pauses = [(i, j) for i, j in _runs_of(ids, na)]
+    pauses = true_runs(ids == na)
     (hold_i, hold_j), (shift_i, shift_j), (end_i, end_j) = pauses[-3:]
     assert set(target[hold_i:hold_j]) == {0} and ids[hold_j] == LABELS.index("C")
     assert set(target[shift_i:shift_j]) == {1} and ids[shift_j] == LABELS.index("T")
@@ -201,19 +202,6 @@ def test_next_speaker_targets_skip_silence_before_speech_and_other_endings():
     # interruption, trailing silence: nothing to learn; -100 labels break "after speech"
     assert next_speaker_targets(ids).tolist() == [-100] * len(ids)
     assert next_speaker_targets([LABELS.index("C"), -100, LABELS.index("NA"), LABELS.index("T")]).tolist() == [-100, -100, -100, -100]
-
-
-def _runs_of(ids, value):
-    i = 0
-    while i < len(ids):
-        if ids[i] != value:
-            i += 1
-            continue
-        j = i
-        while j < len(ids) and ids[j] == value:
-            j += 1
-        yield i, j
-        i = j
 
 
 def test_label_ids_unclear_backchannels():
