@@ -66,6 +66,18 @@ def decision_rows(scores, decisions) -> np.ndarray:
     return np.array([max(0, int(math.floor((d.ipu_end + DECISION_DELAY_S) / chunk_s + 1e-9)) - 1) for d in decisions])
 
 
+def turn_end_head_scores(judge, stereo: np.ndarray, decisions) -> np.ndarray:
+    """The judge's turn-end head at each decision (the pausing speaker's channel up to 200 ms
+    after the IPU end); NaN without a head."""
+    from turneval.modeling.modeling_turn_taking_judge import pause_window
+
+    head = getattr(judge.config, "turn_end_head", None)
+    if not head or not len(decisions):
+        return np.full(len(decisions), np.nan)
+    windows = np.stack([pause_window(stereo[d.speaker], d.ipu_end + DECISION_DELAY_S, float(head["window_s"])) for d in decisions])
+    return judge.turn_end_probabilities(windows)
+
+
 def judge_figures(name: str, judge, dialogues, decisions_per_dialogue, headline: bool) -> tuple[list[dict], np.ndarray]:
     """Chunk ROC-AUC and the metric (a) decision scores of one judge on the test dialogues."""
     from turneval.dataset_scripts.audio import load_stereo
@@ -85,8 +97,9 @@ def judge_figures(name: str, judge, dialogues, decisions_per_dialogue, headline:
         rows = np.minimum(decision_rows(scores, decisions), scores.probabilities.shape[0] - 1)
         picked = scores.probabilities[rows]
         t, c = list(judge.config.label_names).index("T"), list(judge.config.label_names).index("C")
-        decision_scores.append(np.stack([judge_scores("a", picked), np.log(picked[:, t] + 1e-12) - np.log(picked[:, c] + 1e-12)], axis=1)
-                               if len(rows) else np.zeros((0, 2)))
+        decision_scores.append(np.stack([judge_scores("a", picked), np.log(picked[:, t] + 1e-12) - np.log(picked[:, c] + 1e-12),
+                                         turn_end_head_scores(judge, stereo, decisions)], axis=1)
+                               if len(rows) else np.zeros((0, 3)))
     cpu = time.process_time() - cpu
     labels, probs = np.concatenate(labels_all), np.concatenate(probs_all)
     keep = labels >= 0
@@ -158,6 +171,10 @@ def run(quick: bool) -> list[dict]:
                           note="metric (a)'s score p_T - p_C from the audio up to 200 ms after the IPU end; target >= 0.85"))
         out.append(figure(f"revoiced test shift-vs-hold ROC-AUC, log(p_T / p_C): {name}", ratio_auc, "",
                           note="the same decisions ranked by the T/C odds alone (not diluted by p_NA, which dominates in a pause)"))
+        if both and np.isfinite(scores[:, 2]).all():
+            out.append(figure(f"revoiced test metric (a) shift-vs-hold ROC-AUC, turn-end head: {name}", float(roc_auc_score(y, scores[:, 2])), "",
+                              headline=headline, note="the judge's turn-end head (the pausing speaker's own channel, last 8 s, bidirectional "
+                              "encoder), which the report's (a)/(d) agreement reads; target >= 0.85"))
     out += text_baseline(flat, y, quick)
     return out
 

@@ -147,11 +147,11 @@ def eager_check(table: list[dict[str, Any]]) -> dict:
 
 # --------------------------------------------------------------------------- human-human data
 def two_party_instances(dialogues, judge) -> list:
-    """Agreement instances of two-party conversations, each speaker as the system in turn."""
-    from turneval.dataset_scripts.agreement_instances import two_party_instances as instances_of
-    from turneval.reporting import judge_probabilities
+    """Agreement instances of two-party conversations, each speaker as the system in turn,
+    judged as the report judges them ((a)/(d) by the turn-end head when the judge has one)."""
+    from turneval.reporting import two_party_judged_instances
 
-    return [inst for d in dialogues for inst in instances_of(d, judge_probabilities(judge, d.audio))]
+    return [inst for d in dialogues for inst in two_party_judged_instances(judge, d)]
 
 
 def load_revoice_test(folder: str | os.PathLike, limit: int | None = None) -> list:

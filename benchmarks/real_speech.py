@@ -141,6 +141,7 @@ def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
     from turn_end_peers import judge_probabilities
 
     from turneval.metrics.agreement import judge_scores
+    from turneval.modeling.modeling_turn_taking_judge import pause_window
     from turneval.smart_turn import PRE_SPEECH_S
 
     rows = []
@@ -150,9 +151,12 @@ def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
             start = int(max(0.0, d.turn_start - PRE_SPEECH_S) * 16000)
             user_audio = own[start : int(round(d.horizon * 16000))]
             judged = {name: float(judge_scores("a", judge_probabilities(j, rec.mixture, d.horizon)[None])[0]) for name, j in judges}
+            # the judge's turn-end head, where it has one, hears what smart-turn hears: the speaker's own channel up to the horizon
+            head = {name: float(j.turn_end_probabilities(pause_window(own, d.horizon, float(j.config.turn_end_head["window_s"]))[None])[0])
+                    for name, j in judges if getattr(j.config, "turn_end_head", None)}
             smart = smart_turn.probability(user_audio) if smart_turn is not None else math.nan
             rows.append({"recording": rec.id, "shift": d.shift, "pause": d.pause, "silence": min(d.speaker_silence, 1e6),
-                         "judge": judged, "smart": smart, "own_channel": d.speaker in rec.sources})
+                         "judge": judged, "head": head, "smart": smart, "own_channel": d.speaker in rec.sources})
     return rows
 
 
@@ -195,6 +199,19 @@ def decision_figures(rows: list[dict], judges, smart_missing: str | None, n_resa
             diff = bootstrap_roc_auc_difference(y, score, smart, clusters=clusters, n_resamples=n_resamples)
             out.append(figure(f"AMI turn-end ROC-AUC difference: {name} minus smart-turn v3.2", diff.value, "",
                               note=f"paired 95 % CI [{diff.low:.3f}, {diff.high:.3f}] resampling recordings"))
+    for name, judge in judges:
+        if not all(name in r["head"] for r in rows):
+            continue
+        head = np.array([r["head"][name] for r in rows])
+        threshold = (1.0 + float((judge.config.agreement_thresholds or {}).get("a", 0.0))) / 2.0
+        label = f"{name}, turn-end head"
+        out += auc_figures(label, head, (head > threshold).astype(int),
+                           f"P(shift) > {threshold:.3f} (its tuned (a) threshold), the speaker's own channel up to 200 ms after the IPU end",
+                           reference=f"AMI turn-end ROC-AUC: {smart_name}" if smart_missing is None else None)
+        if smart_missing is None and len(set(y.tolist())) == 2:
+            diff = bootstrap_roc_auc_difference(y, head, smart, clusters=clusters, n_resamples=n_resamples)
+            out.append(figure(f"AMI turn-end ROC-AUC difference: {label} minus smart-turn v3.2", diff.value, "",
+                              note=f"paired 95 % CI [{diff.low:.3f}, {diff.high:.3f}] resampling recordings"))
     for ms in SILENCE_THRESHOLDS_MS:
         if len(set(y.tolist())) == 2:
             out.append(figure(f"AMI turn-end balanced accuracy: silence >= {ms} ms", balanced_accuracy_score(y, (silence >= ms / 1000).astype(int)), "",
@@ -205,16 +222,28 @@ def decision_figures(rows: list[dict], judges, smart_missing: str | None, n_resa
 
 # --------------------------------------------------------------------------- 2. agreement
 def agreement_instances(recordings, judge) -> list:
-    """Every agreement instance of every speaker view of ``recordings`` (the judge on the mix)."""
+    """Every agreement instance of every speaker view of ``recordings`` (the judge on the mix;
+    (a)/(d) by its turn-end head when it has one)."""
     from _ami import focus_instances
 
-    from turneval.reporting import judge_probabilities
+    from turneval.dataset_scripts.agreement_instances import with_turn_end_probabilities
+    from turneval.dataset_scripts.dialogue import Dialogue
+    from turneval.dataset_scripts.labels import chunk_labels
+    from turneval.reporting import judge_pause_probabilities, judge_probabilities
 
     instances = []
     for rec in recordings:
         probs = judge_probabilities(judge, rec.mixture)
         for speaker in rec.speakers:
-            instances += focus_instances(rec.view(speaker), probs)
+            view = rec.view(speaker)
+            labels = chunk_labels(view)
+            found = focus_instances(view, probs, labels)
+            if getattr(judge.config, "turn_end_head", None):
+                # (a)/(d) from the turn-end head: each side's own channel where the recording has them, else the mix
+                own = rec.view(speaker, stereo=True).audio if len(rec.sources) == len(rec.speakers) else np.stack([rec.mixture, rec.mixture])
+                heard = Dialogue(view.id, view.segments, audio=own, system_speaker=view.system_speaker, duration=view.duration)
+                found = with_turn_end_probabilities(found, judge_pause_probabilities(judge, heard, labels))
+            instances += found
     return instances
 
 

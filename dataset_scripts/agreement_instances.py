@@ -40,7 +40,7 @@ Instances (SPEC §8; "user" is the human, "system" the AI)
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -350,6 +350,71 @@ def two_party_instances(
         for system, name in ((0, "A"), (1, "B"))
         for inst in instances_from_chunk_labels(labels, probs, system, f"{dialogue.id}/{name}", metrics)
     ]
+
+
+PAUSE_METRICS = ("a", "d")
+"""The metrics whose decision is taken at a pause (does the turn end here?)."""
+
+
+@dataclass(frozen=True)
+class PauseReading:
+    """What a turn-end model may hear at an (a)/(d) decision chunk.
+
+    Attributes:
+        chunk: the decision chunk (the first chunk after the silence).
+        pauser: the speaker who fell silent (the floor owner entering the silence).
+        speech_end: where the pauser's speech ended on the 40 ms grid (s): the end of the
+            silence's first chunk, since a chunk's label describes the chunk after it.
+        horizon: the end of the audio the model may hear (s): ``stop_s`` after the speech end,
+            or the decision chunk's start if that comes first.
+    """
+
+    chunk: int
+    pauser: int
+    speech_end: float
+    horizon: float
+
+
+def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0.2) -> dict[int, PauseReading]:
+    """For every (a)/(d) decision chunk in ``chunks``, who paused and up to when a turn-end
+    model may listen (see :class:`PauseReading`). Each chunk must end a silence (NA run) that
+    follows a chunk of one speaker's floor, as every (a)/(d) instance does.
+
+    Example (A speaks to 1.0 s, pauses, goes on at 1.6 s; B answers at 2.5 s):
+
+    >>> from turneval.dataset_scripts.dialogue import Dialogue
+    >>> dialogue = Dialogue("demo", [[(0.0, 1.0), (1.6, 2.0)], [(2.5, 3.5)]], system_speaker=1)
+    >>> labels = chunk_labels(dialogue)
+    >>> found = dialogue_agreement_instances(dialogue, np.full((len(labels), 5), 0.2), labels=labels, metrics=("a",))
+    >>> [(inst.decision, inst.chunk) for inst in found]
+    [('C', 38), ('T', 61)]
+    >>> pause_readings(labels, [38, 61])[61]
+    PauseReading(chunk=61, pauser=0, speech_end=2.0, horizon=2.2)
+    """
+    owners = floor_owners(labels.floor, labels.dialogue_id or "")
+    names = labels.labels
+    out = {}
+    for chunk in sorted({int(c) for c in chunks}):
+        first_silent = chunk
+        while first_silent > 0 and names[first_silent - 1] == "NA":
+            first_silent -= 1
+        if first_silent == chunk or first_silent == 0 or owners[first_silent - 1] == NOBODY:
+            raise DialogueError(f"chunk {chunk} does not end a silence after one speaker's floor; it is not an (a)/(d) decision")
+        speech_end = float(labels.chunk_ends[first_silent])
+        horizon = min(speech_end + stop_s, float(labels.chunk_starts[chunk]))
+        out[chunk] = PauseReading(chunk, int(owners[first_silent - 1]), round(speech_end, 6), round(horizon, 6))
+    return out
+
+
+def with_turn_end_probabilities(instances: Sequence[AgreementInstance], p_turn_end: dict[int, float]) -> list[AgreementInstance]:
+    """(a)/(d) instances judged by a turn-end head: an instance whose chunk has a probability
+    ``p`` (that the other party speaks next) gets the distribution ``(0, 0, 0, p, 1 - p)``, so
+    its score ``p_T - p_C`` is ``2 p - 1``; other instances are returned unchanged."""
+    out = []
+    for inst in instances:
+        p = p_turn_end.get(inst.chunk) if inst.metric in PAUSE_METRICS else None
+        out.append(inst if p is None else replace(inst, probs=(0.0, 0.0, 0.0, float(p), 1.0 - float(p))))
+    return out
 
 
 def system_decision_chunks(floor: Sequence[int | str], system_speaker: int) -> np.ndarray:

@@ -54,6 +54,7 @@ from ..dataset_scripts.agreement_instances import (
     METRIC_IDS,
     build_agreement_instances,
     system_decision_chunks,
+    with_turn_end_probabilities,
 )
 from .classification import f1_thresholds
 from .intervals import Z95, mean_interval
@@ -402,7 +403,11 @@ def tune_thresholds(instances: Sequence[Any], wide: bool = False) -> dict[str, d
 
 
 def conversation_agreement(
-    dialogue: "Dialogue", probs: np.ndarray, labels: "ChunkLabels", thresholds: Mapping[str, float] | None = None
+    dialogue: "Dialogue",
+    probs: np.ndarray,
+    labels: "ChunkLabels",
+    thresholds: Mapping[str, float] | None = None,
+    p_turn_end: Mapping[int, float] | None = None,
 ) -> dict[str, Any]:
     """Everything the judge says about one human-AI conversation: metrics (a)-(e) with every
     instance, occurrence rates (Table 2), the system's single-label confusion matrix (§4.9)
@@ -414,6 +419,9 @@ def conversation_agreement(
         labels: the conversation's 40 ms labels and floor (:func:`~turneval.dataset_scripts.labels.chunk_labels`).
         thresholds: the judge's own thresholds (its config's ``agreement_thresholds``); the
             paper's :data:`DEFAULT_THRESHOLDS` fill what is not given.
+        p_turn_end: ``{decision chunk: P(the other party speaks next)}`` from a turn-end head
+            (``turneval.reporting.judge_pause_probabilities``): the (a)/(d) instances at those
+            chunks are judged by it (score ``2 p - 1``) instead of by ``p_T - p_C``.
     """
     n = min(len(labels), probs.shape[0])
     chunk_labels_ = list(labels.labels[:n])
@@ -421,6 +429,8 @@ def conversation_agreement(
     instances = build_agreement_instances(
         chunk_labels_, floor, probs[:n], dialogue.system_speaker, dialogue.id, chunk_starts=labels.chunk_starts[:n]
     )
+    if p_turn_end:
+        instances = with_turn_end_probabilities(instances, dict(p_turn_end))
     thresholds = resolve_thresholds(thresholds)
     rows = []
     for inst in instances:
@@ -430,6 +440,7 @@ def conversation_agreement(
     decisions = system_decision_chunks(floor, dialogue.system_speaker)
     return {
         "thresholds": thresholds,
+        "pause_decisions_judged_by": "turn-end head (2 p - 1)" if p_turn_end else "p_T - p_C",
         "metrics": agreement(instances, thresholds) if instances else {},
         "occurrence_rates": occurrence_rates(instances) if instances else {},
         # decision chunk k is what the judge predicted from the audio up to chunk k - 1: row k - 1

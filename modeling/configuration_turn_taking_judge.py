@@ -26,6 +26,11 @@ BACKBONE_MODES = ("frozen", "partial", "lora", "full")
 DEFAULT_LABELS = ("NA", "BC", "I", "T", "C")
 
 
+TURN_END_HEAD_DEFAULTS: dict[str, Any] = {"window_s": 8.0, "stop_s": 0.2, "shared_layers": 2, "pool_frames": [25, 5]}
+"""The turn-end head's reading: the last 8 s of the pausing speaker's channel up to 200 ms after
+the IPU end (pipecat's VAD stop time), pooled over the last 0.5 s and 0.1 s."""
+
+
 class TurnTakingJudgeConfig(PretrainedConfig):
     r"""
     Configuration of [`TurnTakingJudge`].
@@ -79,6 +84,16 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             Talking Turns tunes them on in-domain validation data to maximise agreement with the
             decisions humans took (§4.3, A.4); its judge's values (a 0, b 0.1, c -0.45, e -0.1)
             fit its own probabilities, not another judge's. `None`: the paper's values.
+            With a `turn_end_head`, the (a) and (d) thresholds apply to its score `2 p - 1`.
+        turn_end_head (`dict`, *optional*):
+            A second head for the decision of metrics (a) and (d): at a pause, does the turn
+            end? It hears the *pausing speaker's own channel*, the last `window_s` seconds up to
+            `stop_s` after the IPU end, through the encoder run **bidirectionally** (the shared
+            lower `shared_layers` layers, then its own copies of the pretrained upper layers) and
+            gives P(the other party speaks next) from three pooled views (the last layer over
+            the last `pool_frames` encoder frames, the shared layers' output over the first of
+            them). Keys: `window_s` (8.0), `stop_s` (0.2), `shared_layers` (2), `pool_frames`
+            ([25, 5]), plus provenance. `None`: no such head; (a)/(d) read `p_T - p_C` (the paper).
     """
 
     model_type = "turn_taking_judge"
@@ -100,6 +115,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         backbone_source: str | None = None,
         logit_adjustment: list[float] | tuple[float, ...] | None = None,
         agreement_thresholds: dict[str, float] | None = None,
+        turn_end_head: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         labels = list(label_names) if label_names is not None else list(DEFAULT_LABELS)
@@ -130,7 +146,9 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         unknown = sorted(set(self.agreement_thresholds or {}) - set("abcde"))
         if unknown:
             raise ValueError(f"agreement_thresholds has unknown metric ids {unknown}; use a, b, c, d, e")
+        self.turn_end_head = None if turn_end_head is None else {**TURN_END_HEAD_DEFAULTS, **turn_end_head}
         self._check_grid()
+        self._check_turn_end_head()
 
     def _check_grid(self) -> None:
         """Windows and hops must be whole chunks, and fit in the encoder's positions."""
@@ -149,6 +167,20 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         if not 1 <= hop <= self.context_chunks:
             raise ValueError(f"stream_hop_s={self.stream_hop_s} must lie in (0, context_s]")
 
+    def _check_turn_end_head(self) -> None:
+        head = self.turn_end_head
+        if head is None:
+            return
+        n_layers = self.encoder_config["encoder_layers"]
+        if not 0 <= int(head["shared_layers"]) < n_layers:
+            raise ValueError(f"turn_end_head.shared_layers={head['shared_layers']} must lie in [0, {n_layers}) (the encoder has {n_layers} layers)")
+        max_s = self.encoder_config["max_source_positions"] * 0.02
+        if not 0 < float(head["window_s"]) <= max_s + 1e-6:
+            raise ValueError(f"turn_end_head.window_s={head['window_s']} must lie in (0, {max_s:g}] s")
+        frames = [int(f) for f in head["pool_frames"]]
+        if len(frames) != 2 or min(frames) < 1 or max(frames) > float(head["window_s"]) / 0.02:
+            raise ValueError(f"turn_end_head.pool_frames={head['pool_frames']} must be two frame counts within the window")
+
     @property
     def samples_per_chunk(self) -> int:
         return int(round(self.chunk_s * self.sample_rate))
@@ -164,4 +196,4 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         return max(1, int(round(hop_s / self.chunk_s)))
 
 
-__all__ = ["TurnTakingJudgeConfig"]
+__all__ = ["TURN_END_HEAD_DEFAULTS", "TurnTakingJudgeConfig"]

@@ -2,8 +2,11 @@
 
 The corpus layouts (a folder of ``NAME.json`` + ``NAME.wav`` pairs, or the ``manifest.csv``
 ``turneval synth`` writes) are read by
-:func:`turneval.dataset_scripts.readers.read_annotated_corpus`; this module names it for
-the training scripts. Audio is not loaded here: trainers read the windows they need.
+:func:`turneval.dataset_scripts.readers.read_annotated_corpus`; a dialogue manifest
+(``manifest.jsonl``, or a folder holding one, as the re-voiced Switchboard corpus and the
+dataset builders use) by :func:`~turneval.dataset_scripts.builders.manifest.read_dialogue_manifest`.
+This module names them for the training scripts. Audio is not loaded here: trainers read the
+windows they need.
 """
 from __future__ import annotations
 
@@ -14,5 +17,12 @@ from turneval.dataset_scripts.readers import read_annotated_corpus
 
 
 def load_corpus(path: str | Path) -> list[Dialogue]:
-    """All dialogues of a folder or a manifest CSV, sorted by id; audio by path only."""
+    """All dialogues of a folder, a manifest CSV or a dialogue manifest (``manifest.jsonl``),
+    sorted by id; audio by path only."""
+    from turneval.dataset_scripts.builders.manifest import MANIFEST_NAME, read_dialogue_manifest
+
+    path = Path(path)
+    jsonl = path if path.suffix.lower() == ".jsonl" else path / MANIFEST_NAME
+    if jsonl.is_file():
+        return sorted((dialogue for _, dialogue in read_dialogue_manifest(jsonl)), key=lambda d: d.id)
     return read_annotated_corpus(path, load_audio=False)

@@ -9,7 +9,8 @@ values for its own judge (a 0, b 0.1, c -0.45, e -0.1). Those values describe th
 probabilities: another judge (another backbone, another training prior, a logit adjustment)
 puts its scores elsewhere, and with the paper's values it may never say "turn change" at all.
 This tool does what the paper did for any judge: it runs the judge over two-speaker
-conversations, takes every decision either speaker took (``two_party_instances``), picks per
+conversations, takes every decision either speaker took (``two_party_instances``; (a)/(d)
+judged by the turn-end head when the judge has one, as the report judges them), picks per
 metric the threshold with the highest mean agreement of its two decisions
 (``metrics.agreement.tune_thresholds``, over the whole score range) and, with ``--write``,
 stores them as the checkpoint's ``agreement_thresholds``, which ``turneval report`` then uses.
@@ -42,11 +43,10 @@ def load_manifest(path: str | Path, limit: int | None = None) -> list:
 def tune(judge: Any, dialogues: Sequence) -> dict[str, Any]:
     """Instances of ``dialogues`` under ``judge``, the tuned thresholds and the agreements at the
     paper's and at the tuned thresholds."""
-    from turneval.dataset_scripts.agreement_instances import two_party_instances
     from turneval.metrics.agreement import DEFAULT_THRESHOLDS, agreement, tune_thresholds
-    from turneval.reporting import judge_probabilities
+    from turneval.reporting import two_party_judged_instances
 
-    instances = [inst for d in dialogues for inst in two_party_instances(d, judge_probabilities(judge, d.audio))]
+    instances = [inst for d in dialogues for inst in two_party_judged_instances(judge, d)]
     tuned = tune_thresholds(instances, wide=True)
     thresholds = {metric: r["threshold"] for metric, r in tuned.items()}
 

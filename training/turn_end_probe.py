@@ -1,16 +1,21 @@
-"""Is "shift or hold?" in the encoder? A linear probe at metric (a)'s decisions.
+"""The judge's turn-end head: a linear read of the bidirectional encoder at metric (a)'s decisions.
 
-The bundled judge ranks shifts above holds 200 ms into a pause no better than chance (ROC-AUC
-0.505 on the Flite test split), although it predicts the next 40 ms well. This probe asks
-whether the information is in a frozen Whisper encoder at all: at every turn-end decision
+The bundled judge's chunk head ranks shifts above holds 200 ms into a pause no better than
+chance (ROC-AUC 0.505 on the Flite test split), although it predicts the next 40 ms well.
+This script asks whether the information is in a frozen Whisper encoder and, with
+``--install_into``, makes the answer part of the judge: at every turn-end decision
 (:func:`~turneval.dataset_scripts.turn_end_decisions.turn_end_decisions`, 200 ms after the
-IPU end) it runs the encoder **bidirectionally** over the last ``window_s`` seconds of the
-*pausing speaker's own channel* (the audio up to the decision time only), pools three views
-(the last layer over the last 0.5 s and the last 0.1 s, layer 2 over the last 0.5 s) and
-fits a logistic regression for shift vs hold on the training manifest's decisions.
+IPU end) it runs the pretrained encoder **bidirectionally** over the last ``window_s`` seconds
+of the *pausing speaker's own channel* (the audio up to the decision time only), pools three
+views (the last layer over the last 0.5 s and the last 0.1 s, layer 2 over the last 0.5 s) and
+fits a logistic regression for shift vs hold on the training manifest's decisions. Installed,
+the regression (its standardization folded into the weights) becomes the judge's
+:class:`~turneval.modeling.modeling_turn_taking_judge.TurnEndHead`, with copies of the
+pretrained upper layers, and ``turneval report`` judges (a)/(d) with it.
 
     python -m turneval.training.turn_end_probe --train /work/cache/revoice/train \
-        --eval val=/work/cache/revoice/val --eval test=/work/cache/revoice/test
+        --eval val=/work/cache/revoice/val --eval test=/work/cache/revoice/test \
+        --cache runs/turn_end_features --install_into checkpoints/turn_taking_judge_swb_revoiced
 
 Measured 2026-11-23 (tiny.en, 8 s, 10,571 decisions of the 10 h re-voiced train split):
 ROC-AUC 0.767 on val, 0.737 on the Flite test split, beside the judge's 0.505 and the
@@ -32,16 +37,13 @@ SAMPLE_RATE = 16000
 DECISION_DELAY_S = 0.2
 
 
-def decision_window(channel: np.ndarray, end_s: float, window_s: float, chunk_samples: int = 640) -> torch.Tensor:
+def decision_window(channel: np.ndarray, end_s: float, window_s: float) -> torch.Tensor:
     """``[1, n]`` audio of the ``window_s`` seconds before ``end_s`` (silence before the start),
-    ``end_s`` rounded down to the chunk grid so no later sample is read."""
-    end = int(round(end_s * SAMPLE_RATE))
-    end -= end % chunk_samples
-    start = end - int(round(window_s * SAMPLE_RATE))
-    piece = np.asarray(channel[max(0, start) : end], dtype=np.float32)
-    if start < 0:
-        piece = np.concatenate([np.zeros(-start, np.float32), piece])
-    return torch.from_numpy(np.ascontiguousarray(piece))[None]
+    ``end_s`` rounded down to the chunk grid so no later sample is read
+    (:func:`~turneval.modeling.modeling_turn_taking_judge.pause_window`)."""
+    from turneval.modeling.modeling_turn_taking_judge import pause_window
+
+    return torch.from_numpy(np.ascontiguousarray(pause_window(channel, end_s, window_s, SAMPLE_RATE)))[None]
 
 
 @torch.no_grad()
@@ -81,29 +83,88 @@ def fit_probe(x: np.ndarray, y: np.ndarray, c: float = 1e-3):
     return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=3000)).fit(x, y)
 
 
+def cached_decisions(encoder_judge, manifest: str | Path, window_s: float, cache: Path | None, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`manifest_decisions`, read from / written to ``cache/<name>.npz`` when a cache is given
+    (the features of 10,571 decisions take ~12 CPU minutes; the file says what it holds)."""
+    if cache is None:
+        return manifest_decisions(encoder_judge, manifest, window_s)
+    path = cache / f"{name}.npz"
+    key = json.dumps({"manifest": str(Path(manifest).resolve()), "window_s": window_s, "delay_s": DECISION_DELAY_S})
+    if path.exists():
+        stored = np.load(path)
+        if str(stored["key"]) == key:
+            return stored["x"], stored["y"]
+        print(f"{path}: made for another manifest or window; recomputing", file=sys.stderr)
+    x, y = manifest_decisions(encoder_judge, manifest, window_s)
+    cache.mkdir(parents=True, exist_ok=True)
+    np.savez(path, x=x, y=y, key=np.array(key))
+    return x, y
+
+
+def install_head(judge, encoder_judge, probe, window_s: float, provenance: dict[str, Any]):
+    """Make ``probe`` (a fitted :func:`fit_probe` pipeline on :func:`decision_features`) the
+    judge's turn-end head: copies of ``encoder_judge``'s pretrained upper layers and layer
+    norm, and the regression with its standardization folded into one linear layer.
+
+    The judge's own front end and lower layers must be the pretrained ones the features were
+    read from (true of a frozen or partially fine-tuned judge); otherwise this refuses."""
+    from turneval.modeling.modeling_turn_taking_judge import TurnEndHead
+
+    shared = 2
+    mine, base = judge.encoder.state_dict(), encoder_judge.encoder.state_dict()
+    lower = [k for k in base if not k.startswith("layers.") or int(k.split(".")[1]) < shared]
+    lower = [k for k in lower if not k.startswith("layer_norm.")]
+    changed = [k for k in lower if not torch.equal(mine[k].float(), base[k].float())]
+    if changed:
+        raise ValueError(f"the judge's encoder differs from the pretrained one in {changed[:3]}...: its lower layers were fine-tuned, "
+                         "so the head's features would not be what the probe was fitted on; install into a frozen or partial judge")
+    scaler, regression = probe[0], probe[-1]
+    weight = regression.coef_[0] / scaler.scale_
+    bias = float(regression.intercept_[0] - np.sum(regression.coef_[0] * scaler.mean_ / scaler.scale_))
+    judge.config.turn_end_head = {"window_s": float(window_s), "stop_s": DECISION_DELAY_S, "shared_layers": shared, "pool_frames": [25, 5], **provenance}
+    head = TurnEndHead(judge.whisper_config, judge.config.turn_end_head)
+    for layer, source in zip(head.layers, encoder_judge.encoder.layers[shared:]):
+        layer.load_state_dict(source.state_dict())
+    head.layer_norm.load_state_dict(encoder_judge.encoder.layer_norm.state_dict())
+    with torch.no_grad():
+        head.classifier.weight.copy_(torch.from_numpy(weight[None].astype(np.float32)))
+        head.classifier.bias.fill_(bias)
+    judge.turn_end_head = head.to(judge.classifier.weight.dtype).eval()
+    return judge
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from sklearn.metrics import roc_auc_score
 
     from turneval.modeling.whisper_conversion import judge_from_whisper
 
-    parser = argparse.ArgumentParser(description="Linear probe of a frozen bidirectional encoder at turn-end decisions.")
+    parser = argparse.ArgumentParser(description="Linear probe of a frozen bidirectional encoder at turn-end decisions; optionally the judge's turn-end head.")
     parser.add_argument("--train", required=True, help="manifest.jsonl (or its folder) of two-channel dialogues")
     parser.add_argument("--eval", action="append", default=[], metavar="NAME=MANIFEST", help="sets to score (repeatable)")
     parser.add_argument("--backbone", default="tiny.en")
     parser.add_argument("--window_s", type=float, default=8.0)
     parser.add_argument("--c", type=float, default=1e-3, help="inverse L2 strength of the logistic regression")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--cache", type=Path, help="folder for the decision features (<set>.npz), reused when they match")
+    parser.add_argument("--install_into", type=Path, help="judge checkpoint folder: install the probe as its turn-end head (in place)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     encoder_judge = judge_from_whisper(None if args.backbone == "tiny.en" else args.backbone, context_mode="window", context_s=args.window_s).eval()
-    x, y = manifest_decisions(encoder_judge, args.train, args.window_s)
+    x, y = cached_decisions(encoder_judge, args.train, args.window_s, args.cache, "train")
     probe = fit_probe(x, y, args.c)
     result: dict[str, Any] = {"train_decisions": int(len(y)), "train_shift_rate": round(float(y.mean()), 4)}
     for spec in args.eval:
         name, _, manifest = spec.partition("=")
-        ex, ey = manifest_decisions(encoder_judge, manifest, args.window_s)
+        ex, ey = cached_decisions(encoder_judge, manifest, args.window_s, args.cache, name)
         result[name] = {"decisions": int(len(ey)), "roc_auc": round(float(roc_auc_score(ey, probe.predict_proba(ex)[:, 1])), 4)}
     print(json.dumps(result))
+    if args.install_into is not None:
+        from turneval.modeling.judge_loading import load_judge
+
+        judge = load_judge(args.install_into)
+        provenance = {"backbone": args.backbone, "train_manifest": str(args.train), "c": args.c, "measured": result}
+        install_head(judge, encoder_judge, probe, args.window_s, provenance).save_pretrained(args.install_into)
+        print(f"installed the turn-end head into {args.install_into} (retune its (a)/(d) thresholds: training/tune_judge_thresholds.py)")
     return 0
 
 
@@ -111,4 +172,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["decision_features", "decision_window", "fit_probe", "manifest_decisions"]
+__all__ = ["cached_decisions", "decision_features", "decision_window", "fit_probe", "install_head", "manifest_decisions"]

@@ -27,7 +27,15 @@ evaluate modules):
 from __future__ import annotations
 
 from .build import N_WORST_UNITS, event_summary, report
-from .inference import check_device, judge_probabilities, load_judge_model, load_predictor_model, resolve_checkpoint
+from .inference import (
+    check_device,
+    judge_pause_probabilities,
+    judge_probabilities,
+    load_judge_model,
+    load_predictor_model,
+    resolve_checkpoint,
+    two_party_judged_instances,
+)
 from .inputs import VAD_BLOCK_S, check_inputs, load_conversation, read_annotations
 from .references import reference_lookup, reference_values
 from .result import REPORT_SCHEMA_VERSION, Report, ReportError, report_schema
@@ -45,6 +53,7 @@ __all__ = [
     "event_summary",
     "format_number",
     "format_summary",
+    "judge_pause_probabilities",
     "judge_probabilities",
     "load_conversation",
     "load_judge_model",
@@ -56,4 +65,5 @@ __all__ = [
     "report_schema",
     "resolve_checkpoint",
     "summary_rows",
+    "two_party_judged_instances",
 ]

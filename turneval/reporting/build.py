@@ -34,7 +34,13 @@ from turneval.metrics.statistics import dialogue_statistics
 from turneval.metrics.swoz_backchannels import system_backchannel_timing
 from turneval.model_provenance import models_section, provenance_warnings
 
-from .inference import check_device, judge_probabilities, load_judge_model, load_predictor_model
+from .inference import (
+    check_device,
+    judge_pause_probabilities,
+    judge_probabilities,
+    load_judge_model,
+    load_predictor_model,
+)
 from .inputs import check_inputs, load_conversation
 from .result import Report, ReportError
 
@@ -165,10 +171,12 @@ def report(
             raise ReportError(f"dialogue {dialogue.id!r} has no audio for the judge")
         probs = judge_probabilities(judge_model, dialogue.audio, progress)
         labels = chunk_labels(dialogue)
-        agreement = conversation_agreement(dialogue, probs, labels, judge_thresholds)
+        p_turn_end = judge_pause_probabilities(judge_model, dialogue, labels)
+        agreement = conversation_agreement(dialogue, probs, labels, judge_thresholds, p_turn_end)
         judge_section = {
             "checkpoint": judge_name,
             "context_mode": judge_model.config.context_mode,
+            "turn_end_head": getattr(judge_model.config, "turn_end_head", None),
             "label_names": list(judge_model.config.label_names),
             "chunk_s": CHUNK_S,
             "layout": "row t: distribution over the label of chunk t + 1 (starting at 0.04 (t + 1) s), from the audio up to the end of chunk t",

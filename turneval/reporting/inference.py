@@ -103,3 +103,38 @@ def judge_probabilities(judge: Any, audio: np.ndarray, progress: bool = False) -
         indices, rows = stream.push(mono[start : min(start + block, n_chunks * spc)])
         probs[indices] = rows
     return probs
+
+
+def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[int, float]:
+    """The judge's turn-end head at every (a)/(d) decision of a two-speaker conversation:
+    ``{decision chunk: P(the other party speaks next)}``, each read from the pausing speaker's
+    own channel up to the decision's horizon (:func:`~turneval.dataset_scripts.agreement_instances.pause_readings`).
+    Empty when the judge has no turn-end head."""
+    from turneval.dataset_scripts.agreement_instances import PAUSE_METRICS, pause_readings, two_party_instances
+    from turneval.modeling.modeling_turn_taking_judge import pause_window
+
+    head = getattr(judge.config, "turn_end_head", None)
+    if not head:
+        return {}
+    audio = np.asarray(dialogue.audio)
+    if audio.ndim != 2 or audio.shape[0] != 2:
+        raise ReportError(f"dialogue {dialogue.id!r}: the judge's turn-end head hears each speaker's own channel; give two channels (got shape {audio.shape})")
+    placeholder = np.zeros((len(labels), len(judge.config.label_names)))
+    chunks = {inst.chunk for inst in two_party_instances(dialogue, placeholder, labels, metrics=PAUSE_METRICS)}
+    readings = pause_readings(labels, sorted(chunks), float(head["stop_s"]))
+    if not readings:
+        return {}
+    windows = np.stack([pause_window(audio[r.pauser], r.horizon, float(head["window_s"]), SAMPLE_RATE) for r in readings.values()])
+    return {chunk: float(p) for chunk, p in zip(readings, judge.turn_end_probabilities(windows))}
+
+
+def two_party_judged_instances(judge: Any, dialogue: Any, labels: Any = None) -> list:
+    """Every decision of a two-speaker conversation, each speaker as the system in turn
+    (``two_party_instances``), with the judge's view of it as the report judges it: the chunk
+    head's distribution, and (a)/(d) from the turn-end head when the judge has one."""
+    from turneval.dataset_scripts.agreement_instances import two_party_instances, with_turn_end_probabilities
+    from turneval.dataset_scripts.labels import chunk_labels
+
+    labels = chunk_labels(dialogue) if labels is None else labels
+    instances = two_party_instances(dialogue, judge_probabilities(judge, dialogue.audio), labels)
+    return with_turn_end_probabilities(instances, judge_pause_probabilities(judge, dialogue, labels))
