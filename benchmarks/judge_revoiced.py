@@ -66,16 +66,15 @@ def decision_rows(scores, decisions) -> np.ndarray:
     return np.array([max(0, int(math.floor((d.ipu_end + DECISION_DELAY_S) / chunk_s + 1e-9)) - 1) for d in decisions])
 
 
-def turn_end_head_scores(judge, stereo: np.ndarray, decisions) -> np.ndarray:
+def turn_end_head_scores(judge, stereo: np.ndarray, dialogue, decisions) -> np.ndarray:
     """The judge's turn-end head at each decision (the pausing speaker's channel up to 200 ms
-    after the IPU end); NaN without a head."""
-    from turneval.modeling.modeling_turn_taking_judge import pause_window
+    after the IPU end, and the timing when the head reads it), as the report reads it; NaN
+    without a head."""
+    from turneval.reporting import turn_end_head_probabilities
 
-    head = getattr(judge.config, "turn_end_head", None)
-    if not head or not len(decisions):
+    if not getattr(judge.config, "turn_end_head", None) or not len(decisions):
         return np.full(len(decisions), np.nan)
-    windows = np.stack([pause_window(stereo[d.speaker], d.ipu_end + DECISION_DELAY_S, float(head["window_s"])) for d in decisions])
-    return judge.turn_end_probabilities(windows)
+    return turn_end_head_probabilities(judge, stereo, dialogue, [(d.speaker, d.ipu_end, d.ipu_end + DECISION_DELAY_S) for d in decisions])
 
 
 def judge_figures(name: str, judge, dialogues, decisions_per_dialogue, headline: bool) -> tuple[list[dict], np.ndarray]:
@@ -98,7 +97,7 @@ def judge_figures(name: str, judge, dialogues, decisions_per_dialogue, headline:
         picked = scores.probabilities[rows]
         t, c = list(judge.config.label_names).index("T"), list(judge.config.label_names).index("C")
         decision_scores.append(np.stack([judge_scores("a", picked), np.log(picked[:, t] + 1e-12) - np.log(picked[:, c] + 1e-12),
-                                         turn_end_head_scores(judge, stereo, decisions)], axis=1)
+                                         turn_end_head_scores(judge, stereo, dialogue, decisions)], axis=1)
                                if len(rows) else np.zeros((0, 3)))
     cpu = time.process_time() - cpu
     labels, probs = np.concatenate(labels_all), np.concatenate(probs_all)

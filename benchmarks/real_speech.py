@@ -141,7 +141,7 @@ def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
     from turn_end_peers import judge_probabilities
 
     from turneval.metrics.agreement import judge_scores
-    from turneval.modeling.modeling_turn_taking_judge import pause_window
+    from turneval.reporting import turn_end_head_probabilities
     from turneval.smart_turn import PRE_SPEECH_S
 
     rows = []
@@ -152,7 +152,8 @@ def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
             user_audio = own[start : int(round(d.horizon * 16000))]
             judged = {name: float(judge_scores("a", judge_probabilities(j, rec.mixture, d.horizon)[None])[0]) for name, j in judges}
             # the judge's turn-end head, where it has one, hears what smart-turn hears: the speaker's own channel up to the horizon
-            head = {name: float(j.turn_end_probabilities(pause_window(own, d.horizon, float(j.config.turn_end_head["window_s"]))[None])[0])
+            view = rec.view(d.speaker)  # the speaker is 0 in its own view, as in turn_end_decisions
+            head = {name: float(turn_end_head_probabilities(j, own[None], view, [(0, d.ipu_end, d.horizon)])[0])
                     for name, j in judges if getattr(j.config, "turn_end_head", None)}
             smart = smart_turn.probability(user_audio) if smart_turn is not None else math.nan
             rows.append({"recording": rec.id, "shift": d.shift, "pause": d.pause, "silence": min(d.speaker_silence, 1e6),

@@ -50,6 +50,8 @@ from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
+import numpy as np
+
 from .dialogue import SPEAKERS, Dialogue
 from .events import TurnTakingEvents, extract_events
 
@@ -156,10 +158,7 @@ def turn_end_decisions(
         events = extract_events(dialogue, **event_kwargs)
     ipus = events.ipus
     backchannels = events.backchannel_ipus()
-    turn_start = {i: turn.start for turn in events.turns for i in turn.ipus}
-    # Per speaker, IPU ends in time order (a speaker's IPUs are disjoint): the partner's last IPU.
-    ends = [[u.end for u in ipus if u.speaker == k] for k in (0, 1)]
-    lengths = [[u.duration for u in ipus if u.speaker == k] for k in (0, 1)]
+    timings = event_timings(events)
     silence_at = {s.start: s for s in events.silences}
     starts_at: dict[float, list[int]] = {}
     for j, u in enumerate(ipus):
@@ -182,27 +181,112 @@ def turn_end_decisions(
             if next_backchannel == "skip":
                 continue
             shift = next_backchannel == "shift"
-        partner = 1 - ipu.speaker
-        k = bisect_right(ends[partner], ipu.end) - 1
         last_words, first_word = _word_features(ipu.words)
+        timing = timings[i]
         out.append(
             TurnEndDecision(
                 dialogue_id=events.dialogue_id,
+                speaker=ipu.speaker,
+                ipu_end=ipu.end,
+                ipu_duration=timing.ipu_duration,
+                turn_duration=timing.turn_duration,
+                partner_since=timing.partner_since,
+                partner_ipu_duration=timing.partner_ipu_duration,
+                last_words=last_words,
+                first_word=first_word,
+                shift=shift,
+                silence=silence.duration,
+                next_is_backchannel=next_bc,
+                is_backchannel=timing.is_backchannel,
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- timing at an IPU end
+@dataclass(frozen=True)
+class IpuTiming:
+    """What the conversation's timing says when one IPU ends: the timing fields of
+    :class:`TurnEndDecision`, for every IPU (not only those followed by a decision)."""
+
+    speaker: int
+    ipu_end: float
+    ipu_duration: float
+    turn_duration: float
+    partner_since: float | None
+    partner_ipu_duration: float | None
+    is_backchannel: bool
+
+
+def event_timings(events: TurnTakingEvents) -> list[IpuTiming]:
+    """One :class:`IpuTiming` per IPU of ``events`` (same order)."""
+    ipus = events.ipus
+    backchannels = events.backchannel_ipus()
+    turn_start = {i: turn.start for turn in events.turns for i in turn.ipus}
+    # Per speaker, IPU ends in time order (a speaker's IPUs are disjoint): the partner's last IPU.
+    ends = [[u.end for u in ipus if u.speaker == k] for k in (0, 1)]
+    lengths = [[u.duration for u in ipus if u.speaker == k] for k in (0, 1)]
+    out = []
+    for i, ipu in enumerate(ipus):
+        partner = 1 - ipu.speaker
+        k = bisect_right(ends[partner], ipu.end) - 1
+        out.append(
+            IpuTiming(
                 speaker=ipu.speaker,
                 ipu_end=ipu.end,
                 ipu_duration=ipu.duration,
                 turn_duration=ipu.end - turn_start.get(i, ipu.start),
                 partner_since=ipu.end - ends[partner][k] if k >= 0 else None,
                 partner_ipu_duration=lengths[partner][k] if k >= 0 else None,
-                last_words=last_words,
-                first_word=first_word,
-                shift=shift,
-                silence=silence.duration,
-                next_is_backchannel=next_bc,
                 is_backchannel=i in backchannels,
             )
         )
     return out
+
+
+def speech_timings(dialogue: Dialogue) -> list[IpuTiming]:
+    """Every IPU's :class:`IpuTiming` from the speech segments alone (``use_words=False``: words,
+    where the dialogue has them, are ignored, and backchannels are told by the duration proxy),
+    which is what a report has from voice activity; so a model that reads these features was
+    trained on what it will be given."""
+    return event_timings(extract_events(dialogue, use_words=False))
+
+
+def timing_at(timings: Sequence[IpuTiming], speaker: int, time_s: float, slack_s: float = 0.12) -> IpuTiming:
+    """The timing of ``speaker``'s IPU that ends at ``time_s``: of those starting before
+    ``time_s + slack_s`` (a 40 ms grid and rounding between readers stay inside the slack), the
+    one whose end is nearest. A pause shorter than the IPU-splitting silence lies inside an
+    IPU; that IPU's timing stands for it."""
+    own = [t for t in timings if t.speaker == speaker and t.ipu_end - t.ipu_duration <= time_s + slack_s]
+    if not own:
+        raise ValueError(f"speaker {speaker} has no IPU starting before {time_s:.3f} s")
+    return min(own, key=lambda t: abs(t.ipu_end - time_s))
+
+
+TIMING_FEATURES = ("log_ipu_s", "log_turn_s", "log_partner_since_s", "partner_not_heard", "log_partner_ipu_s", "is_backchannel")
+"""The timing features of a turn-end head, in order (:func:`timing_features`)."""
+
+PARTNER_SINCE_CAP_S = 30.0
+"""Longer times since the partner last spoke are this long (a cap, not a cut)."""
+
+
+def timing_features(timing: IpuTiming | TurnEndDecision) -> np.ndarray:
+    """The :data:`TIMING_FEATURES` of one IPU end, ``float32 [6]``: log(1 + seconds) of the IPU's
+    and the turn's length, of the time since the partner's last IPU (capped at
+    :data:`PARTNER_SINCE_CAP_S`) and of that IPU's length (0 when the partner has not spoken,
+    which the fourth feature flags), and whether the IPU is a backchannel.
+
+    >>> [round(float(v), 3) for v in timing_features(IpuTiming(0, 3.0, 1.0, 3.0, None, None, False))]
+    [0.693, 1.386, 0.0, 1.0, 0.0, 0.0]
+    """
+    heard = timing.partner_since is not None
+    since = min(max(float(timing.partner_since), 0.0), PARTNER_SINCE_CAP_S) if heard else 0.0
+    partner_ipu = float(timing.partner_ipu_duration or 0.0) if heard else 0.0
+    return np.array(
+        [np.log1p(timing.ipu_duration), np.log1p(timing.turn_duration), np.log1p(since), 0.0 if heard else 1.0,
+         np.log1p(partner_ipu), float(timing.is_backchannel)],
+        dtype=np.float32,
+    )
 
 
 def corpus_turn_end_decisions(dialogues: Iterable[Dialogue], min_silence: float = DEFAULT_MIN_SILENCE_S, **kwargs: Any) -> list[TurnEndDecision]:
@@ -218,8 +302,15 @@ def shift_rate(decisions: Sequence[TurnEndDecision]) -> float:
 __all__ = [
     "DEFAULT_MIN_SILENCE_S",
     "NEXT_BACKCHANNEL_RULES",
+    "PARTNER_SINCE_CAP_S",
+    "TIMING_FEATURES",
+    "IpuTiming",
     "TurnEndDecision",
     "corpus_turn_end_decisions",
+    "event_timings",
     "shift_rate",
+    "speech_timings",
+    "timing_at",
+    "timing_features",
     "turn_end_decisions",
 ]

@@ -172,10 +172,12 @@ class TurnEndHead(nn.Module):
     The chunk head predicts the next 40 ms, and a pause's next 40 ms are silence whoever speaks
     next, so its ``p_T - p_C`` hardly ranks shifts above holds (ROC-AUC 0.505 on the held-out
     re-voiced test split). A linear read of the *bidirectional* encoder over the pausing
-    speaker's own channel does (0.737): this head is that read. It shares the encoder's lower
-    ``shared_layers`` layers (frozen, pretrained: the same weights as the judge's) and keeps its
-    own copies of the pretrained upper layers and final layer norm, because the judge's upper
-    layers were fine-tuned for causal attention.
+    speaker's own channel does (0.737), and more with the conversation's timing at the IPU end
+    beside it: this head is that read. It shares the encoder's lower ``shared_layers`` layers
+    (frozen, pretrained: the same weights as the judge's) and keeps its own copies of the
+    pretrained upper layers and final layer norm, because the judge's upper layers were
+    fine-tuned for causal attention. Its classifier reads ``3 d_model`` pooled states, then the
+    ``timing_features`` (as many numbers as the config names) that the caller computes.
     """
 
     def __init__(self, whisper_config: WhisperConfig, head: dict[str, Any]) -> None:
@@ -187,7 +189,8 @@ class TurnEndHead(nn.Module):
             [WhisperEncoderLayer(whisper_config) for _ in range(whisper_config.encoder_layers - self.shared_layers)]
         )
         self.layer_norm = nn.LayerNorm(d_model)
-        self.classifier = nn.Linear(3 * d_model, 1)
+        self.n_timing = len(head.get("timing_features") or [])
+        self.classifier = nn.Linear(3 * d_model + self.n_timing, 1)
 
     def pooled(self, encoder: JudgeWhisperEncoder, features: torch.Tensor) -> torch.Tensor:
         """``[B, 3 d]``: the last layer over the last ``pool_frames[0]`` and ``pool_frames[1]``
@@ -204,9 +207,16 @@ class TurnEndHead(nn.Module):
         last = self.layer_norm(tail_layer(self.layers[-1], hidden, wide))
         return torch.cat([last.mean(1), last[:, -narrow:].mean(1), lower[:, -wide:].mean(1)], dim=-1)
 
-    def forward(self, encoder: JudgeWhisperEncoder, features: torch.Tensor) -> torch.Tensor:
-        """Logits ``[B]`` of "the other party speaks next"."""
-        return self.classifier(self.pooled(encoder, features))[:, 0]
+    def forward(self, encoder: JudgeWhisperEncoder, features: torch.Tensor, timing: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits ``[B]`` of "the other party speaks next"; ``timing`` ``[B, n_timing]`` when the
+        head reads timing features."""
+        pooled = self.pooled(encoder, features)
+        if self.n_timing:
+            if timing is None or tuple(timing.shape) != (pooled.shape[0], self.n_timing):
+                got = None if timing is None else tuple(timing.shape)
+                raise ValueError(f"this turn-end head reads {self.n_timing} timing features per window; got timing of shape {got}")
+            pooled = torch.cat([pooled, timing.to(pooled.dtype)], dim=-1)
+        return self.classifier(pooled)[:, 0]
 
 
 def tail_layer(layer: WhisperEncoderLayer, hidden: torch.Tensor, n_frames: int) -> torch.Tensor:
@@ -391,21 +401,27 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
 
     # ------------------------------------------------------------------ turn-end head
     @torch.no_grad()
-    def turn_end_probabilities(self, windows: np.ndarray | torch.Tensor, batch_size: int = 16) -> np.ndarray:
+    def turn_end_probabilities(
+        self, windows: np.ndarray | torch.Tensor, timing: np.ndarray | torch.Tensor | None = None, batch_size: int = 16
+    ) -> np.ndarray:
         """P(the other party speaks next) for pause windows ``[B, n]``: each the pausing
         speaker's own channel, ``turn_end_head["window_s"]`` seconds (16 kHz) ending at the
-        decision time (:func:`pause_window` cuts them)."""
+        decision time (:func:`pause_window` cuts them); ``timing`` ``[B, n_timing]``, the
+        features ``turn_end_head["timing_features"]`` names, when it names any."""
         if self.turn_end_head is None:
             raise ValueError("this judge has no turn-end head (config.turn_end_head is None); metrics (a)/(d) read p_T - p_C")
         windows = torch.as_tensor(np.asarray(windows, dtype=np.float32))
         if windows.dim() != 2:
             raise ValueError(f"pause windows must be [batch, n_samples], got shape {tuple(windows.shape)}")
-        dtype = self.classifier.weight.dtype
+        if timing is not None:
+            timing = torch.as_tensor(np.asarray(timing, dtype=np.float32)).reshape(windows.shape[0], -1)
+        device, dtype = self.classifier.weight.device, self.classifier.weight.dtype
         out = []
         for start in range(0, windows.shape[0], batch_size):
-            batch = windows[start : start + batch_size].to(self.classifier.weight.device)
+            batch = windows[start : start + batch_size].to(device)
             features = self.log_mel(batch, causal=False).to(dtype)
-            out.append(torch.sigmoid(self.turn_end_head(self.encoder, features).float()).cpu())
+            extra = None if timing is None else timing[start : start + batch_size].to(device)
+            out.append(torch.sigmoid(self.turn_end_head(self.encoder, features, extra).float()).cpu())
         return torch.cat(out).numpy() if out else np.zeros(0, dtype=np.float32)
 
     # ------------------------------------------------------------------ inference

@@ -174,3 +174,46 @@ def test_tail_layer_is_the_full_layer_on_its_last_frames():
         moved = hidden.clone()
         moved[:, 0] += 1.0
         assert not torch.allclose(tail_layer(layer, moved, 7), tail_layer(layer, hidden, 7))
+
+
+def test_speech_timings_are_the_decisions_timing_without_words():
+    from turneval.dataset_scripts.turn_end_decisions import (
+        speech_timings,
+        timing_at,
+        timing_features,
+        turn_end_decisions,
+    )
+
+    dialogue = generate_dialogue(3, duration_s=40.0, style="human", system_speaker=1)
+    timings = speech_timings(dialogue)
+    decisions = turn_end_decisions(dialogue, 0.2, use_words=False)
+    assert decisions
+    for decision in decisions:
+        found = timing_at(timings, decision.speaker, decision.ipu_end)
+        assert (found.ipu_end, found.ipu_duration, found.turn_duration, found.partner_since, found.is_backchannel) == (
+            decision.ipu_end, decision.ipu_duration, decision.turn_duration, decision.partner_since, decision.is_backchannel)
+        np.testing.assert_array_equal(timing_features(found), timing_features(decision))
+        # a reading 40 ms off the IPU end (the chunk grid) finds the same IPU
+        assert timing_at(timings, decision.speaker, decision.ipu_end + 0.04) == found
+
+
+def test_a_timing_head_reads_the_timing_it_was_fitted_on():
+    from turneval.dataset_scripts.turn_end_decisions import TIMING_FEATURES
+
+    base = _base()
+    windows = _windows(24)
+    rng = np.random.default_rng(3)
+    timing = rng.standard_normal((24, len(TIMING_FEATURES))).astype(np.float32)
+    x = np.stack([probe.decision_features(base, torch.from_numpy(w)[None]) for w in windows])
+    xt = np.concatenate([x, timing], axis=1)
+    y = (timing[:, 0] + x[:, 0] > np.median(timing[:, 0] + x[:, 0])).astype(int)
+    fitted = probe.fit_probe(xt, y, c=1.0)
+    judge = probe.install_head(_causal_judge(base), base, fitted, WINDOW_S, {}, timing=True)
+    assert judge.config.turn_end_head["timing_features"] == list(TIMING_FEATURES)
+    np.testing.assert_allclose(judge.turn_end_probabilities(windows, timing, batch_size=5), fitted.predict_proba(xt)[:, 1], atol=1e-4)
+    with pytest.raises(ValueError, match="timing features"):
+        judge.turn_end_probabilities(windows)
+    # the report stage computes the timing from the speech segments
+    dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
+    p = judge_pause_probabilities(judge, dialogue, chunk_labels(dialogue))
+    assert p and all(0.0 <= v <= 1.0 for v in p.values())

@@ -74,6 +74,27 @@ def manifest_decisions(encoder_judge, manifest: str | Path, window_s: float) -> 
     return np.stack(xs), np.asarray(ys)
 
 
+def manifest_timing(manifest: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """The timing features (:func:`~turneval.dataset_scripts.turn_end_decisions.timing_features`)
+    and labels of the same decisions as :func:`manifest_decisions`, in the same order, from the
+    speech segments alone as the report computes them (no audio is read)."""
+    from turneval.dataset_scripts.builders.manifest import read_dialogue_manifest, resolve_manifest
+    from turneval.dataset_scripts.turn_end_decisions import (
+        speech_timings,
+        timing_at,
+        timing_features,
+        turn_end_decisions,
+    )
+
+    ts, ys = [], []
+    for _, dialogue in read_dialogue_manifest(resolve_manifest(manifest)):
+        timings = speech_timings(dialogue)
+        for decision in turn_end_decisions(dialogue, DECISION_DELAY_S):
+            ts.append(timing_features(timing_at(timings, decision.speaker, decision.ipu_end)))
+            ys.append(int(decision.shift))
+    return np.stack(ts) if ts else np.zeros((0, 6), np.float32), np.asarray(ys)
+
+
 def fit_probe(x: np.ndarray, y: np.ndarray, c: float = 1e-3):
     """Standardized L2 logistic regression (strong regularization: ~1,150 features)."""
     from sklearn.linear_model import LogisticRegression
@@ -101,13 +122,15 @@ def cached_decisions(encoder_judge, manifest: str | Path, window_s: float, cache
     return x, y
 
 
-def install_head(judge, encoder_judge, probe, window_s: float, provenance: dict[str, Any]):
-    """Make ``probe`` (a fitted :func:`fit_probe` pipeline on :func:`decision_features`) the
-    judge's turn-end head: copies of ``encoder_judge``'s pretrained upper layers and layer
-    norm, and the regression with its standardization folded into one linear layer.
+def install_head(judge, encoder_judge, probe, window_s: float, provenance: dict[str, Any], timing: bool = False):
+    """Make ``probe`` (a fitted :func:`fit_probe` pipeline on :func:`decision_features`, followed
+    by the timing features when ``timing``) the judge's turn-end head: copies of
+    ``encoder_judge``'s pretrained upper layers and layer norm, and the regression with its
+    standardization folded into one linear layer.
 
     The judge's own front end and lower layers must be the pretrained ones the features were
     read from (true of a frozen or partially fine-tuned judge); otherwise this refuses."""
+    from turneval.dataset_scripts.turn_end_decisions import TIMING_FEATURES
     from turneval.modeling.modeling_turn_taking_judge import TurnEndHead
 
     shared = 2
@@ -121,7 +144,8 @@ def install_head(judge, encoder_judge, probe, window_s: float, provenance: dict[
     scaler, regression = probe[0], probe[-1]
     weight = regression.coef_[0] / scaler.scale_
     bias = float(regression.intercept_[0] - np.sum(regression.coef_[0] * scaler.mean_ / scaler.scale_))
-    judge.config.turn_end_head = {"window_s": float(window_s), "stop_s": DECISION_DELAY_S, "shared_layers": shared, "pool_frames": [25, 5], **provenance}
+    judge.config.turn_end_head = {"window_s": float(window_s), "stop_s": DECISION_DELAY_S, "shared_layers": shared, "pool_frames": [25, 5],
+                                  "timing_features": list(TIMING_FEATURES) if timing else [], **provenance}
     head = TurnEndHead(judge.whisper_config, judge.config.turn_end_head)
     for layer, source in zip(head.layers, encoder_judge.encoder.layers[shared:]):
         layer.load_state_dict(source.state_dict())
@@ -146,16 +170,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--c", type=float, default=1e-3, help="inverse L2 strength of the logistic regression")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--cache", type=Path, help="folder for the decision features (<set>.npz), reused when they match")
+    parser.add_argument("--timing", action="store_true",
+                        help="also read the conversation's timing at the IPU end (TIMING_FEATURES, from the speech segments)")
     parser.add_argument("--install_into", type=Path, help="judge checkpoint folder: install the probe as its turn-end head (in place)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     encoder_judge = judge_from_whisper(None if args.backbone == "tiny.en" else args.backbone, context_mode="window", context_s=args.window_s).eval()
-    x, y = cached_decisions(encoder_judge, args.train, args.window_s, args.cache, "train")
+
+    def features(manifest: str, name: str) -> tuple[np.ndarray, np.ndarray]:
+        x, y = cached_decisions(encoder_judge, manifest, args.window_s, args.cache, name)
+        if not args.timing:
+            return x, y
+        t, ty = manifest_timing(manifest)
+        if not np.array_equal(y, ty):
+            raise ValueError(f"{manifest}: the cached decisions of {name!r} are not this manifest's; delete {args.cache}/{name}.npz")
+        return np.concatenate([x, t], axis=1), y
+
+    x, y = features(args.train, "train")
     probe = fit_probe(x, y, args.c)
     result: dict[str, Any] = {"train_decisions": int(len(y)), "train_shift_rate": round(float(y.mean()), 4)}
     for spec in args.eval:
         name, _, manifest = spec.partition("=")
-        ex, ey = cached_decisions(encoder_judge, manifest, args.window_s, args.cache, name)
+        ex, ey = features(manifest, name)
         result[name] = {"decisions": int(len(ey)), "roc_auc": round(float(roc_auc_score(ey, probe.predict_proba(ex)[:, 1])), 4)}
     print(json.dumps(result))
     if args.install_into is not None:
@@ -163,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         judge = load_judge(args.install_into)
         provenance = {"backbone": args.backbone, "train_manifest": str(args.train), "c": args.c, "measured": result}
-        install_head(judge, encoder_judge, probe, args.window_s, provenance).save_pretrained(args.install_into)
+        install_head(judge, encoder_judge, probe, args.window_s, provenance, timing=args.timing).save_pretrained(args.install_into)
         print(f"installed the turn-end head into {args.install_into} (retune its (a)/(d) thresholds: training/tune_judge_thresholds.py)")
     return 0
 
@@ -172,4 +208,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["cached_decisions", "decision_features", "decision_window", "fit_probe", "install_head", "manifest_decisions"]
+__all__ = ["cached_decisions", "decision_features", "decision_window", "fit_probe", "install_head", "manifest_decisions", "manifest_timing"]

@@ -26,9 +26,9 @@ BACKBONE_MODES = ("frozen", "partial", "lora", "full")
 DEFAULT_LABELS = ("NA", "BC", "I", "T", "C")
 
 
-TURN_END_HEAD_DEFAULTS: dict[str, Any] = {"window_s": 8.0, "stop_s": 0.2, "shared_layers": 2, "pool_frames": [25, 5]}
+TURN_END_HEAD_DEFAULTS: dict[str, Any] = {"window_s": 8.0, "stop_s": 0.2, "shared_layers": 2, "pool_frames": [25, 5], "timing_features": []}
 """The turn-end head's reading: the last 8 s of the pausing speaker's channel up to 200 ms after
-the IPU end (pipecat's VAD stop time), pooled over the last 0.5 s and 0.1 s."""
+the IPU end (pipecat's VAD stop time), pooled over the last 0.5 s and 0.1 s; no timing features."""
 
 
 class TurnTakingJudgeConfig(PretrainedConfig):
@@ -92,8 +92,11 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             lower `shared_layers` layers, then its own copies of the pretrained upper layers) and
             gives P(the other party speaks next) from three pooled views (the last layer over
             the last `pool_frames` encoder frames, the shared layers' output over the first of
-            them). Keys: `window_s` (8.0), `stop_s` (0.2), `shared_layers` (2), `pool_frames`
-            ([25, 5]), plus provenance. `None`: no such head; (a)/(d) read `p_T - p_C` (the paper).
+            them), plus the conversation's timing at the IPU end when `timing_features` names
+            them (`turneval.dataset_scripts.turn_end_decisions.TIMING_FEATURES`, read from the
+            speech segments). Keys: `window_s` (8.0), `stop_s` (0.2), `shared_layers` (2),
+            `pool_frames` ([25, 5]), `timing_features` ([]), plus provenance. `None`: no such
+            head; (a)/(d) read `p_T - p_C` (the paper).
     """
 
     model_type = "turn_taking_judge"
@@ -177,6 +180,8 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         max_s = self.encoder_config["max_source_positions"] * 0.02
         if not 0 < float(head["window_s"]) <= max_s + 1e-6:
             raise ValueError(f"turn_end_head.window_s={head['window_s']} must lie in (0, {max_s:g}] s")
+        if not isinstance(head["timing_features"], (list, tuple)) or not all(isinstance(n, str) for n in head["timing_features"]):
+            raise ValueError(f"turn_end_head.timing_features={head['timing_features']!r} must be a list of feature names")
         frames = [int(f) for f in head["pool_frames"]]
         if len(frames) != 2 or min(frames) < 1 or max(frames) > float(head["window_s"]) / 0.02:
             raise ValueError(f"turn_end_head.pool_frames={head['pool_frames']} must be two frame counts within the window")

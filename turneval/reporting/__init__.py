@@ -34,6 +34,7 @@ from .inference import (
     load_judge_model,
     load_predictor_model,
     resolve_checkpoint,
+    turn_end_head_probabilities,
     two_party_judged_instances,
 )
 from .inputs import VAD_BLOCK_S, check_inputs, load_conversation, read_annotations
@@ -65,5 +66,6 @@ __all__ = [
     "report_schema",
     "resolve_checkpoint",
     "summary_rows",
+    "turn_end_head_probabilities",
     "two_party_judged_instances",
 ]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -105,13 +105,34 @@ def judge_probabilities(judge: Any, audio: np.ndarray, progress: bool = False) -
     return probs
 
 
+def turn_end_head_probabilities(judge: Any, channels: np.ndarray, dialogue: Any, pauses: Sequence[tuple[int, float, float]]) -> np.ndarray:
+    """The judge's turn-end head at ``pauses``, each ``(speaker, speech_end_s, horizon_s)``: that
+    speaker's own channel (a row of ``channels``) up to the horizon and, where the head reads
+    timing features, the conversation's timing when that IPU ended, from ``dialogue``'s speech
+    segments (:func:`~turneval.dataset_scripts.turn_end_decisions.speech_timings`)."""
+    from turneval.dataset_scripts.turn_end_decisions import TIMING_FEATURES, speech_timings, timing_at, timing_features
+    from turneval.modeling.modeling_turn_taking_judge import pause_window
+
+    head = judge.config.turn_end_head
+    if not len(pauses):
+        return np.zeros(0, dtype=np.float32)
+    windows = np.stack([pause_window(channels[speaker], horizon, float(head["window_s"]), SAMPLE_RATE) for speaker, _, horizon in pauses])
+    names = list(head.get("timing_features") or [])
+    timing = None
+    if names:
+        if names != list(TIMING_FEATURES):
+            raise ReportError(f"the judge's turn-end head reads timing features {names}; this turneval computes {list(TIMING_FEATURES)}: update turneval or the checkpoint")
+        timings = speech_timings(dialogue)
+        timing = np.stack([timing_features(timing_at(timings, speaker, end)) for speaker, end, _ in pauses])
+    return judge.turn_end_probabilities(windows, timing)
+
+
 def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[int, float]:
     """The judge's turn-end head at every (a)/(d) decision of a two-speaker conversation:
     ``{decision chunk: P(the other party speaks next)}``, each read from the pausing speaker's
     own channel up to the decision's horizon (:func:`~turneval.dataset_scripts.agreement_instances.pause_readings`).
     Empty when the judge has no turn-end head."""
     from turneval.dataset_scripts.agreement_instances import PAUSE_METRICS, pause_readings, two_party_instances
-    from turneval.modeling.modeling_turn_taking_judge import pause_window
 
     head = getattr(judge.config, "turn_end_head", None)
     if not head:
@@ -122,10 +143,8 @@ def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[in
     placeholder = np.zeros((len(labels), len(judge.config.label_names)))
     chunks = {inst.chunk for inst in two_party_instances(dialogue, placeholder, labels, metrics=PAUSE_METRICS)}
     readings = pause_readings(labels, sorted(chunks), float(head["stop_s"]))
-    if not readings:
-        return {}
-    windows = np.stack([pause_window(audio[r.pauser], r.horizon, float(head["window_s"]), SAMPLE_RATE) for r in readings.values()])
-    return {chunk: float(p) for chunk, p in zip(readings, judge.turn_end_probabilities(windows))}
+    pauses = [(r.pauser, r.speech_end, r.horizon) for r in readings.values()]
+    return {chunk: float(p) for chunk, p in zip(readings, turn_end_head_probabilities(judge, audio, dialogue, pauses))}
 
 
 def two_party_judged_instances(judge: Any, dialogue: Any, labels: Any = None) -> list:
