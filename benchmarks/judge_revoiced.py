@@ -172,8 +172,10 @@ def run(quick: bool) -> list[dict]:
                           note="the same decisions ranked by the T/C odds alone (not diluted by p_NA, which dominates in a pause)"))
         if both and np.isfinite(scores[:, 2]).all():
             out.append(figure(f"revoiced test metric (a) shift-vs-hold ROC-AUC, turn-end head: {name}", float(roc_auc_score(y, scores[:, 2])), "",
-                              headline=headline, note="the judge's turn-end head (the pausing speaker's own channel, last 8 s, bidirectional "
-                              "encoder), which the report's (a)/(d) agreement reads; target >= 0.85"))
+                              headline=headline, note=f"the judge's turn-end head (the pausing speaker's own channel, last "
+                              f"{judge.config.turn_end_head['window_s']:g} s, bidirectional encoder, "
+                              f"{len(judge.config.turn_end_head.get('timing_features') or [])} timing features), "
+                              "which the report's (a)/(d) agreement reads; target >= 0.85"))
     out += text_baseline(flat, y, quick)
     return out
 

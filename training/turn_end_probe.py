@@ -13,13 +13,18 @@ the regression (its standardization folded into the weights) becomes the judge's
 :class:`~turneval.modeling.modeling_turn_taking_judge.TurnEndHead`, with copies of the
 pretrained upper layers, and ``turneval report`` judges (a)/(d) with it.
 
-    python -m turneval.training.turn_end_probe --train /work/cache/revoice/train \
-        --eval val=/work/cache/revoice/val --eval test=/work/cache/revoice/test \
-        --cache runs/turn_end_features --install_into checkpoints/turn_taking_judge_swb_revoiced
+With ``--timing`` the regression also reads the conversation's timing at the IPU end
+(:data:`~turneval.dataset_scripts.turn_end_decisions.TIMING_FEATURES`, from the speech
+segments alone, as a report has them).
 
-Measured 2026-11-23 (tiny.en, 8 s, 10,571 decisions of the 10 h re-voiced train split):
-ROC-AUC 0.767 on val, 0.737 on the Flite test split, beside the judge's 0.505 and the
-text-only logistic regression's 0.764 (model card of the bundled judge).
+    python -m turneval.training.turn_end_probe --train REVOICE/train \
+        --eval val=REVOICE/val --eval test=REVOICE/test --cache runs/turn_end_features_4s \
+        --window_s 4 --timing --c 0.003 --install_into checkpoints/turn_taking_judge_swb_revoiced
+
+Measured 2026-11-24 (tiny.en, 10,571 decisions of the 10 h re-voiced train split; ROC-AUC on
+val / the Flite test split): 8 s of audio 0.767 / 0.737; 4 s of audio + timing (the bundled
+head) 0.793 / 0.783; beside the chunk head's 0.501 / 0.505 and the text-only logistic
+regression's 0.764 on the test decisions (model card of the bundled judge).
 """
 from __future__ import annotations
 
