@@ -1,6 +1,6 @@
 """Peer comparison on metric (a)'s decision: after the user's IPU ends, shift (T) or continue (C)?
 
-On held-out synthetic conversations (corpus seed 2026; the demo judge is trained on seed 0),
+On held-out synthetic conversations (corpus seed 2026; the eSpeak demo judge was trained on seed 0, the bundled judge on re-voiced Switchboard),
 every metric (a) instance of ``dialogue_agreement_instances`` whose silence starts where one of
 the user's IPUs ends is one decision (silences entered otherwise, e.g. after an overlap, are
 left out), taken in both directions (each speaker in turn plays the user). Contestants, all deciding from the same audio,
@@ -9,9 +9,11 @@ which ends at the *decision time*: 200 ms after the user's IPU ends (pipecat's V
 
 * smart-turn v3.2 (pipecat-ai's ONNX model; ``turneval.smart_turn`` replicates pipecat's input
   pipeline, the same code as ``turneval report --turn-end-judge smart-turn``): the user's own channel since the turn started, last 8 s; P(complete) vs 0.5;
-* our TurnTakingJudge (the demo checkpoint when installed, else UNTRAINED random weights, and
+* our TurnTakingJudge (the bundled checkpoint when installed, else UNTRAINED random weights, and
   the figure names say so): the mono mix, one pass over its context window ending at the
-  decision time; score ``p_T - p_C`` vs metric (a)'s threshold 0;
+  decision time; score ``p_T - p_C`` vs metric (a)'s threshold 0; and, when the judge has one,
+  its turn-end head as the report reads it (the pauser's own channel up to the same time, and
+  the timing), P(shift) vs the judge's own (a) threshold;
 * fixed silence thresholds (200/500/700 ms), what most deployed voice agents use: shift iff
   the user stays silent that long. They decide *at* the threshold, not at the decision time.
 
@@ -43,7 +45,7 @@ def metric_a_decisions(dialogue, system_speaker: int) -> list:
 
 
 def _judge():
-    """The demo judge if installed, else the demo configuration with random weights."""
+    """The bundled judge if installed, else the demo configuration with random weights."""
     import torch
 
     from turneval.checkpoints import default_checkpoint
@@ -54,7 +56,7 @@ def _judge():
     path = default_checkpoint("judge")
     if path is not None:
         judge = load_judge(path)
-        return judge, f"judge ({judge.config.context_mode} {judge.config.context_s:g} s, demo checkpoint)"
+        return judge, f"judge ({judge.config.context_mode} {judge.config.context_s:g} s, bundled checkpoint)"
     torch.manual_seed(0)
     judge = TurnTakingJudge(TurnTakingJudgeConfig(context_mode="causal", context_s=10.0, stream_hop_s=5.0)).eval()
     return judge, "judge (UNTRAINED: random weights, no checkpoint installed)"
@@ -92,6 +94,7 @@ def _scores(y: np.ndarray, predicted: np.ndarray, score: np.ndarray) -> tuple[fl
 def run(quick: bool) -> list[dict]:
     from turneval.dataset_scripts.synthetic import conversation_seed, generate_dialogue
     from turneval.metrics.agreement import DEFAULT_THRESHOLDS, judge_scores
+    from turneval.reporting import turn_end_head_probabilities
     from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3, pauser_audio
 
     threads = limit_threads()
@@ -101,7 +104,8 @@ def run(quick: bool) -> list[dict]:
     except SmartTurnUnavailable as err:  # the judge and the baselines still run; say what is missing
         smart_turn, missing = None, str(err)
     judge, judge_name = _judge()
-    rows = []  # (decision, judge score, smart-turn probability, judge seconds, smart-turn seconds)
+    has_head = bool(getattr(judge.config, "turn_end_head", None))
+    rows = []  # (decision, judge score, smart-turn probability, judge seconds, smart-turn seconds, head probability)
     for i in range(n_conversations):
         seed = conversation_seed(HELD_OUT_SEED, i)
         dialogue = generate_dialogue(seed, duration_s=duration_s, style="human", dialogue_id=f"heldout_{i}")
@@ -111,7 +115,9 @@ def run(quick: bool) -> list[dict]:
                 judged = timed(lambda: judge_probabilities(judge, mono, d.horizon))
                 user_audio = pauser_audio(dialogue, d)
                 smart = timed(lambda: smart_turn.probability(user_audio) if smart_turn is not None else float("nan"))
-                rows.append((d, float(judge_scores("a", judged.result[None])[0]), smart.result, judged, smart))
+                head = (float(turn_end_head_probabilities(judge, dialogue.audio, dialogue, [(d.pauser, d.ipu_end, d.horizon)])[0])
+                        if has_head else float("nan"))
+                rows.append((d, float(judge_scores("a", judged.result[None])[0]), smart.result, judged, smart, head))
     if not rows:
         raise RuntimeError("the held-out conversations gave no metric (a) decisions")
     y = np.array([r[0].decision == "T" for r in rows], dtype=int)
@@ -126,6 +132,17 @@ def run(quick: bool) -> list[dict]:
     smart_ba, smart_auc = _scores(y, (smart > 0.5).astype(int), smart) if missing is None else (float("nan"), float("nan"))
     judge_ba, judge_auc = _scores(y, (judge_score > DEFAULT_THRESHOLDS["a"]).astype(int), judge_score)
     silence_auc = _scores(y, (silence >= 0.5).astype(int), silence)[1]
+    head_figures = []
+    if has_head:
+        head = np.array([r[5] for r in rows])
+        cut = (1.0 + float((judge.config.agreement_thresholds or {}).get("a", DEFAULT_THRESHOLDS["a"]))) / 2.0
+        head_ba, head_auc = _scores(y, (head > cut).astype(int), head)
+        head_figures = [
+            figure(f"metric (a) balanced accuracy: {judge_name}, turn-end head", head_ba, "", headline=True,
+                   reference="metric (a) balanced accuracy: smart-turn v3.2", note=f"P(shift) > {cut:.3f} (its tuned (a) threshold)"),
+            figure(f"metric (a) ROC-AUC: {judge_name}, turn-end head", head_auc, "", headline=True,
+                   reference="metric (a) ROC-AUC: smart-turn v3.2", note="what the report's (a)/(d) agreement reads"),
+        ]
     out = [
         figure("metric (a) decisions", len(rows), "decisions", note=where),
         figure("metric (a) balanced accuracy: smart-turn v3.2", smart_ba, "", headline=True,
@@ -135,6 +152,7 @@ def run(quick: bool) -> list[dict]:
         figure("metric (a) ROC-AUC: smart-turn v3.2", smart_auc, "", headline=True),
         figure(f"metric (a) ROC-AUC: {judge_name}", judge_auc, "", headline=True,
                reference="metric (a) ROC-AUC: smart-turn v3.2"),
+        *head_figures,
     ]
     for ms in SILENCE_THRESHOLDS_MS:
         ba = _scores(y, (silence >= ms / 1000).astype(int), silence)[0]
