@@ -193,19 +193,8 @@ class TurnEndHead(nn.Module):
         self.classifier = nn.Linear(3 * d_model + self.n_timing, 1)
 
     def pooled(self, encoder: JudgeWhisperEncoder, features: torch.Tensor) -> torch.Tensor:
-        """``[B, 3 d]``: the last layer over the last ``pool_frames[0]`` and ``pool_frames[1]``
-        frames, the shared layers' output over the last ``pool_frames[0]``."""
-        hidden, _ = encoder.embed(features, causal=False)
-        for layer in encoder.layers[: self.shared_layers]:
-            hidden = layer(hidden, None)
-        lower = hidden
-        wide, narrow = self.pool_frames
-        for layer in self.layers[:-1]:
-            hidden = layer(hidden, None)
-        # Only the last `wide` frames of the last layer are pooled: its queries need computing
-        # there only (keys and values over the whole window), which saves a fifth of the pass.
-        last = self.layer_norm(tail_layer(self.layers[-1], hidden, wide))
-        return torch.cat([last.mean(1), last[:, -narrow:].mean(1), lower[:, -wide:].mean(1)], dim=-1)
+        """``[B, 3 d]``: :func:`pooled_pause_views` through the shared layers and this head's own."""
+        return pooled_pause_views(encoder, self.layers, self.layer_norm, features, self.shared_layers, self.pool_frames)
 
     def forward(self, encoder: JudgeWhisperEncoder, features: torch.Tensor, timing: torch.Tensor | None = None) -> torch.Tensor:
         """Logits ``[B]`` of "the other party speaks next"; ``timing`` ``[B, n_timing]`` when the
@@ -217,6 +206,31 @@ class TurnEndHead(nn.Module):
                 raise ValueError(f"this turn-end head reads {self.n_timing} timing features per window; got timing of shape {got}")
             pooled = torch.cat([pooled, timing.to(pooled.dtype)], dim=-1)
         return self.classifier(pooled)[:, 0]
+
+
+def pooled_pause_views(
+    encoder: JudgeWhisperEncoder,
+    upper_layers: nn.ModuleList,
+    layer_norm: nn.LayerNorm,
+    features: torch.Tensor,
+    shared_layers: int,
+    pool_frames: tuple[int, int] | list[int],
+) -> torch.Tensor:
+    """``[B, 3 d]`` pooled bidirectional states of pause windows: ``encoder``'s first
+    ``shared_layers`` layers, then ``upper_layers`` and ``layer_norm``; the last layer over the
+    last ``pool_frames[0]`` and ``pool_frames[1]`` frames, the shared layers' output over the last
+    ``pool_frames[0]``. The turn-end head and the probe that fits it both read these views."""
+    hidden, _ = encoder.embed(features, causal=False)
+    for layer in encoder.layers[:shared_layers]:
+        hidden = layer(hidden, None)
+    lower = hidden
+    wide, narrow = (int(f) for f in pool_frames)
+    for layer in upper_layers[:-1]:
+        hidden = layer(hidden, None)
+    # Only the last `wide` frames of the last layer are pooled: its queries need computing
+    # there only (keys and values over the whole window), which saves a fifth of the pass.
+    last = layer_norm(tail_layer(upper_layers[-1], hidden, wide))
+    return torch.cat([last.mean(1), last[:, -narrow:].mean(1), lower[:, -wide:].mean(1)], dim=-1)
 
 
 def tail_layer(layer: WhisperEncoderLayer, hidden: torch.Tensor, n_frames: int) -> torch.Tensor:
@@ -724,6 +738,7 @@ __all__ = [
     "TurnTakingJudgeStream",
     "causal_window_plan",
     "pause_window",
+    "pooled_pause_views",
     "prepare_audio",
     "tail_layer",
 ]

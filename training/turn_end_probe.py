@@ -37,9 +37,10 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-
-SAMPLE_RATE = 16000
-DECISION_DELAY_S = 0.2
+from turneval.dataset_scripts.grids import SAMPLE_RATE
+from turneval.dataset_scripts.turn_end_decisions import DEFAULT_MIN_SILENCE_S as DECISION_DELAY_S
+from turneval.modeling.configuration_turn_taking_judge import TURN_END_HEAD_DEFAULTS
+from turneval.modeling.modeling_turn_taking_judge import pooled_pause_views
 
 
 def decision_window(channel: np.ndarray, end_s: float, window_s: float) -> torch.Tensor:
@@ -51,14 +52,19 @@ def decision_window(channel: np.ndarray, end_s: float, window_s: float) -> torch
     return torch.from_numpy(np.ascontiguousarray(pause_window(channel, end_s, window_s, SAMPLE_RATE)))[None]
 
 
+SHARED_LAYERS = int(TURN_END_HEAD_DEFAULTS["shared_layers"])
+POOL_FRAMES = list(TURN_END_HEAD_DEFAULTS["pool_frames"])
+
+
 @torch.no_grad()
-def decision_features(encoder_judge, window: torch.Tensor, lower_layer: int = 2) -> np.ndarray:
-    """Pooled bidirectional states of one window: last layer over the last 25 and 5 frames
-    (0.5 s, 0.1 s), ``lower_layer`` over the last 25."""
+def decision_features(encoder_judge, window: torch.Tensor) -> np.ndarray:
+    """The turn-end head's pooled views of one window (last layer over the last 25 and 5 frames,
+    0.5 s and 0.1 s; layer 2 over the last 25), read from the pretrained encoder itself
+    (:func:`~turneval.modeling.modeling_turn_taking_judge.pooled_pause_views`, the head's own)."""
+    encoder = encoder_judge.encoder
     features = encoder_judge.log_mel(window, causal=False).to(encoder_judge.classifier.weight.dtype)
-    states = encoder_judge.encoder(features, causal=False)
-    last, lower = states[-1][0], states[lower_layer][0]
-    return torch.cat([last[-25:].mean(0), last[-5:].mean(0), lower[-25:].mean(0)]).float().numpy()
+    pooled = pooled_pause_views(encoder, encoder.layers[SHARED_LAYERS:], encoder.layer_norm, features, SHARED_LAYERS, POOL_FRAMES)
+    return pooled[0].float().numpy()
 
 
 def manifest_decisions(encoder_judge, manifest: str | Path, window_s: float) -> tuple[np.ndarray, np.ndarray]:
@@ -138,7 +144,7 @@ def install_head(judge, encoder_judge, probe, window_s: float, provenance: dict[
     from turneval.dataset_scripts.turn_end_decisions import TIMING_FEATURES
     from turneval.modeling.modeling_turn_taking_judge import TurnEndHead
 
-    shared = 2
+    shared = SHARED_LAYERS
     mine, base = judge.encoder.state_dict(), encoder_judge.encoder.state_dict()
     lower = [k for k in base if not k.startswith("layers.") or int(k.split(".")[1]) < shared]
     lower = [k for k in lower if not k.startswith("layer_norm.")]
@@ -149,7 +155,7 @@ def install_head(judge, encoder_judge, probe, window_s: float, provenance: dict[
     scaler, regression = probe[0], probe[-1]
     weight = regression.coef_[0] / scaler.scale_
     bias = float(regression.intercept_[0] - np.sum(regression.coef_[0] * scaler.mean_ / scaler.scale_))
-    judge.config.turn_end_head = {"window_s": float(window_s), "stop_s": DECISION_DELAY_S, "shared_layers": shared, "pool_frames": [25, 5],
+    judge.config.turn_end_head = {"window_s": float(window_s), "stop_s": DECISION_DELAY_S, "shared_layers": shared, "pool_frames": POOL_FRAMES,
                                   "timing_features": list(TIMING_FEATURES) if timing else [], **provenance}
     head = TurnEndHead(judge.whisper_config, judge.config.turn_end_head)
     for layer, source in zip(head.layers, encoder_judge.encoder.layers[shared:]):
