@@ -164,7 +164,7 @@ def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
 def decision_figures(rows: list[dict], judges, smart_missing: str | None, n_resamples: int, where: str) -> list[dict]:
     from sklearn.metrics import balanced_accuracy_score
 
-    from turneval.metrics.agreement import DEFAULT_THRESHOLDS
+    from turneval.metrics.agreement import DEFAULT_THRESHOLDS, turn_end_head_threshold
     from turneval.metrics.intervals import bootstrap_roc_auc, bootstrap_roc_auc_difference
 
     y = np.array([r["shift"] for r in rows], dtype=int)
@@ -204,7 +204,7 @@ def decision_figures(rows: list[dict], judges, smart_missing: str | None, n_resa
         if not all(name in r["head"] for r in rows):
             continue
         head = np.array([r["head"][name] for r in rows])
-        threshold = (1.0 + float((judge.config.agreement_thresholds or {}).get("a", 0.0))) / 2.0
+        threshold = turn_end_head_threshold(judge.config.agreement_thresholds)
         label = f"{name}, turn-end head"
         out += auc_figures(label, head, (head > threshold).astype(int),
                            f"P(shift) > {threshold:.3f} (its tuned (a) threshold), the speaker's own channel up to 200 ms after the IPU end",

@@ -93,7 +93,7 @@ def _scores(y: np.ndarray, predicted: np.ndarray, score: np.ndarray) -> tuple[fl
 
 def run(quick: bool) -> list[dict]:
     from turneval.dataset_scripts.synthetic import conversation_seed, generate_dialogue
-    from turneval.metrics.agreement import DEFAULT_THRESHOLDS, judge_scores
+    from turneval.metrics.agreement import DEFAULT_THRESHOLDS, judge_scores, turn_end_head_threshold
     from turneval.reporting import turn_end_head_probabilities
     from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3, pauser_audio
 
@@ -135,7 +135,7 @@ def run(quick: bool) -> list[dict]:
     head_figures = []
     if has_head:
         head = np.array([r[5] for r in rows])
-        cut = (1.0 + float((judge.config.agreement_thresholds or {}).get("a", DEFAULT_THRESHOLDS["a"]))) / 2.0
+        cut = turn_end_head_threshold(judge.config.agreement_thresholds)
         head_ba, head_auc = _scores(y, (head > cut).astype(int), head)
         head_figures = [
             figure(f"metric (a) balanced accuracy: {judge_name}, turn-end head", head_ba, "", headline=True,

@@ -375,6 +375,15 @@ class PauseReading:
     horizon: float
 
 
+def silence_start_chunk(names: Sequence[str], chunk: int) -> int:
+    """The first chunk of the silence (run of ``NA`` labels) that ends just before ``chunk``;
+    ``chunk`` itself when the chunk before it is not silent."""
+    first = chunk
+    while first > 0 and names[first - 1] == "NA":
+        first -= 1
+    return first
+
+
 def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0.2) -> dict[int, PauseReading]:
     """For every (a)/(d) decision chunk in ``chunks``, who paused and up to when a turn-end
     model may listen (see :class:`PauseReading`). Each chunk must end a silence (NA run) that
@@ -392,12 +401,9 @@ def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0
     PauseReading(chunk=61, pauser=0, speech_end=2.0, horizon=2.2)
     """
     owners = floor_owners(labels.floor, labels.dialogue_id or "")
-    names = labels.labels
     out = {}
     for chunk in sorted({int(c) for c in chunks}):
-        first_silent = chunk
-        while first_silent > 0 and names[first_silent - 1] == "NA":
-            first_silent -= 1
+        first_silent = silence_start_chunk(labels.labels, chunk)
         if first_silent == chunk or first_silent == 0 or owners[first_silent - 1] == NOBODY:
             raise DialogueError(f"chunk {chunk} does not end a silence after one speaker's floor; it is not an (a)/(d) decision")
         speech_end = float(labels.chunk_ends[first_silent])

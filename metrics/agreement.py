@@ -77,6 +77,7 @@ __all__ = [
     "confusion_matrix",
     "tune_operating_points",
     "tune_thresholds",
+    "turn_end_head_threshold",
     "conversation_agreement",
 ]
 
@@ -375,6 +376,17 @@ def tune_operating_points(labels: Sequence[str], probs: np.ndarray | Sequence[Se
     if unknown:
         raise ValueError(f"unknown labels {unknown}; expected labels from {LABELS}")
     return f1_thresholds(np.array([_INDEX[x] for x in labels], dtype=np.int64), probs, len(LABELS))
+
+
+def turn_end_head_threshold(thresholds: Mapping[str, float] | None = None) -> float:
+    """The P(the other party speaks next) above which a turn-end head says T in metric (a):
+    its score is ``2 p - 1`` (:func:`~turneval.dataset_scripts.agreement_instances.with_turn_end_probabilities`),
+    compared with the (a) threshold of ``thresholds`` (the paper's where not given).
+
+    >>> turn_end_head_threshold({"a": -0.61})
+    0.195
+    """
+    return round((1.0 + resolve_thresholds(thresholds)["a"]) / 2.0, 12)
 
 
 def tune_thresholds(instances: Sequence[Any], wide: bool = False) -> dict[str, dict[str, Any]]:

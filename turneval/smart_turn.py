@@ -40,7 +40,12 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from turneval.dataset_scripts.agreement_instances import AgreementInstance, dialogue_agreement_instances, floor_owners
+from turneval.dataset_scripts.agreement_instances import (
+    AgreementInstance,
+    dialogue_agreement_instances,
+    floor_owners,
+    silence_start_chunk,
+)
 from turneval.dataset_scripts.grids import CHUNK_S
 from turneval.dataset_scripts.labels import chunk_labels
 from turneval.metrics.agreement import agreement
@@ -200,16 +205,12 @@ def pause_decisions(
     placeholder = np.full((n, 5), 0.2)  # the instances only need the decisions, not a judge
     instances = dialogue_agreement_instances(dialogue, placeholder, labels=labels, metrics=tuple(metrics))
     owners = floor_owners(labels.floor)
-    names = labels.labels
     out = []
     for inst in instances:
         pauser = dialogue.user_speaker if inst.metric == "a" else dialogue.system_speaker
         segments = dialogue.segments[pauser]
         decision_start = float(labels.chunk_starts[inst.chunk])
-        first_silent = inst.chunk
-        while first_silent > 0 and names[first_silent - 1] == "NA":
-            first_silent -= 1
-        silence_start = float(labels.chunk_starts[first_silent])
+        silence_start = float(labels.chunk_starts[silence_start_chunk(labels.labels, inst.chunk)])
         # The pauser's IPU must end where the silence starts (the labels look one chunk ahead).
         ends = [e for s, e in segments if silence_start - 4 * CHUNK_S <= e <= silence_start + 2 * CHUNK_S]
         if not ends:
