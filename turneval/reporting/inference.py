@@ -132,7 +132,13 @@ def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[in
     ``{decision chunk: P(the other party speaks next)}``, each read from the pausing speaker's
     own channel up to the decision's horizon (:func:`~turneval.dataset_scripts.agreement_instances.pause_readings`).
     Empty when the judge has no turn-end head."""
-    from turneval.dataset_scripts.agreement_instances import PAUSE_METRICS, pause_readings, two_party_instances
+    from dataclasses import replace
+
+    from turneval.dataset_scripts.agreement_instances import (
+        PAUSE_METRICS,
+        dialogue_agreement_instances,
+        pause_readings,
+    )
 
     head = getattr(judge.config, "turn_end_head", None)
     if not head:
@@ -141,7 +147,9 @@ def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[in
     if audio.ndim != 2 or audio.shape[0] != 2:
         raise ReportError(f"dialogue {dialogue.id!r}: the judge's turn-end head hears each speaker's own channel; give two channels (got shape {audio.shape})")
     placeholder = np.zeros((len(labels), len(judge.config.label_names)))
-    chunks = {inst.chunk for inst in two_party_instances(dialogue, placeholder, labels, metrics=PAUSE_METRICS)}
+    # One view holds every pause: (a) the user's, (d) the system's; the other view swaps them.
+    view = dialogue if dialogue.system_speaker is not None else replace(dialogue, system_speaker=1)
+    chunks = {inst.chunk for inst in dialogue_agreement_instances(view, placeholder, labels=labels, metrics=PAUSE_METRICS)}
     readings = pause_readings(labels, sorted(chunks), float(head["stop_s"]))
     pauses = [(r.pauser, r.speech_end, r.horizon) for r in readings.values()]
     return {chunk: float(p) for chunk, p in zip(readings, turn_end_head_probabilities(judge, audio, dialogue, pauses))}
