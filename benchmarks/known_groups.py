@@ -1,6 +1,6 @@
 """Known groups: do the report's figures tell human-like, cascaded-like and eager-duplex-like systems apart?
 
-    python benchmarks/known_groups.py [--quick] [--ami-root PATH] [--revoice-test PATH] [--markdown OUT.md]
+    python benchmarks/known_groups.py [--quick] [--conversations N] [--ami-root PATH] [--revoice-test PATH] [--markdown OUT.md]
     python benchmarks/run_all.py --only known_groups
 
 A metric is valid only if it separates groups known to differ. Three synthetic systems, the
@@ -189,13 +189,15 @@ def run(quick: bool) -> list[dict]:
     return run_on(quick)[0]
 
 
-def run_on(quick: bool, ami_root: str | None = None, revoice_test: str | None = None) -> tuple[list[dict], str]:
-    """Figures and the markdown table."""
+def run_on(quick: bool, ami_root: str | None = None, revoice_test: str | None = None,
+           conversations: int | None = None) -> tuple[list[dict], str]:
+    """Figures and the markdown table; ``conversations`` per group (default 6, quick 2)."""
     from _ami import AmiDataMissing, load_recordings
     from real_speech import agreement_instances, judge_checkpoints, predictor_checkpoint
 
     limit_threads()
     n, duration = (2, 45.0) if quick else (6, 90.0)
+    n = conversations or n
     (judge_name, judge), *_ = judge_checkpoints(baseline=False)
     predictor = predictor_checkpoint()
     reports = group_reports(n, duration, judge, predictor[1] if predictor else False)
@@ -224,10 +226,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 conversations of 45 s per group, a few human-human recordings")
     parser.add_argument("--ami-root", default=None, help="AMI folder (default $TURNEVAL_AMI_ROOT or ../shared/real/ami)")
     parser.add_argument("--revoice-test", default=None, help=f"re-voiced Switchboard test split (default ${REVOICE_ENV}/test or ../cache/revoice/test)")
+    parser.add_argument("--conversations", type=int, default=None,
+                        help="synthetic conversations per group (default 6, --quick 2): more narrow the paired intervals")
     parser.add_argument("--markdown", default=None, help="write the known-groups table here")
     parser.add_argument("--json", default=None, help="write the figures here")
     args = parser.parse_args(argv)
-    figures, table = run_on(args.quick, args.ami_root, args.revoice_test)
+    figures, table = run_on(args.quick, args.ami_root, args.revoice_test, args.conversations)
     print(table)
     for f in figures:
         value = "n/a" if not math.isfinite(f["value"]) else f"{f['value']:.3f}"

@@ -12,7 +12,9 @@
    s) of each style, ``human`` / ``cascaded`` / ``eager_duplex``, scored from Silero VAD of
    their audio (not their ground truth); the share of (human, cascaded) and (human, eager)
    pairs in which the human-like one has the higher m (issue 14's target: >= 90 %), and the
-   same from ground-truth segments beside it.
+   same from ground-truth segments beside it. Where the difference comes from: the units of each
+   style by boundary (onset / offset) and speaker (user = channel 0, system = channel 1), their
+   count and mean NLL.
 
 Needs the Silero VAD (``silero-vad``) and eSpeak NG (``espeakng-loader``); without the AMI
 folder part 1 is skipped with a message. Under ``run_all.py`` quick mode uses 3 conversations
@@ -79,9 +81,26 @@ def rttm_segments(path: Path) -> dict[str, list[tuple[float, float]]]:
 
 
 def score(dialogue, model) -> float:
+    return float(score_result(dialogue, model).score)
+
+
+def score_result(dialogue, model):
     from turneval.naturalness_inference import score_dialogue
 
-    return float(score_dialogue(dialogue, model).score)
+    return score_dialogue(dialogue, model)
+
+
+UNIT_ROLES = ("user", "system")  # channel 0 / channel 1 of the synthetic systems
+
+
+def unit_breakdown(results) -> dict[str, dict[str, float]]:
+    """``"<role> <boundary>"`` -> the number of units and their mean NLL over ``results``."""
+    nll: dict[str, list[float]] = {}
+    for result in results:
+        for unit in result.units:
+            if unit.speaker in (0, 1):
+                nll.setdefault(f"{UNIT_ROLES[unit.speaker]} {unit.boundary}", []).append(float(unit.unit_nll))
+    return {key: {"units": len(v), "mean_nll": float(np.mean(v))} for key, v in sorted(nll.items())}
 
 
 def ami_deltas(folder: Path, model, min_speech_s: float = 5.0) -> list[dict[str, Any]]:
@@ -112,18 +131,22 @@ def known_groups(model, n: int, duration_s: float, seed: int = 100) -> dict[str,
     from turneval.dataset_scripts.vad import detect_speech_channels
 
     m: dict[str, dict[str, list[float]]] = {"vad": {s: [] for s in STYLES}, "truth": {s: [] for s in STYLES}}
+    units: dict[str, dict[str, list]] = {"vad": {s: [] for s in STYLES}, "truth": {s: [] for s in STYLES}}
     for style in STYLES:
         for k in range(n):
             d = generate_dialogue(seed + k, duration_s=duration_s, style=style)
             vad = Dialogue(id=d.id + "_vad", segments=detect_speech_channels(d.audio), duration=d.duration)
-            m["vad"][style].append(score(vad, model))
-            m["truth"][style].append(score(Dialogue(id=d.id, segments=d.segments, duration=d.duration), model))
+            for source, dialogue in (("vad", vad), ("truth", Dialogue(id=d.id, segments=d.segments, duration=d.duration))):
+                result = score_result(dialogue, model)
+                m[source][style].append(float(result.score))
+                units[source][style].append(result)
     shares = {}
     for source in ("vad", "truth"):
         for other in ("cascaded", "eager_duplex"):
             pairs = [(h, o) for h in m[source]["human"] for o in m[source][other]]
             shares[f"{source}: human > {other}"] = float(np.mean([h > o for h, o in pairs]))
-    return {"m": m, "shares": shares}
+    breakdown = {source: {style: unit_breakdown(units[source][style]) for style in STYLES} for source in units}
+    return {"m": m, "shares": shares, "units": breakdown}
 
 
 def evaluate(predictor: str | None, ami: Path | None, n: int, duration_s: float) -> dict[str, Any]:
@@ -162,6 +185,13 @@ def markdown(result: dict[str, Any]) -> str:
         means = [np.mean(kg["m"][source][s]) for s in STYLES]
         lines.append(f"| {'Silero VAD' if source == 'vad' else 'ground truth'} | {means[0]:.3f} | {means[1]:.3f} | {means[2]:.3f} | "
                      f"{100 * kg['shares'][f'{source}: human > cascaded']:.0f} % | {100 * kg['shares'][f'{source}: human > eager_duplex']:.0f} % |")
+    if "units" in kg:
+        keys = [f"{role} {boundary}" for role in UNIT_ROLES for boundary in ("onset", "offset")]
+        lines += ["", "Units by boundary and speaker (ground truth): count, mean unit NLL (nats; lower is more expected).", "",
+                  "| style | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
+        for style in STYLES:
+            cells = [kg["units"]["truth"][style].get(key) for key in keys]
+            lines.append(f"| {style} | " + " | ".join("-" if c is None else f"{c['units']}, {c['mean_nll']:.2f}" for c in cells) + " |")
     return "\n".join(lines)
 
 

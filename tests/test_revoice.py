@@ -221,6 +221,21 @@ def test_revoice_is_deterministic_and_resumes(swb, tmp_path):
     assert [r["metadata"]["voices"] for r in _rows(a / "val")] == [r["metadata"]["voices"] for r in _rows(b / "val")]
 
 
+def test_first_call_continues_the_same_order_disjointly(swb, tmp_path):
+    def calls(folder: Path) -> dict:
+        return {r["metadata"]["conversation"]: r["metadata"]["voices"] for r in _rows(folder / "val")}
+
+    revoice_split(swb, "val", ["espeak"], tmp_path / "whole", excerpt_s=0, seed=1, max_calls=3, progress=False)
+    revoice_split(swb, "val", ["espeak"], tmp_path / "head", excerpt_s=0, seed=1, max_calls=1, progress=False)
+    revoice_split(swb, "val", ["espeak"], tmp_path / "rest", excerpt_s=0, seed=1, first_call=1, max_calls=5, progress=False)
+    head, rest = calls(tmp_path / "head"), calls(tmp_path / "rest")
+    assert len(head) == 1 and len(rest) == 2 and not head.keys() & rest.keys()
+    assert {**head, **rest} == calls(tmp_path / "whole")  # the same calls, each voiced as in one run
+    assert (tmp_path / "rest" / "val" / "STATE").read_text().strip() == "complete"
+    with pytest.raises(ValueError, match="first_call"):
+        revoice_split(swb, "val", ["espeak"], tmp_path / "bad", first_call=-1, progress=False)
+
+
 def test_cli_with_split_list_and_clear_errors(swb, tmp_path, capsys):
     splits = tmp_path / "splits"
     splits.mkdir()

@@ -417,6 +417,7 @@ def revoice_split(
     out: str | Path,
     *,
     max_calls: int | None = None,
+    first_call: int = 0,
     excerpt_s: float = 90.0,
     seed: int = 0,
     splits_dir: str | Path | None = None,
@@ -429,18 +430,23 @@ def revoice_split(
 
     Calls are taken in a seeded random order of the split list; finished excerpts (their
     ``rows/<id>.json``) are skipped, so running again continues, and a larger ``max_calls``
-    extends the same corpus. ``deadline`` (a ``time.time()`` value) stops cleanly before it.
+    extends the same corpus. ``first_call`` skips that many calls of the order: calls
+    ``[first_call, first_call + max_calls)`` are re-voiced, so a corpus can grow with calls an
+    earlier one (same seed) never used, and two processes can build disjoint parts side by side.
+    ``deadline`` (a ``time.time()`` value) stops cleanly before it.
     """
     check_engines(engines)
     if split not in SPLIT_NAMES:
         raise ValueError(f"unknown split {split!r}; use train, val or test")
+    if first_call < 0:
+        raise ValueError(f"first_call must be >= 0, got {first_call}")
     out_root = Path(out)
     split_dir = out_root / split
     split_dir.mkdir(parents=True, exist_ok=True)
     available = find_conversations(swb_root)
     ids = split_ids(split, splits_dir, available)
     order = np.random.default_rng([seed, 7]).permutation(len(ids))
-    ids = [ids[i] for i in order]
+    ids = [ids[i] for i in order][first_call:]
     done = {p.stem.split("_")[0] for p in (split_dir / "rows").glob("sw*.json")}
     target = len(ids) if max_calls is None else min(max_calls, len(ids))
     (split_dir / "STATE").write_text("running\n")
@@ -486,6 +492,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--voices", default=None, help="restrict voices, e.g. 'flite:awb,rms;festival:slt_hts'")
     parser.add_argument("--out", required=True, help="corpus root; the split goes to OUT/<split>/")
     parser.add_argument("--max-calls", type=int, default=None, help="calls to re-voice (one excerpt each)")
+    parser.add_argument("--first-call", type=int, default=0,
+                        help="skip this many calls of the seeded order (extend a corpus with calls it never used)")
     parser.add_argument("--excerpt-s", type=float, default=90.0, help="excerpt length in s (0: whole calls)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-augment", action="store_true", help="store the clean audio as the training audio")
@@ -494,7 +502,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     deadline = time.time() + args.stop_at if args.stop_at else None
-    manifest = revoice_split(args.swb_root, args.split, engines, args.out, max_calls=args.max_calls, excerpt_s=args.excerpt_s,
+    manifest = revoice_split(args.swb_root, args.split, engines, args.out, max_calls=args.max_calls, first_call=args.first_call,
+                             excerpt_s=args.excerpt_s,
                              seed=args.seed, splits_dir=args.splits_dir, voice_names=parse_voice_names(args.voices),
                              augment=not args.no_augment, deadline=deadline, progress=not args.quiet)
     print(manifest)
