@@ -81,13 +81,9 @@ def rttm_segments(path: Path) -> dict[str, list[tuple[float, float]]]:
 
 
 def score(dialogue, model) -> float:
-    return float(score_result(dialogue, model).score)
-
-
-def score_result(dialogue, model):
     from turneval.naturalness_inference import score_dialogue
 
-    return score_dialogue(dialogue, model)
+    return float(score_dialogue(dialogue, model).score)
 
 
 UNIT_ROLES = ("user", "system")  # channel 0 / channel 1 of the synthetic systems
@@ -129,6 +125,7 @@ def known_groups(model, n: int, duration_s: float, seed: int = 100) -> dict[str,
     from turneval.dataset_scripts.dialogue import Dialogue
     from turneval.dataset_scripts.synthetic import generate_dialogue
     from turneval.dataset_scripts.vad import detect_speech_channels
+    from turneval.naturalness_inference import score_dialogue
 
     m: dict[str, dict[str, list[float]]] = {"vad": {s: [] for s in STYLES}, "truth": {s: [] for s in STYLES}}
     units: dict[str, dict[str, list]] = {"vad": {s: [] for s in STYLES}, "truth": {s: [] for s in STYLES}}
@@ -137,7 +134,7 @@ def known_groups(model, n: int, duration_s: float, seed: int = 100) -> dict[str,
             d = generate_dialogue(seed + k, duration_s=duration_s, style=style)
             vad = Dialogue(id=d.id + "_vad", segments=detect_speech_channels(d.audio), duration=d.duration)
             for source, dialogue in (("vad", vad), ("truth", Dialogue(id=d.id, segments=d.segments, duration=d.duration))):
-                result = score_result(dialogue, model)
+                result = score_dialogue(dialogue, model)
                 m[source][style].append(float(result.score))
                 units[source][style].append(result)
     shares = {}
