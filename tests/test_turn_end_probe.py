@@ -59,3 +59,26 @@ def test_manifest_decisions_cover_every_turn_end_and_the_probe_fits(tmp_path):
     labels = rng.integers(0, 2, 200)
     separable = rng.standard_normal((200, 5)) + 3.0 * labels[:, None]
     assert (probe.fit_probe(separable, labels).predict(separable) == labels).mean() > 0.95
+
+
+def test_manifests_share_one_cache_folder_without_overwriting(tmp_path):
+    encoder = _encoder()
+    for seed in (3, 4):
+        folder = tmp_path / f"part{seed}"
+        folder.mkdir()
+        dialogue = generate_dialogue(seed, duration_s=20.0, style="human")
+        sf.write(folder / "d.flac", dialogue.audio.T, 16000)
+        (folder / "manifest.jsonl").write_text(json.dumps({**dialogue.to_dict(), "audio_path": "d.flac"}) + "\n")
+    cache = tmp_path / "cache"
+    first = [probe.cached_decisions(encoder, tmp_path / f"part{s}", 2.0, cache, "train") for s in (3, 4)]
+    assert len(list(cache.glob("train-*.npz"))) == 2 and not list(cache.glob("*.partial.npz"))
+    assert first[0][0].shape != first[1][0].shape or not np.array_equal(first[0][0], first[1][0])
+    # read back, not recomputed: an encoder with other weights would give other features
+    other = TurnTakingJudge(TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, context_mode="window", context_s=2.0)).eval()
+    again = [probe.cached_decisions(other, tmp_path / f"part{s}", 2.0, cache, "train") for s in (3, 4)]
+    for (x, y), (x2, y2) in zip(first, again):
+        np.testing.assert_array_equal(x, x2)
+        np.testing.assert_array_equal(y, y2)
+    # another window is another file
+    probe.cached_decisions(encoder, tmp_path / "part3", 1.0, cache, "train")
+    assert len(list(cache.glob("train-*.npz"))) == 3

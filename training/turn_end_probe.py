@@ -17,6 +17,10 @@ With ``--timing`` the regression also reads the conversation's timing at the IPU
 (:data:`~turneval.dataset_scripts.turn_end_decisions.TIMING_FEATURES`, from the speech
 segments alone, as a report has them).
 
+``--train`` takes several manifests and pools their decisions. Each manifest's features are
+cached in their own file, so the parts of a large corpus can be computed by parallel
+``--features_only`` runs into one ``--cache`` folder before one run fits the regression.
+
     python -m turneval.training.turn_end_probe --train REVOICE/train \
         --eval val=REVOICE/val --eval test=REVOICE/test --cache runs/turn_end_features_4s \
         --window_s 4 --timing --c 0.003 --install_into checkpoints/turn_taking_judge_swb_revoiced
@@ -29,6 +33,7 @@ regression's 0.764 on the test decisions (model card of the bundled judge).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -116,12 +121,14 @@ def fit_probe(x: np.ndarray, y: np.ndarray, c: float = 1e-3):
 
 
 def cached_decisions(encoder_judge, manifest: str | Path, window_s: float, cache: Path | None, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`manifest_decisions`, read from / written to ``cache/<name>.npz`` when a cache is given
-    (the features of 10,571 decisions take ~12 CPU minutes; the file says what it holds)."""
+    """:func:`manifest_decisions`, read from / written to ``cache/<name>-<key digest>.npz`` when a
+    cache is given (the features of 10,571 decisions take ~12 CPU minutes). The file name holds a
+    digest of the manifest's path and the window, so runs on different manifests can share one
+    cache folder (and fill it in parallel); the file says what it holds."""
     if cache is None:
         return manifest_decisions(encoder_judge, manifest, window_s)
-    path = cache / f"{name}.npz"
     key = json.dumps({"manifest": str(Path(manifest).resolve()), "window_s": window_s, "delay_s": DECISION_DELAY_S})
+    path = cache / f"{name}-{hashlib.sha1(key.encode()).hexdigest()[:10]}.npz"
     if path.exists():
         stored = np.load(path)
         if str(stored["key"]) == key:
@@ -129,7 +136,10 @@ def cached_decisions(encoder_judge, manifest: str | Path, window_s: float, cache
         print(f"{path}: made for another manifest or window; recomputing", file=sys.stderr)
     x, y = manifest_decisions(encoder_judge, manifest, window_s)
     cache.mkdir(parents=True, exist_ok=True)
-    np.savez(path, x=x, y=y, key=np.array(key))
+    # write then rename: a parallel run never reads a half-written file
+    partial = path.with_suffix(".partial.npz")
+    np.savez(partial, x=x, y=y, key=np.array(key))
+    partial.replace(path)
     return x, y
 
 
@@ -174,7 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from turneval.modeling.whisper_conversion import judge_from_whisper
 
     parser = argparse.ArgumentParser(description="Linear probe of a frozen bidirectional encoder at turn-end decisions; optionally the judge's turn-end head.")
-    parser.add_argument("--train", required=True, help="manifest.jsonl (or its folder) of two-channel dialogues")
+    parser.add_argument("--train", required=True, nargs="+", help="manifest.jsonl (or its folder) of two-channel dialogues; several are pooled")
+    parser.add_argument("--features_only", action="store_true", help="only compute (and cache) the decision features of --train and --eval; fit nothing")
     parser.add_argument("--eval", action="append", default=[], metavar="NAME=MANIFEST", help="sets to score (repeatable)")
     parser.add_argument("--backbone", default="tiny.en")
     parser.add_argument("--window_s", type=float, default=8.0)
@@ -194,10 +205,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return x, y
         t, ty = manifest_timing(manifest)
         if not np.array_equal(y, ty):
-            raise ValueError(f"{manifest}: the cached decisions of {name!r} are not this manifest's; delete {args.cache}/{name}.npz")
+            raise ValueError(f"{manifest}: the cached decisions of {name!r} are not this manifest's; delete {args.cache}/{name}-*.npz")
         return np.concatenate([x, t], axis=1), y
 
-    x, y = features(args.train, "train")
+    parts = [features(manifest, "train") for manifest in args.train]
+    if args.features_only:
+        for spec in args.eval:
+            name, _, manifest = spec.partition("=")
+            features(manifest, name)
+        return 0
+    x, y = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     probe = fit_probe(x, y, args.c)
     result: dict[str, Any] = {"train_decisions": int(len(y)), "train_shift_rate": round(float(y.mean()), 4)}
     for spec in args.eval:
@@ -209,7 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from turneval.modeling.judge_loading import load_judge
 
         judge = load_judge(args.install_into)
-        provenance = {"backbone": args.backbone, "train_manifest": str(args.train), "c": args.c, "measured": result}
+        provenance = {"backbone": args.backbone, "train_manifest": [str(m) for m in args.train] if len(args.train) > 1 else str(args.train[0]), "c": args.c,
+                      "measured": result}
         install_head(judge, encoder_judge, probe, args.window_s, provenance, timing=args.timing).save_pretrained(args.install_into)
         print(f"installed the turn-end head into {args.install_into} (retune its (a)/(d) thresholds: training/tune_judge_thresholds.py)")
     return 0
