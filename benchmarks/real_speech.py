@@ -224,13 +224,16 @@ def decision_figures(rows: list[dict], judges, smart_missing: str | None, n_resa
 # --------------------------------------------------------------------------- 2. agreement
 def agreement_instances(recordings, judge) -> list:
     """Every agreement instance of every speaker view of ``recordings`` (the judge on the mix;
-    (a)/(d) by its turn-end head when it has one)."""
+    (a)/(d) by its turn-end head and (e) by its interruption head when it has them)."""
     from _ami import focus_instances
 
-    from turneval.dataset_scripts.agreement_instances import with_turn_end_probabilities
+    from turneval.dataset_scripts.agreement_instances import (
+        with_interruption_probabilities,
+        with_turn_end_probabilities,
+    )
     from turneval.dataset_scripts.dialogue import Dialogue
     from turneval.dataset_scripts.labels import chunk_labels
-    from turneval.reporting import judge_pause_probabilities, judge_probabilities
+    from turneval.reporting import judge_interruption_probabilities, judge_pause_probabilities, judge_probabilities
 
     instances = []
     for rec in recordings:
@@ -239,11 +242,12 @@ def agreement_instances(recordings, judge) -> list:
             view = rec.view(speaker)
             labels = chunk_labels(view)
             found = focus_instances(view, probs, labels)
-            if getattr(judge.config, "turn_end_head", None):
-                # (a)/(d) from the turn-end head: each side's own channel where the recording has them, else the mix
+            if getattr(judge.config, "turn_end_head", None) or getattr(judge.config, "interruption_head", None):
+                # (a)/(d) and (e) from the heads: each side's own channel where the recording has them, else the mix
                 own = rec.view(speaker, stereo=True).audio if len(rec.sources) == len(rec.speakers) else np.stack([rec.mixture, rec.mixture])
                 heard = Dialogue(view.id, view.segments, audio=own, system_speaker=view.system_speaker, duration=view.duration)
                 found = with_turn_end_probabilities(found, judge_pause_probabilities(judge, heard, labels))
+                found = with_interruption_probabilities(found, judge_interruption_probabilities(judge, heard, labels))
             instances += found
     return instances
 

@@ -412,15 +412,27 @@ def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0
     return out
 
 
+def _with_head_probabilities(instances: Sequence[AgreementInstance], p_turn: dict[int, float], metrics: Sequence[str]) -> list[AgreementInstance]:
+    # a T-vs-C probability p as the distribution (0, 0, 0, p, 1 - p): its score p_T - p_C is 2 p - 1
+    out = []
+    for inst in instances:
+        p = p_turn.get(inst.chunk) if inst.metric in metrics else None
+        out.append(inst if p is None else replace(inst, probs=(0.0, 0.0, 0.0, float(p), 1.0 - float(p))))
+    return out
+
+
 def with_turn_end_probabilities(instances: Sequence[AgreementInstance], p_turn_end: dict[int, float]) -> list[AgreementInstance]:
     """(a)/(d) instances judged by a turn-end head: an instance whose chunk has a probability
     ``p`` (that the other party speaks next) gets the distribution ``(0, 0, 0, p, 1 - p)``, so
     its score ``p_T - p_C`` is ``2 p - 1``; other instances are returned unchanged."""
-    out = []
-    for inst in instances:
-        p = p_turn_end.get(inst.chunk) if inst.metric in PAUSE_METRICS else None
-        out.append(inst if p is None else replace(inst, probs=(0.0, 0.0, 0.0, float(p), 1.0 - float(p))))
-    return out
+    return _with_head_probabilities(instances, p_turn_end, PAUSE_METRICS)
+
+
+def with_interruption_probabilities(instances: Sequence[AgreementInstance], p_floor_taken: dict[int, float]) -> list[AgreementInstance]:
+    """(e) instances judged by an interruption head: an instance whose chunk has a probability
+    ``p`` (that the interruption takes the floor) gets ``(0, 0, 0, p, 1 - p)``, score ``2 p - 1``;
+    other instances are returned unchanged."""
+    return _with_head_probabilities(instances, p_floor_taken, ("e",))
 
 
 def system_decision_chunks(floor: Sequence[int | str], system_speaker: int) -> np.ndarray:

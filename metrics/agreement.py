@@ -54,6 +54,7 @@ from ..dataset_scripts.agreement_instances import (
     METRIC_IDS,
     build_agreement_instances,
     system_decision_chunks,
+    with_interruption_probabilities,
     with_turn_end_probabilities,
 )
 from .classification import f1_thresholds
@@ -420,6 +421,7 @@ def conversation_agreement(
     labels: "ChunkLabels",
     thresholds: Mapping[str, float] | None = None,
     p_turn_end: Mapping[int, float] | None = None,
+    p_floor_taken: Mapping[int, float] | None = None,
 ) -> dict[str, Any]:
     """Everything the judge says about one human-AI conversation: metrics (a)-(e) with every
     instance, occurrence rates (Table 2), the system's single-label confusion matrix (§4.9)
@@ -434,6 +436,9 @@ def conversation_agreement(
         p_turn_end: ``{decision chunk: P(the other party speaks next)}`` from a turn-end head
             (``turneval.reporting.judge_pause_probabilities``): the (a)/(d) instances at those
             chunks are judged by it (score ``2 p - 1``) instead of by ``p_T - p_C``.
+        p_floor_taken: ``{resolving chunk: P(the interruption takes the floor)}`` from an
+            interruption head (``turneval.reporting.judge_interruption_probabilities``): the (e)
+            instances at those chunks are judged by it (score ``2 p - 1``).
     """
     n = min(len(labels), probs.shape[0])
     chunk_labels_ = list(labels.labels[:n])
@@ -443,6 +448,8 @@ def conversation_agreement(
     )
     if p_turn_end:
         instances = with_turn_end_probabilities(instances, dict(p_turn_end))
+    if p_floor_taken:
+        instances = with_interruption_probabilities(instances, dict(p_floor_taken))
     thresholds = resolve_thresholds(thresholds)
     rows = []
     for inst in instances:
@@ -453,6 +460,7 @@ def conversation_agreement(
     return {
         "thresholds": thresholds,
         "pause_decisions_judged_by": "turn-end head (2 p - 1)" if p_turn_end else "p_T - p_C",
+        "interruptions_judged_by": "interruption head (2 p - 1)" if p_floor_taken else "p_T - p_C",
         "metrics": agreement(instances, thresholds) if instances else {},
         "occurrence_rates": occurrence_rates(instances) if instances else {},
         # decision chunk k is what the judge predicted from the audio up to chunk k - 1: row k - 1

@@ -97,6 +97,15 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             speech segments). Keys: `window_s` (8.0), `stop_s` (0.2), `shared_layers` (2),
             `pool_frames` ([25, 5]), `timing_features` ([]), plus provenance. `None`: no such
             head; (a)/(d) read `p_T - p_C` (the paper).
+        interruption_head (`dict`, *optional*):
+            A logistic regression for the decision of metric (e): when one speaker talks over
+            the floor holder, does the holder fall silent (the interruption takes the floor)?
+            It reads each speaker's own channel before the last overlapped chunk ends: the
+            overlap's length and level changes per channel
+            (`turneval.dataset_scripts.interruption_outcomes.INTERRUPTION_FEATURES`). Keys:
+            `features` (names, in order), `weight` (one per feature, standardization folded
+            in), `bias`, plus provenance. The report reads (e) as `2 p - 1` against the (e)
+            threshold. `None`: (e) reads `p_T - p_C` (the paper).
     """
 
     model_type = "turn_taking_judge"
@@ -119,6 +128,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         logit_adjustment: list[float] | tuple[float, ...] | None = None,
         agreement_thresholds: dict[str, float] | None = None,
         turn_end_head: dict[str, Any] | None = None,
+        interruption_head: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         labels = list(label_names) if label_names is not None else list(DEFAULT_LABELS)
@@ -150,8 +160,10 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         if unknown:
             raise ValueError(f"agreement_thresholds has unknown metric ids {unknown}; use a, b, c, d, e")
         self.turn_end_head = None if turn_end_head is None else {**TURN_END_HEAD_DEFAULTS, **turn_end_head}
+        self.interruption_head = None if interruption_head is None else dict(interruption_head)
         self._check_grid()
         self._check_turn_end_head()
+        self._check_interruption_head()
 
     def _check_grid(self) -> None:
         """Windows and hops must be whole chunks, and fit in the encoder's positions."""
@@ -185,6 +197,18 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         frames = [int(f) for f in head["pool_frames"]]
         if len(frames) != 2 or min(frames) < 1 or max(frames) > float(head["window_s"]) / 0.02:
             raise ValueError(f"turn_end_head.pool_frames={head['pool_frames']} must be two frame counts within the window")
+
+    def _check_interruption_head(self) -> None:
+        head = self.interruption_head
+        if head is None:
+            return
+        missing = [k for k in ("features", "weight", "bias") if k not in head]
+        if missing:
+            raise ValueError(f"interruption_head lacks {missing}; it needs features (names), weight (one per feature) and bias")
+        if not isinstance(head["features"], (list, tuple)) or not all(isinstance(n, str) for n in head["features"]):
+            raise ValueError(f"interruption_head.features={head['features']!r} must be a list of feature names")
+        if len(head["weight"]) != len(head["features"]):
+            raise ValueError(f"interruption_head has {len(head['weight'])} weights for {len(head['features'])} features")
 
     @property
     def samples_per_chunk(self) -> int:

@@ -29,6 +29,7 @@ from __future__ import annotations
 from .build import N_WORST_UNITS, event_summary, report
 from .inference import (
     check_device,
+    judge_interruption_probabilities,
     judge_pause_probabilities,
     judge_probabilities,
     load_judge_model,
@@ -54,6 +55,7 @@ __all__ = [
     "event_summary",
     "format_number",
     "format_summary",
+    "judge_interruption_probabilities",
     "judge_pause_probabilities",
     "judge_probabilities",
     "load_conversation",

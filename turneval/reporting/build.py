@@ -36,6 +36,7 @@ from turneval.model_provenance import models_section, provenance_warnings
 
 from .inference import (
     check_device,
+    judge_interruption_probabilities,
     judge_pause_probabilities,
     judge_probabilities,
     load_judge_model,
@@ -172,11 +173,13 @@ def report(
         probs = judge_probabilities(judge_model, dialogue.audio, progress)
         labels = chunk_labels(dialogue)
         p_turn_end = judge_pause_probabilities(judge_model, dialogue, labels)
-        agreement = conversation_agreement(dialogue, probs, labels, judge_thresholds, p_turn_end)
+        p_floor_taken = judge_interruption_probabilities(judge_model, dialogue, labels)
+        agreement = conversation_agreement(dialogue, probs, labels, judge_thresholds, p_turn_end, p_floor_taken)
         judge_section = {
             "checkpoint": judge_name,
             "context_mode": judge_model.config.context_mode,
             "turn_end_head": getattr(judge_model.config, "turn_end_head", None),
+            "interruption_head": getattr(judge_model.config, "interruption_head", None),
             "label_names": list(judge_model.config.label_names),
             "chunk_s": CHUNK_S,
             "layout": "row t: distribution over the label of chunk t + 1 (starting at 0.04 (t + 1) s), from the audio up to the end of chunk t",

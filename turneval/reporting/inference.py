@@ -155,13 +155,48 @@ def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[in
     return {chunk: float(p) for chunk, p in zip(readings, turn_end_head_probabilities(judge, audio, dialogue, pauses))}
 
 
+def judge_interruption_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[int, float]:
+    """The judge's interruption head at every (e) decision of a two-speaker conversation:
+    ``{resolving chunk: P(the interruption takes the floor)}``, from each speaker's own channel
+    before the decision (:mod:`~turneval.dataset_scripts.interruption_outcomes`). Empty when
+    the judge has no interruption head."""
+    from turneval.dataset_scripts.interruption_outcomes import (
+        INTERRUPTION_FEATURES,
+        interruption_features,
+        interruption_readings,
+    )
+
+    head = getattr(judge.config, "interruption_head", None)
+    if not head:
+        return {}
+    unknown = [name for name in head["features"] if name not in INTERRUPTION_FEATURES]
+    if unknown:
+        raise ReportError(f"the judge's interruption_head names features {unknown} that this turneval does not compute ({list(INTERRUPTION_FEATURES)})")
+    audio = np.asarray(dialogue.audio)
+    if audio.ndim != 2 or audio.shape[0] != 2:
+        raise ReportError(f"dialogue {dialogue.id!r}: the judge's interruption head hears each speaker's own channel; give two channels (got shape {audio.shape})")
+    columns = [INTERRUPTION_FEATURES.index(name) for name in head["features"]]
+    weight, bias = np.asarray(head["weight"], dtype=np.float64), float(head["bias"])
+    out = {}
+    for chunk, reading in interruption_readings(labels).items():
+        z = float(interruption_features(audio, reading)[columns] @ weight + bias)
+        out[chunk] = 1.0 / (1.0 + np.exp(-z))
+    return out
+
+
 def two_party_judged_instances(judge: Any, dialogue: Any, labels: Any = None) -> list:
     """Every decision of a two-speaker conversation, each speaker as the system in turn
     (``two_party_instances``), with the judge's view of it as the report judges it: the chunk
-    head's distribution, and (a)/(d) from the turn-end head when the judge has one."""
-    from turneval.dataset_scripts.agreement_instances import two_party_instances, with_turn_end_probabilities
+    head's distribution, (a)/(d) from the turn-end head and (e) from the interruption head when
+    the judge has them."""
+    from turneval.dataset_scripts.agreement_instances import (
+        two_party_instances,
+        with_interruption_probabilities,
+        with_turn_end_probabilities,
+    )
     from turneval.dataset_scripts.labels import chunk_labels
 
     labels = chunk_labels(dialogue) if labels is None else labels
     instances = two_party_instances(dialogue, judge_probabilities(judge, dialogue.audio), labels)
-    return with_turn_end_probabilities(instances, judge_pause_probabilities(judge, dialogue, labels))
+    instances = with_turn_end_probabilities(instances, judge_pause_probabilities(judge, dialogue, labels))
+    return with_interruption_probabilities(instances, judge_interruption_probabilities(judge, dialogue, labels))
