@@ -127,6 +127,14 @@ def turn_end_head_probabilities(judge: Any, channels: np.ndarray, dialogue: Any,
     return judge.turn_end_probabilities(windows, timing)
 
 
+def _own_channels(dialogue: Any, head: str) -> np.ndarray:
+    """The conversation's ``[2, n]`` audio, one speaker per channel, which the judge's ``head`` hears."""
+    audio = np.asarray(dialogue.audio)
+    if audio.ndim != 2 or audio.shape[0] != 2:
+        raise ReportError(f"dialogue {dialogue.id!r}: the judge's {head} hears each speaker's own channel; give two channels (got shape {audio.shape})")
+    return audio
+
+
 def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[int, float]:
     """The judge's turn-end head at every (a)/(d) decision of a two-speaker conversation:
     ``{decision chunk: P(the other party speaks next)}``, each read from the pausing speaker's
@@ -143,9 +151,7 @@ def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[in
     head = getattr(judge.config, "turn_end_head", None)
     if not head:
         return {}
-    audio = np.asarray(dialogue.audio)
-    if audio.ndim != 2 or audio.shape[0] != 2:
-        raise ReportError(f"dialogue {dialogue.id!r}: the judge's turn-end head hears each speaker's own channel; give two channels (got shape {audio.shape})")
+    audio = _own_channels(dialogue, "turn-end head")
     placeholder = np.zeros((len(labels), len(judge.config.label_names)))
     # One view holds every pause: (a) the user's, (d) the system's; the other view swaps them.
     view = dialogue if dialogue.system_speaker is not None else replace(dialogue, system_speaker=1)
@@ -172,9 +178,7 @@ def judge_interruption_probabilities(judge: Any, dialogue: Any, labels: Any) -> 
     unknown = [name for name in head["features"] if name not in INTERRUPTION_FEATURES]
     if unknown:
         raise ReportError(f"the judge's interruption_head names features {unknown} that this turneval does not compute ({list(INTERRUPTION_FEATURES)})")
-    audio = np.asarray(dialogue.audio)
-    if audio.ndim != 2 or audio.shape[0] != 2:
-        raise ReportError(f"dialogue {dialogue.id!r}: the judge's interruption head hears each speaker's own channel; give two channels (got shape {audio.shape})")
+    audio = _own_channels(dialogue, "interruption head")
     columns = [INTERRUPTION_FEATURES.index(name) for name in head["features"]]
     weight, bias = np.asarray(head["weight"], dtype=np.float64), float(head["bias"])
     out = {}
