@@ -11,7 +11,9 @@ on every 40 ms chunk (one-vs-rest ROC-AUC per class and the macro mean, Talking 
 targets: overall >= 0.90, every class >= 0.80; the paper reaches 92.0 on real Switchboard audio)
 and on metric (a)'s decision 200 ms after an IPU ends (shift vs hold after a pause of >= 200 ms,
 ``turn_end_decisions``; the judge's score is metric (a)'s ``p_T - p_C`` from the audio up to the
-decision time; target ROC-AUC >= 0.85). Beside them on the same decisions: the text-only
+decision time; target ROC-AUC >= 0.85), and on metric (e)'s decision (does an interruption of
+the floor holder take the floor? the chunk head's ``p_T - p_C`` beside the interruption head's
+P(floor taken), ``judge_interruption_probabilities``). Beside them on the (a) decisions: the text-only
 logistic regression (last two words, first word, IPU length) trained on 600 real Switchboard
 train calls (anchor 0.79 on 200 real test calls), when the Switchboard alignments are found.
 
@@ -77,19 +79,53 @@ def turn_end_head_scores(judge, stereo: np.ndarray, dialogue, decisions) -> np.n
     return turn_end_head_probabilities(judge, stereo, dialogue, [(d.speaker, d.ipu_end, d.ipu_end + DECISION_DELAY_S) for d in decisions])
 
 
+def interruption_scores(judge, probabilities: np.ndarray, stereo: np.ndarray, dialogue, labels) -> np.ndarray:
+    """``[n, 3]`` at each metric (e) decision: took the floor (1/0), the chunk head's
+    ``p_T - p_C`` (the paper's score) and the interruption head's P(floor taken) (NaN without one)."""
+    from dataclasses import replace
+
+    from turneval.dataset_scripts.interruption_outcomes import interruption_readings
+    from turneval.metrics.agreement import judge_scores
+    from turneval.reporting import judge_interruption_probabilities
+
+    chunks = [c for c in interruption_readings(labels) if 0 < c <= probabilities.shape[0]]
+    if not chunks:
+        return np.zeros((0, 3))
+    heard = judge_interruption_probabilities(judge, replace(dialogue, audio=stereo), labels)
+    return np.stack([[float(labels.labels[c] == "T") for c in chunks], judge_scores("e", probabilities[[c - 1 for c in chunks]]),
+                     [heard.get(c, np.nan) for c in chunks]], axis=1)
+
+
+def interruption_figures(name: str, rows: np.ndarray, headline: bool) -> list[dict]:
+    """Metric (e)'s decision (does the interruption take the floor?) ranked by each reader."""
+    from sklearn.metrics import roc_auc_score
+
+    y = rows[:, 0].astype(int)
+    if not 0 < y.sum() < len(y):
+        return []
+    where = f"{len(y)} interruptions of a floor holder ({int(y.sum())} took the floor)"
+    out = [figure(f"revoiced test metric (e) floor-taken ROC-AUC: {name}", float(roc_auc_score(y, rows[:, 1])), "",
+                  note=f"the chunk head's p_T - p_C in the last overlapped chunk (the paper's score); {where}")]
+    if np.isfinite(rows[:, 2]).all():
+        out.append(figure(f"revoiced test metric (e) floor-taken ROC-AUC, interruption head: {name}", float(roc_auc_score(y, rows[:, 2])), "",
+                          headline=headline, note=f"the judge's interruption head (overlap length, level changes of each speaker's own channel), which the report's (e) reads; {where}"))
+    return out
+
+
 def judge_figures(name: str, judge, dialogues, decisions_per_dialogue, headline: bool) -> tuple[list[dict], np.ndarray]:
-    """Chunk ROC-AUC and the metric (a) decision scores of one judge on the test dialogues."""
+    """Chunk ROC-AUC, metric (e)'s decisions and the metric (a) decision scores of one judge on the test dialogues."""
     from turneval.dataset_scripts.audio import load_stereo
     from turneval.dataset_scripts.labels import chunk_labels
     from turneval.metrics.agreement import judge_scores
     from turneval.training.evaluate_judge import roc_auc_table
 
-    labels_all, probs_all, decision_scores = [], [], []
+    labels_all, probs_all, decision_scores, interruptions = [], [], [], []
     cpu = time.process_time()
     for dialogue, decisions in zip(dialogues, decisions_per_dialogue):
         stereo = load_stereo(dialogue.audio_path)
         scores = judge.score(stereo.mean(axis=0) if stereo.ndim == 2 else stereo)
-        labels = np.asarray(chunk_labels(dialogue).label_ids(), dtype=np.int64)
+        chunked = chunk_labels(dialogue)
+        labels = np.asarray(chunked.label_ids(), dtype=np.int64)
         n = min(len(labels), scores.probabilities.shape[0] + 1)
         labels_all.append(labels[1:n])
         probs_all.append(scores.probabilities[: n - 1])
@@ -99,6 +135,7 @@ def judge_figures(name: str, judge, dialogues, decisions_per_dialogue, headline:
         decision_scores.append(np.stack([judge_scores("a", picked), np.log(picked[:, t] + 1e-12) - np.log(picked[:, c] + 1e-12),
                                          turn_end_head_scores(judge, stereo, dialogue, decisions)], axis=1)
                                if len(rows) else np.zeros((0, 3)))
+        interruptions.append(interruption_scores(judge, scores.probabilities, stereo, dialogue, chunked))
     cpu = time.process_time() - cpu
     labels, probs = np.concatenate(labels_all), np.concatenate(probs_all)
     keep = labels >= 0
@@ -108,6 +145,7 @@ def judge_figures(name: str, judge, dialogues, decisions_per_dialogue, headline:
                   note=f"{int(keep.sum())} chunks; target >= 0.90 (paper 0.920 on real audio); judge scoring {cpu:.0f} CPU s")]
     out += [figure(f"revoiced test ROC-AUC {label}: {name}", table[label], "", note="target >= 0.80")
             for label in ("C", "BC", "T", "I", "NA")]
+    out += interruption_figures(name, np.concatenate(interruptions), headline)
     return out, np.concatenate(decision_scores)
 
 
