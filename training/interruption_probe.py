@@ -29,6 +29,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+# the turn-end head's regression (standardized, L2) and its folding into one linear map
+from turneval.training.turn_end_probe import fit_probe, folded_linear
+
 
 def manifest_interruptions(manifest: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """Features and outcomes (1 = the interruption took the floor) of every (e) decision of a
@@ -53,23 +56,12 @@ def manifest_interruptions(manifest: str | Path) -> tuple[np.ndarray, np.ndarray
     return np.stack(xs), np.asarray(ys)
 
 
-def fit_probe(x: np.ndarray, y: np.ndarray, c: float = 0.1):
-    """Standardized L2 logistic regression."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=3000)).fit(x, y)
-
-
 def head_config(probe, provenance: dict[str, Any]) -> dict[str, Any]:
     """The judge config's ``interruption_head``: the fitted pipeline as one linear map (the
     scaler folded into the weights) over :data:`INTERRUPTION_FEATURES`."""
     from turneval.dataset_scripts.interruption_outcomes import INTERRUPTION_FEATURES
 
-    scaler, regression = probe[0], probe[-1]
-    weight = regression.coef_[0] / scaler.scale_
-    bias = float(regression.intercept_[0] - np.sum(regression.coef_[0] * scaler.mean_ / scaler.scale_))
+    weight, bias = folded_linear(probe)
     return {"features": list(INTERRUPTION_FEATURES), "weight": [float(w) for w in weight], "bias": bias, **provenance}
 
 

@@ -122,6 +122,15 @@ def fit_probe(x: np.ndarray, y: np.ndarray, c: float = 1e-3):
     return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=3000)).fit(x, y)
 
 
+def folded_linear(probe) -> tuple[np.ndarray, float]:
+    """A fitted :func:`fit_probe` pipeline as one linear map on the raw features: the
+    standardization folded into the regression's weights and bias."""
+    scaler, regression = probe[0], probe[-1]
+    weight = regression.coef_[0] / scaler.scale_
+    bias = float(regression.intercept_[0] - np.sum(regression.coef_[0] * scaler.mean_ / scaler.scale_))
+    return weight, bias
+
+
 def cached_decisions(encoder_judge, manifest: str | Path, window_s: float, cache: Path | None, name: str) -> tuple[np.ndarray, np.ndarray]:
     """:func:`manifest_decisions`, read from / written to ``cache/<name>-<key digest>.npz`` when a
     cache is given (the features of 10,571 decisions take ~12 CPU minutes). The file name holds a
@@ -164,9 +173,7 @@ def install_head(judge, encoder_judge, probe, window_s: float, provenance: dict[
     if changed:
         raise ValueError(f"the judge's encoder differs from the pretrained one in {changed[:3]}...: its lower layers were fine-tuned, "
                          "so the head's features would not be what the probe was fitted on; install into a frozen or partial judge")
-    scaler, regression = probe[0], probe[-1]
-    weight = regression.coef_[0] / scaler.scale_
-    bias = float(regression.intercept_[0] - np.sum(regression.coef_[0] * scaler.mean_ / scaler.scale_))
+    weight, bias = folded_linear(probe)
     judge.config.turn_end_head = {"window_s": float(window_s), "stop_s": DECISION_DELAY_S, "shared_layers": shared, "pool_frames": POOL_FRAMES,
                                   "timing_features": list(TIMING_FEATURES) if timing else [], **provenance}
     head = TurnEndHead(judge.whisper_config, judge.config.turn_end_head)
@@ -239,4 +246,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["cached_decisions", "decision_features", "decision_window", "fit_probe", "install_head", "manifest_decisions", "manifest_timing"]
+__all__ = ["cached_decisions", "decision_features", "decision_window", "fit_probe", "folded_linear", "install_head", "manifest_decisions", "manifest_timing"]
