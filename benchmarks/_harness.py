@@ -19,6 +19,7 @@ import platform
 import resource
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -57,6 +58,16 @@ def bench_threads() -> int:
     """Threads a benchmark may use (``$TURNEVAL_BENCH_THREADS``, default 1: the numbers then
     compare across machines and do not depend on what else runs)."""
     return max(1, int(os.environ.get(THREADS_ENV, "1")))
+
+
+def repo_relative(path: str | os.PathLike) -> str:
+    """``path`` relative to the repository when it lies inside it (so results name a bundled
+    checkpoint as the repository does, not by this machine's path), else as it is."""
+    resolved = Path(path).resolve()
+    try:
+        return str(resolved.relative_to(Path(__file__).resolve().parents[1]))
+    except ValueError:
+        return str(path)
 
 
 def limit_threads() -> int:

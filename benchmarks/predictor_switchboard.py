@@ -47,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from _harness import figure, limit_threads  # noqa: E402
+from _harness import figure, limit_threads, repo_relative  # noqa: E402
 from _switchboard import locate, map_calls  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
@@ -232,7 +232,7 @@ def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[s
 
     torch.set_num_threads(max(1, limit_threads()))
     # the Switchboard voice-activity predictor is what these figures are about, not the report default
-    predictor = predictor or str(bundled_root() / "future_activity_predictor_switchboard")
+    predictor = predictor or repo_relative(bundled_root() / "future_activity_predictor_switchboard")
     model = load_predictor(predictor)
     if model.config.input_type != "vad":
         raise SystemExit("predictor_switchboard: the predictor reads audio; Switchboard's word times give voice activity only (pass a vad predictor)")

@@ -1,4 +1,4 @@
-"""benchmarks/predictor_switchboard.py and predictor_vad.py: the pieces that turn model output into figures."""
+"""benchmarks/predictor_switchboard.py, predictor_vad.py and retimed_calls.py: the pieces that turn model output into figures."""
 from __future__ import annotations
 
 import importlib.util
@@ -22,6 +22,7 @@ def _load(name: str):
 
 swb = _load("predictor_switchboard")
 vadb = _load("predictor_vad")
+retimed = _load("retimed_calls")
 
 
 def test_backchannel_classes_are_short_entries_into_the_partners_turn():
@@ -83,3 +84,38 @@ def test_rttm_and_speaker_map(tmp_path):
     segments = vadb.rttm_segments(tmp_path / "mixture.rttm")
     assert segments["FEE016"] == [(0.0, 5.29)] and segments["MEO015"] == [(6.0, 7.0)]
     assert vadb.ami_speakers(tmp_path) == {"MEO015": tmp_path / "source0.flac"}  # source3 is missing
+
+
+def test_retimed_summary_counts_how_often_the_real_timing_wins():
+    rows = [
+        {"human": -3.0, "cascaded": -3.5, "cascaded, backchannels kept": -2.9, "eager_duplex": -4.0},
+        {"human": -3.2, "cascaded": -3.1, "cascaded, backchannels kept": -3.3, "eager_duplex": -3.9},
+        {"human": float("nan"), "cascaded": -3.0, "cascaded, backchannels kept": -3.0, "eager_duplex": -3.0},  # undefined: left out
+    ]
+    result = retimed.summarize(rows)
+    assert result["pairs"] == 2
+    assert result["human_above"]["cascaded"]["share"] == 0.5 and result["human_above"]["eager_duplex"]["share"] == 1.0
+    low, high = result["human_above"]["eager_duplex"]["ci95"]
+    assert 0 < low < 1.0 and high == 1.0
+    assert result["mean_m"]["human"] == pytest.approx(-3.1)
+    assert {f["name"] for f in retimed.figures({**result, "counts": {"calls": 1, "crop_s": 60.0}})} >= {
+        "real call above its cascaded re-timing (share of pairs)"
+    }
+
+
+def test_retimed_versions_of_a_call_are_scored_with_both_speakers_as_the_system():
+    import torch
+
+    from turneval.dataset_scripts.synthetic import generate_dialogue
+    from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
+    from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
+
+    torch.manual_seed(0)
+    config = FutureActivityPredictorConfig(input_type="vad", vad_features="timing", hidden_size=16, conv_layers=1, num_cross_layers=0,
+                                           num_channel_layers=0, stream_window_s=20.0, stream_context_s=5.0)
+    model = FutureActivityPredictorModel(config).eval()
+    call = generate_dialogue(5, duration_s=60.0, style="human")
+    rows = retimed.call_scores(call, model, crop_s=40.0, seed=0)
+    assert len(rows) == 2 and all(set(r) == set(retimed.VERSIONS) for r in rows)
+    assert all(np.isfinite(v) for r in rows for v in r.values())
+    assert rows[0]["cascaded"] != rows[1]["cascaded"]  # another speaker is the system
