@@ -9,6 +9,7 @@ skips with :data:`SKIP_MESSAGE` when there is nothing.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -54,6 +55,16 @@ def find_splits(explicit: str | os.PathLike | None = None) -> Path | None:
     return None
 
 
+def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``--swb-root`` and ``--splits`` options every Switchboard benchmark takes (see :func:`locate`)."""
+    parser.add_argument("--swb-root", help="extracted swb_ms98_transcriptions folder, or the .tar.gz archive")
+    parser.add_argument("--splits", help="folder with train.txt, val.txt, test.txt")
+
+
+VA_PREDICTOR_HELP = "voice-activity FutureActivityPredictor checkpoint (default: checkpoints/future_activity_predictor_switchboard)"
+"""``--predictor`` of the benchmarks about the Switchboard voice-activity predictor."""
+
+
 def locate(swb_root: str | None = None, splits: str | None = None) -> tuple[Path, Path] | None:
     """Both paths, or None (and the skip message on stderr) when either is missing."""
     root, split_dir = find_swb_root(swb_root), find_splits(splits)
@@ -61,6 +72,13 @@ def locate(swb_root: str | None = None, splits: str | None = None) -> tuple[Path
         print(SKIP_MESSAGE + (f" (looked for {root} and {split_dir})" if root or split_dir else ""), file=sys.stderr)
         return None
     return root, split_dir
+
+
+def run_where_located(evaluate: Callable[..., dict], figures: Callable[[dict], list[dict]], counts: dict[str, Any]) -> list[dict]:
+    """``run_all.py``'s entry for a predictor benchmark: ``figures(evaluate(swb_root, splits, None,
+    counts))`` where the data is found, no figures (and the skip message) where it is not."""
+    found = locate()
+    return [] if found is None else figures(evaluate(*found, None, counts))
 
 
 def map_calls(root: Path, call_ids: list[str], fn: Callable[[Any], T]) -> list[tuple[str, T]]:

@@ -38,7 +38,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import figure, limit_threads, repo_relative  # noqa: E402
-from _switchboard import locate, map_calls  # noqa: E402
+from _switchboard import VA_PREDICTOR_HELP, add_data_arguments, locate, map_calls, run_where_located  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
 from turneval.dataset_scripts.files import atomic_write_text, to_jsonable  # noqa: E402
@@ -121,17 +121,13 @@ def figures(result: dict[str, Any]) -> list[dict]:
 
 def run(quick: bool) -> list[dict]:
     """run_all.py entry (quick: 4 calls of 120 s)."""
-    found = locate()
-    if found is None:
-        return []
-    return figures(evaluate(*found, None, QUICK if quick else FULL))
+    return run_where_located(evaluate, figures, QUICK if quick else FULL)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--swb-root", help="extracted swb_ms98_transcriptions folder (or its .tar.gz)")
-    p.add_argument("--splits", help="folder with train.txt / val.txt / test.txt")
-    p.add_argument("--predictor", help="voice-activity FutureActivityPredictor checkpoint (default: checkpoints/future_activity_predictor_switchboard)")
+    add_data_arguments(p)
+    p.add_argument("--predictor", help=VA_PREDICTOR_HELP)
     p.add_argument("--calls", type=int, default=FULL["calls"])
     p.add_argument("--crop-s", type=float, default=FULL["crop_s"], help="score the first CROP_S seconds of each call")
     p.add_argument("--json", help="write the result here")

@@ -37,7 +37,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import figure  # noqa: E402
-from _switchboard import locate, map_calls  # noqa: E402
+from _switchboard import add_data_arguments, locate, map_calls  # noqa: E402
 
 
 QUICK_LIMIT = 20
@@ -358,8 +358,7 @@ def run(quick: bool) -> list[dict]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--swb-root", help="extracted swb_ms98_transcriptions folder, or the .tar.gz archive")
-    parser.add_argument("--splits", help="folder with train.txt, val.txt, test.txt")
+    add_data_arguments(parser)
     parser.add_argument("--split", default="test", choices=("train", "val", "test", "all"))
     parser.add_argument("--limit", type=int, help="only the first N calls (sorted ids)")
     parser.add_argument("--quick", action="store_true", help=f"the first {QUICK_LIMIT} calls")

@@ -43,7 +43,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import figure  # noqa: E402
-from _switchboard import locate, map_calls  # noqa: E402
+from _switchboard import add_data_arguments, locate, map_calls  # noqa: E402
 
 
 VIEWS: dict[str, dict[str, Any]] = {
@@ -162,8 +162,7 @@ def run(quick: bool) -> list[dict]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--swb-root", help="extracted swb_ms98_transcriptions folder, or the .tar.gz archive")
-    parser.add_argument("--splits", help="folder with train.txt, val.txt, test.txt")
+    add_data_arguments(parser)
     parser.add_argument("--train-calls", type=int, default=FULL_CALLS[0])
     parser.add_argument("--test-calls", type=int, default=FULL_CALLS[1])
     parser.add_argument("--min-silence", type=float, default=0.2, help="seconds of silence before the decision")
