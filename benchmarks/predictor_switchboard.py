@@ -232,11 +232,12 @@ def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[s
 
     torch.set_num_threads(max(1, limit_threads()))
     # the Switchboard voice-activity predictor is what these figures are about, not the report default
-    predictor = predictor or repo_relative(bundled_root() / "future_activity_predictor_switchboard")
+    predictor = predictor or str(bundled_root() / "future_activity_predictor_switchboard")
     model = load_predictor(predictor)
+    predictor = repo_relative(predictor)  # results name a bundled checkpoint as the repository does
     if model.config.input_type != "vad":
         raise SystemExit("predictor_switchboard: the predictor reads audio; Switchboard's word times give voice activity only (pass a vad predictor)")
-    result: dict[str, Any] = {"predictor": str(predictor or "bundled"), "counts": counts, "timings_s": {}}
+    result: dict[str, Any] = {"predictor": predictor, "counts": counts, "timings_s": {}}
 
     start = time.perf_counter()
     test_ids = read_split_ids(splits, "test")[: counts["test"]]

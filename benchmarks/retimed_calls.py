@@ -91,8 +91,9 @@ def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[s
     from turneval.naturalness_inference import load_predictor
 
     limit_threads()
-    predictor = predictor or repo_relative(bundled_root() / "future_activity_predictor_switchboard")
+    predictor = predictor or str(bundled_root() / "future_activity_predictor_switchboard")
     model = load_predictor(predictor)
+    predictor = repo_relative(predictor)  # results name a bundled checkpoint as the repository does
     if model.config.input_type != "vad":
         raise SystemExit("retimed_calls: the predictor reads audio; Switchboard's word times give voice activity only (pass a vad predictor)")
     ids = read_split_ids(splits, "test")[: counts["calls"]]
