@@ -100,4 +100,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["fit_probe", "head_config", "manifest_interruptions"]
+__all__ = ["head_config", "manifest_interruptions"]

@@ -34,35 +34,29 @@ import torch.nn.functional as F
 
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.dataset_scripts.turn_end_decisions import DEFAULT_MIN_SILENCE_S as DECISION_DELAY_S
-from turneval.modeling.modeling_turn_taking_judge import TurnEndHead, pause_window, tail_layer
+from turneval.modeling.modeling_turn_taking_judge import (
+    HOP_LENGTH,
+    TurnEndHead,
+    pause_states,
+    pause_window,
+    views_from_states,
+)
 from turneval.training.turn_end_probe import manifest_timing
 
 
 def frozen_states(judge, windows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """What the trainable top of the head reads, for pause windows ``[B, n]``: the hidden states
     after the head's first own layer ``[B, frames, d]`` and the shared layers' output pooled over
-    the last ``pool_frames[0]`` frames ``[B, d]`` (the head's third view)."""
+    the last ``pool_frames[0]`` frames ``[B, d]`` (the head's third view;
+    :func:`~turneval.modeling.modeling_turn_taking_judge.pause_states`)."""
     head = judge.turn_end_head
-    encoder = judge.encoder
     features = judge.log_mel(windows, causal=False).to(judge.classifier.weight.dtype)
-    hidden, _ = encoder.embed(features, causal=False)
-    for layer in encoder.layers[: head.shared_layers]:
-        hidden = layer(hidden, None)
-    lower = hidden[:, -head.pool_frames[0] :].mean(1)
-    for layer in head.layers[:-1]:
-        hidden = layer(hidden, None)
-    return hidden, lower
+    return pause_states(judge.encoder, head.layers, features, head.shared_layers, head.pool_frames[0])
 
 
 def top_logits(head: TurnEndHead, hidden: torch.Tensor, lower: torch.Tensor, timing: torch.Tensor | None) -> torch.Tensor:
-    """The head's logits from :func:`frozen_states` (the same arithmetic as
-    :func:`~turneval.modeling.modeling_turn_taking_judge.pooled_pause_views` from there on)."""
-    wide, narrow = head.pool_frames
-    last = head.layer_norm(tail_layer(head.layers[-1], hidden, wide))
-    pooled = torch.cat([last.mean(1), last[:, -narrow:].mean(1), lower], dim=-1)
-    if head.n_timing:
-        pooled = torch.cat([pooled, timing.to(pooled.dtype)], dim=-1)
-    return head.classifier(pooled)[:, 0]
+    """The head's logits from :func:`frozen_states`: the rest of its forward pass."""
+    return head.classify(views_from_states(head.layers[-1], head.layer_norm, hidden, lower, head.pool_frames), timing)
 
 
 def _decision_windows(manifest: str | Path, window_s: float):
@@ -90,7 +84,7 @@ def cache_states(judge, manifest: str | Path, folder: Path, batch_size: int = 16
         return out
     timing, labels = manifest_timing(manifest)
     n = len(labels)
-    frames = int(round(window_s * SAMPLE_RATE)) // 320  # 10 ms mel hop, then the encoder's stride 2
+    frames = int(round(window_s * SAMPLE_RATE)) // (2 * HOP_LENGTH)  # mel frames, then the encoder's stride 2
     d_model = judge.whisper_config.d_model
     partial = folder / (out.name + ".partial")
     partial.mkdir(parents=True, exist_ok=True)

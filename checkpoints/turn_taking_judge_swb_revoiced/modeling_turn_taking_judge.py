@@ -199,7 +199,10 @@ class TurnEndHead(nn.Module):
     def forward(self, encoder: JudgeWhisperEncoder, features: torch.Tensor, timing: torch.Tensor | None = None) -> torch.Tensor:
         """Logits ``[B]`` of "the other party speaks next"; ``timing`` ``[B, n_timing]`` when the
         head reads timing features."""
-        pooled = self.pooled(encoder, features)
+        return self.classify(self.pooled(encoder, features), timing)
+
+    def classify(self, pooled: torch.Tensor, timing: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits ``[B]`` from the pooled views ``[B, 3 d]`` (and the timing features)."""
         if self.n_timing:
             if timing is None or tuple(timing.shape) != (pooled.shape[0], self.n_timing):
                 got = None if timing is None else tuple(timing.shape)
@@ -220,17 +223,34 @@ def pooled_pause_views(
     ``shared_layers`` layers, then ``upper_layers`` and ``layer_norm``; the last layer over the
     last ``pool_frames[0]`` and ``pool_frames[1]`` frames, the shared layers' output over the last
     ``pool_frames[0]``. The turn-end head and the probe that fits it both read these views."""
+    hidden, lower = pause_states(encoder, upper_layers, features, shared_layers, int(pool_frames[0]))
+    return views_from_states(upper_layers[-1], layer_norm, hidden, lower, pool_frames)
+
+
+def pause_states(
+    encoder: JudgeWhisperEncoder, upper_layers: nn.ModuleList, features: torch.Tensor, shared_layers: int, wide: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The first part of :func:`pooled_pause_views`: the states ``[B, frames, d]`` that enter the
+    last of ``upper_layers``, and the shared layers' output pooled over the last ``wide`` frames
+    ``[B, d]``. (Split off so a trainer can cache what stays frozen.)"""
     hidden, _ = encoder.embed(features, causal=False)
     for layer in encoder.layers[:shared_layers]:
         hidden = layer(hidden, None)
-    lower = hidden
-    wide, narrow = (int(f) for f in pool_frames)
+    lower = hidden[:, -wide:].mean(1)
     for layer in upper_layers[:-1]:
         hidden = layer(hidden, None)
+    return hidden, lower
+
+
+def views_from_states(
+    last_layer: WhisperEncoderLayer, layer_norm: nn.LayerNorm, hidden: torch.Tensor, lower: torch.Tensor, pool_frames: tuple[int, int] | list[int]
+) -> torch.Tensor:
+    """The rest of :func:`pooled_pause_views`, from :func:`pause_states`: ``[B, 3 d]``."""
+    wide, narrow = (int(f) for f in pool_frames)
     # Only the last `wide` frames of the last layer are pooled: its queries need computing
     # there only (keys and values over the whole window), which saves a fifth of the pass.
-    last = layer_norm(tail_layer(upper_layers[-1], hidden, wide))
-    return torch.cat([last.mean(1), last[:, -narrow:].mean(1), lower[:, -wide:].mean(1)], dim=-1)
+    last = layer_norm(tail_layer(last_layer, hidden, wide))
+    return torch.cat([last.mean(1), last[:, -narrow:].mean(1), lower], dim=-1)
 
 
 def tail_layer(layer: WhisperEncoderLayer, hidden: torch.Tensor, n_frames: int) -> torch.Tensor:
@@ -738,7 +758,9 @@ __all__ = [
     "TurnTakingJudgeStream",
     "causal_window_plan",
     "pause_window",
+    "pause_states",
     "pooled_pause_views",
     "prepare_audio",
     "tail_layer",
+    "views_from_states",
 ]
