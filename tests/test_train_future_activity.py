@@ -75,6 +75,19 @@ def test_windows_are_deterministic_and_labelled(corpus):
     assert a["labels"].shape == (200,) and (a["labels"] >= -100).all() and (a["labels"] < 256).all()
 
 
+def test_corpora_given_as_parts_are_pooled_once_per_dialogue(corpus, tmp_path):
+    from turneval.dataset_scripts.builders.manifest import write_dialogue_manifest
+
+    d0, d1 = train_future_activity.load_corpus(corpus)
+    other = Dialogue(id="d1", segments=[[(0.0, 1.0)], []], audio_path=d1.audio_path)  # the same id in a second part
+    extra = Dialogue(id="d9", segments=[[(0.0, 1.0)], [(1.5, 2.0)]], audio_path=d1.audio_path)
+    a = write_dialogue_manifest([d0, d1], tmp_path / "a")
+    b = write_dialogue_manifest([other, extra], tmp_path / "b")
+    pooled = train_future_activity.load_corpus(f"{a},{b.parent}")
+    assert [d.id for d in pooled] == ["d0", "d1", "d9"]
+    assert pooled[1].segments == d1.segments  # the first part's copy wins
+
+
 def test_resume_is_exact(corpus, tmp_path):
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     _main(_args(corpus, straight, 4))

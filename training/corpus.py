@@ -18,7 +18,22 @@ from turneval.dataset_scripts.readers import read_annotated_corpus
 
 def load_corpus(path: str | Path) -> list[Dialogue]:
     """All dialogues of a folder, a manifest CSV or a dialogue manifest (``manifest.jsonl``),
-    sorted by id; audio by path only."""
+    sorted by id; audio by path only.
+
+    ``path`` may name several corpora separated by commas (a corpus built in parts, e.g. the
+    re-voiced Switchboard train split's call ranges): their dialogues are pooled, and a
+    dialogue id found in more than one part is kept once, from the first part that has it.
+    """
+    if isinstance(path, str) and "," in path:
+        pooled: dict[str, Dialogue] = {}
+        for part in filter(None, (p.strip() for p in path.split(","))):
+            for dialogue in _load_one(part):
+                pooled.setdefault(dialogue.id, dialogue)
+        return sorted(pooled.values(), key=lambda d: d.id)
+    return _load_one(path)
+
+
+def _load_one(path: str | Path) -> list[Dialogue]:
     from turneval.dataset_scripts.builders.manifest import MANIFEST_NAME, read_dialogue_manifest
 
     path = Path(path)

@@ -54,7 +54,7 @@ TRAINING_DEFAULTS: dict[str, Any] = {
 class FutureActivityArguments:
     """The predictor's own options: its data, windows and boundary weight."""
 
-    train_dir: str | None = field(default=None, metadata={"help": "folder (or manifest) of dialogues: audio + turneval JSON"})
+    train_dir: str | None = field(default=None, metadata={"help": "folder (or manifest) of dialogues: audio + turneval JSON; several, comma-separated, are pooled"})
     val_dir: str | None = field(default=None, metadata={"help": "validation dialogues (default: none)"})
     train_va: str | None = field(default=None, metadata={"help": "instead of --train_dir (vad models): a voice-activity cache (.npz, turneval.training.switchboard_va)"})
     val_va: str | None = field(default=None, metadata={"help": "instead of --val_dir: a voice-activity cache"})
