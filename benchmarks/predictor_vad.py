@@ -16,7 +16,8 @@
    style by boundary (onset / offset) and speaker (user = channel 0, system = channel 1), their
    count and mean NLL.
 
-Needs the Silero VAD (``silero-vad``) and eSpeak NG (``espeakng-loader``); without the AMI
+An audio predictor hears the same audio in both cases; only the segments that m is scored
+on change. Needs the Silero VAD (``silero-vad``) and eSpeak NG (``espeakng-loader``); without the AMI
 folder part 1 is skipped with a message. Under ``run_all.py`` quick mode uses 3 conversations
 of 30 s per style.
 """
@@ -113,8 +114,8 @@ def ami_deltas(folder: Path, model, min_speech_s: float = 5.0) -> list[dict[str,
     for a, b in itertools.combinations(talkers, 2):
         audio = np.stack([sf.read(sources[s], dtype="float32")[0] for s in (a, b)])
         duration = audio.shape[1] / 16000
-        gt = Dialogue(id=f"ami_{a}_{b}_truth", segments=[truth[a], truth[b]], duration=duration)
-        vad = Dialogue(id=f"ami_{a}_{b}_vad", segments=detect_speech_channels(audio), duration=duration)
+        gt = Dialogue(id=f"ami_{a}_{b}_truth", segments=[truth[a], truth[b]], duration=duration, audio=audio)
+        vad = Dialogue(id=f"ami_{a}_{b}_vad", segments=detect_speech_channels(audio), duration=duration, audio=audio)
         m_gt, m_vad = score(gt, model), score(vad, model)
         out.append({"pair": f"{a}+{b}", "m_truth": m_gt, "m_vad": m_vad, "abs_delta": abs(m_vad - m_gt)})
     return out
@@ -132,8 +133,8 @@ def known_groups(model, n: int, duration_s: float, seed: int = 100) -> dict[str,
     for style in STYLES:
         for k in range(n):
             d = generate_dialogue(seed + k, duration_s=duration_s, style=style)
-            vad = Dialogue(id=d.id + "_vad", segments=detect_speech_channels(d.audio), duration=d.duration)
-            for source, dialogue in (("vad", vad), ("truth", Dialogue(id=d.id, segments=d.segments, duration=d.duration))):
+            vad = Dialogue(id=d.id + "_vad", segments=detect_speech_channels(d.audio), duration=d.duration, audio=d.audio)
+            for source, dialogue in (("vad", vad), ("truth", Dialogue(id=d.id, segments=d.segments, duration=d.duration, audio=d.audio))):
                 result = score_dialogue(dialogue, model)
                 m[source][style].append(float(result.score))
                 units[source][style].append(result)
