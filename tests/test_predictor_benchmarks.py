@@ -1,4 +1,4 @@
-"""benchmarks/predictor_switchboard.py, predictor_vad.py and retimed_calls.py: the pieces that turn model output into figures."""
+"""benchmarks/predictor_switchboard.py, predictor_vad.py, retimed_calls.py and predictor_revoiced.py: the pieces that turn model output into figures."""
 from __future__ import annotations
 
 import importlib.util
@@ -23,6 +23,7 @@ def _load(name: str):
 swb = _load("predictor_switchboard")
 vadb = _load("predictor_vad")
 retimed = _load("retimed_calls")
+revoiced = _load("predictor_revoiced")
 
 
 def test_backchannel_classes_are_short_entries_into_the_partners_turn():
@@ -119,3 +120,38 @@ def test_retimed_versions_of_a_call_are_scored_with_both_speakers_as_the_system(
     assert len(rows) == 2 and all(set(r) == set(retimed.VERSIONS) for r in rows)
     assert all(np.isfinite(v) for r in rows for v in r.values())
     assert rows[0]["cascaded"] != rows[1]["cascaded"]  # another speaker is the system
+
+
+def test_revoiced_intervals_resample_excerpts_and_compare_with_the_voice_activity_predictor():
+    groups = np.repeat(np.arange(10), 4)  # 10 excerpts of 4 pairs
+    correct = {
+        revoiced.REFERENCE: np.tile([1.0, 0.0, 1.0, 0.0], 10),
+        "always right": np.ones(40),
+        "undefined twice": np.r_[np.nan, np.nan, np.ones(38)],
+    }
+    out = revoiced.excerpt_bootstrap(groups, correct)
+    low, high = out["accuracy_ci95"][revoiced.REFERENCE]
+    assert low <= 0.5 <= high
+    assert out["accuracy_ci95"]["always right"] == [1.0, 1.0]
+    diff = out[f"minus_{revoiced.REFERENCE}"]["always right"]
+    assert diff["difference"] == pytest.approx(0.5) and diff["ci95"] == [0.5, 0.5]
+    assert out[f"minus_{revoiced.REFERENCE}"]["undefined twice"]["difference"] == pytest.approx(0.5)  # NaN pairs left out
+    assert revoiced.REFERENCE not in out[f"minus_{revoiced.REFERENCE}"]
+
+
+def test_revoiced_benchmark_scores_every_predictor_on_the_same_pairs(tmp_path):
+    from turneval.dataset_scripts.builders.manifest import write_dialogue_manifest
+    from turneval.dataset_scripts.synthetic import generate_dialogue
+
+    dialogues = [generate_dialogue(seed, duration_s=60.0, style="human") for seed in (1, 2)]
+    write_dialogue_manifest(dialogues, tmp_path / "test", split="test")
+    result = revoiced.evaluate(tmp_path, "test", {}, {"excerpts": None, "seeds": (0, 1)})
+    assert result["excerpts"] == 2 and result["n_pairs"] == sum(result["pairs_per_type"].values()) > 0
+    assert {"demo", revoiced.REFERENCE, revoiced.BASELINE} <= set(result["results"])
+    assert {r["n_pairs"] for r in result["results"].values() if r.get("checkpoint")} == {result["n_pairs"]}
+    for name, (low, high) in result["accuracy_ci95"].items():
+        assert 0.0 <= low <= result["results"][name]["pairwise_accuracy"] <= high <= 1.0
+    assert "| demo |" in revoiced.markdown(result)
+    assert any(f["name"].endswith("pairwise accuracy, demo") for f in revoiced.figures(result))
+    with pytest.raises(Exception, match="NAME=CHECKPOINT"):
+        revoiced.parse_predictor("no-equals-sign")
