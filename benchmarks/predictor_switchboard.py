@@ -68,6 +68,8 @@ TURNNAT_TABLE_III: dict[str, dict[str, float]] = {
 }
 """TurnNat Table III rows (shared/papers/002_977af8109332f042.txt), per-type pair accuracy as fractions."""
 
+NO_MODEL = "no model: minus mean abs. gap"
+"""The pairs' baseline: ``perturbation_benchmark.mean_gap_score``, timing statistics with no model."""
 SWITCHBOARD_EDIT_PARAMS: dict[str, dict[str, float]] = {"hold_instead_of_shift": {"max_edited_hold_gap_ms": 3000.0}}
 """Where the pairs depart from the reference CLI's candidate filters, and why.
 
@@ -202,8 +204,10 @@ def pair_results(dialogues: Sequence, model, seed: int = 0) -> dict[str, Any]:
     from turneval.dataset_scripts.perturbations.pairs import iter_pairs
     from turneval.metrics.scorer_discrimination import evaluate_pairs
     from turneval.naturalness_inference import score_dialogue
+    from turneval.training.perturbation_benchmark import mean_gap_score
 
     natural, perturbed, types, skips = [], [], [], {}
+    gap_natural, gap_perturbed = [], []
     for dialogue in dialogues:
         pairs = iter_pairs(
             [with_silent_audio(dialogue)], PERTURBATION_TYPES, seed, skip_counts=skips, edit_params=SWITCHBOARD_EDIT_PARAMS, normalize=False
@@ -211,9 +215,13 @@ def pair_results(dialogues: Sequence, model, seed: int = 0) -> dict[str, Any]:
         for pair in pairs:
             natural.append(float(score_dialogue(pair.natural, model).score))
             perturbed.append(float(score_dialogue(pair.perturbed, model).score))
+            gap_natural.append(mean_gap_score(pair.natural))
+            gap_perturbed.append(mean_gap_score(pair.perturbed))
             types.append(pair.perturbation_type)
         dialogue.audio = None
     report = evaluate_pairs(natural, perturbed, types, higher_is_better=True).to_dict()
+    # what timing statistics alone rank right, with no model: minus the mean abs. gap at speaker changes
+    report[NO_MODEL] = evaluate_pairs(gap_natural, gap_perturbed, types, higher_is_better=True).to_dict()
     report["pairs_per_type"] = {t: types.count(t) for t in PERTURBATION_TYPES}
     report["skipped"] = skips
     report["edit_params"] = SWITCHBOARD_EDIT_PARAMS
@@ -299,6 +307,10 @@ def markdown(result: dict[str, Any]) -> str:
               "| scorer | " + " | ".join(types) + " | pairwise acc. | C-index | pairs |", "|---|" + "---|" * (len(types) + 3)]
     per = [f"{p['per_type'][k]['pairwise_accuracy']:.3f} ({p['pairs_per_type'][k]})" if k in p["per_type"] else "–" for k in types]
     lines.append(f"| this predictor | {' | '.join(per)} | {p['pairwise_accuracy']:.3f} | {p['c_index']:.3f} | {p['n_pairs']} |")
+    if NO_MODEL in p:
+        b = p[NO_MODEL]
+        per = [f"{b['per_type'][k]['pairwise_accuracy']:.3f}" if k in b["per_type"] else "–" for k in types]
+        lines.append(f"| {NO_MODEL} | {' | '.join(per)} | {b['pairwise_accuracy']:.3f} | {b['c_index']:.3f} | {b['n_pairs']} |")
     for name, row in TURNNAT_TABLE_III.items():
         lines.append(f"| TurnNat {name} | {' | '.join(f'{row[k]:.3f}' for k in types)} | {row['pairwise_accuracy']:.3f} | {row['c_index']:.3f} | |")
     return "\n".join(lines)
@@ -317,7 +329,8 @@ def figures(result: dict[str, Any]) -> list[dict]:
                            f"LR timing+words {t['LR timing+words']['roc_auc']:.3f} (anchor 0.789)"))
     p = result["pairs"]
     out.append(figure("predictor TurnNat pairwise accuracy (Switchboard test)", p["pairwise_accuracy"], "", headline=True,
-                      note=f"{p['n_pairs']} pairs; target >= 0.88; C-index {p['c_index']:.3f}"))
+                      note=f"{p['n_pairs']} pairs; target >= 0.88; C-index {p['c_index']:.3f}"
+                           + (f"; no model (minus mean abs. gap) {p[NO_MODEL]['pairwise_accuracy']:.3f}" if NO_MODEL in p else "")))
     for k, r in p["per_type"].items():
         out.append(figure(f"predictor pairwise accuracy: {k.replace('_', ' ')}", r["pairwise_accuracy"], "",
                           note=f"{r['n_pairs']} pairs; target >= 0.75"))

@@ -145,13 +145,33 @@ def test_revoiced_benchmark_scores_every_predictor_on_the_same_pairs(tmp_path):
 
     dialogues = [generate_dialogue(seed, duration_s=60.0, style="human") for seed in (1, 2)]
     write_dialogue_manifest(dialogues, tmp_path / "test", split="test")
-    result = revoiced.evaluate(tmp_path, "test", {}, {"excerpts": None, "seeds": (0, 1)})
+    result = revoiced.evaluate(tmp_path, "test", {}, {"excerpts": None, "seeds": (0, 1), "train_calls": 0})
     assert result["excerpts"] == 2 and result["n_pairs"] == sum(result["pairs_per_type"].values()) > 0
     assert {"demo", revoiced.REFERENCE, revoiced.BASELINE} <= set(result["results"])
     assert {r["n_pairs"] for r in result["results"].values() if r.get("checkpoint")} == {result["n_pairs"]}
     for name, (low, high) in result["accuracy_ci95"].items():
         assert 0.0 <= low <= result["results"][name]["pairwise_accuracy"] <= high <= 1.0
+    turn_end = result["turn_end"]
+    assert turn_end["n_decisions"] > 0 and set(turn_end["roc_auc"]) == {"demo", revoiced.REFERENCE}
+    assert all(0.0 <= auc <= 1.0 for auc in turn_end["roc_auc"].values())
     assert "| demo |" in revoiced.markdown(result)
     assert any(f["name"].endswith("pairwise accuracy, demo") for f in revoiced.figures(result))
     with pytest.raises(Exception, match="NAME=CHECKPOINT"):
         revoiced.parse_predictor("no-equals-sign")
+
+
+def test_switchboard_pairs_carry_the_no_model_baseline_on_the_same_pairs():
+    import torch
+
+    from turneval.dataset_scripts.synthetic import generate_dialogue
+    from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
+    from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
+
+    torch.manual_seed(0)
+    config = FutureActivityPredictorConfig(input_type="vad", vad_features="timing", hidden_size=16, conv_layers=1, num_cross_layers=0,
+                                           num_channel_layers=0, stream_window_s=20.0, stream_context_s=5.0)
+    model = FutureActivityPredictorModel(config).eval()
+    report = swb.pair_results([generate_dialogue(seed, duration_s=60.0, style="human") for seed in (1, 2)], model)
+    baseline = report[swb.NO_MODEL]
+    assert report["n_pairs"] > 0 and baseline["n_pairs"] + baseline["n_dropped"] == report["n_pairs"] + report["n_dropped"]
+    assert 0.0 <= baseline["pairwise_accuracy"] <= 1.0
