@@ -15,6 +15,12 @@ the builder's audio edits (room-tone fills, loudness normalisation):
 - ``switchboard_va``: the bundled voice-activity predictor (reads the segments, not the sound),
 - ``minus mean abs. gap``: a baseline with no model.
 
+Beside the pairs, issue 14's turn-end decision on the same excerpts, now with sound: after
+every IPU followed by >= 200 ms of silence, does the partner speak next? Each predictor's
+zero-shot score is ``p_now`` of the partner 200 ms into the silence (causal: only what came
+before), beside the logistic regressions on timing and on timing + the last words, fitted on
+600 real Switchboard train calls when the alignments are found (``_switchboard.locate``).
+
 ``--predictor NAME=CKPT`` adds or replaces one (e.g. an audio predictor trained on the
 re-voiced train split: ``train_future_activity --train_dir PART1,PART2,...``; the Switchboard
 predictor's card has that experiment). Pairs from several ``--seeds`` are pooled
@@ -40,6 +46,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import figure, limit_threads, repo_relative  # noqa: E402
+from _switchboard import locate  # noqa: E402
 from judge_revoiced import load_dialogues, revoiced_root  # noqa: E402
 from predictor_switchboard import SWITCHBOARD_EDIT_PARAMS  # noqa: E402
 
@@ -47,7 +54,7 @@ from turneval.checkpoints import bundled_root  # noqa: E402
 from turneval.dataset_scripts.files import atomic_write_text, to_jsonable  # noqa: E402
 
 
-FULL, QUICK = {"excerpts": None, "seeds": (0, 1, 2)}, {"excerpts": 4, "seeds": (0,)}
+FULL, QUICK = {"excerpts": None, "seeds": (0, 1, 2), "train_calls": 600}, {"excerpts": 4, "seeds": (0,), "train_calls": 60}
 BUNDLED = {
     "demo": "future_activity_predictor_demo",
     "switchboard_va": "future_activity_predictor_switchboard",
@@ -59,6 +66,8 @@ BASELINE = "minus mean abs. gap"
 TARGET = {"overall": 0.88, "per_type": 0.75}
 """Issue 14's targets for the pairwise accuracy (TurnNat's best model: 0.880)."""
 BOOTSTRAP_DRAWS = 2000
+DECISION_DELAY_S = 0.2
+"""The turn-end decision is read 200 ms into the silence (issue 14)."""
 
 
 def pairs_of(dialogues: Sequence, seeds: Sequence[int]) -> list:
@@ -93,7 +102,48 @@ def scorers(extra: dict[str, str]) -> dict[str, Callable]:
         model = load_predictor(path)
         out[name] = lambda dialogue, model=model: float(score_dialogue(dialogue, model).score)
         out[name].path = repo_relative(path)  # type: ignore[attr-defined]
+        out[name].model = model  # type: ignore[attr-defined]
     out[BASELINE] = mean_gap_score
+    return out
+
+
+def turn_end_results(dialogues: Sequence, models: dict[str, Callable], train_calls: int) -> dict[str, Any]:
+    """ROC-AUC of each predictor's ``p_now`` of the partner 200 ms into the silence after an IPU
+    (pauses >= 200 ms) on ``dialogues``, and of the Switchboard regressions (timing; timing +
+    words) trained on ``train_calls`` real train calls where the alignments are found (0: none)."""
+    from sklearn.metrics import roc_auc_score
+
+    from turneval.dataset_scripts.audio import load_stereo
+    from turneval.dataset_scripts.turn_end_decisions import turn_end_decisions
+    from turneval.dataset_scripts.vap_targets import p_now
+    from turneval.naturalness_inference import frame_probabilities
+
+    decisions, scores = [], {name: [] for name in models}
+    for dialogue in dialogues:
+        found = turn_end_decisions(dialogue, DECISION_DELAY_S)
+        if not found:
+            continue
+        dialogue.audio = load_stereo(dialogue.audio_path)
+        for name, model in models.items():
+            now = p_now(frame_probabilities(dialogue, model), both_speakers=True)
+            frames = [min(int((d.ipu_end + DECISION_DELAY_S) * 50) - 1, now.shape[0] - 1) for d in found]
+            scores[name] += [float(now[f, 1 - d.speaker]) for f, d in zip(frames, found)]
+        dialogue.audio = None
+        decisions += found
+    y = np.array([d.shift for d in decisions], dtype=int)
+    out: dict[str, Any] = {"n_decisions": int(y.size), "shift_rate": float(y.mean()) if y.size else float("nan"), "roc_auc": {}}
+    if not 0 < y.sum() < y.size:
+        return out
+    out["roc_auc"] = {name: float(roc_auc_score(y, s)) for name, s in scores.items()}
+    found_swb = locate() if train_calls > 0 else None
+    if found_swb is not None:
+        from turn_end_baselines import switchboard_decisions
+
+        from turneval.metrics.turn_end_baselines import fit_baselines
+
+        train = switchboard_decisions(*found_swb, "train", train_calls)
+        for name, r in fit_baselines(train, decisions, feature_sets=("timing", "timing+words")).items():
+            out["roc_auc"][f"LR {name} ({train_calls} real train calls)"] = float(r["roc_auc"])
     return out
 
 
@@ -146,6 +196,7 @@ def evaluate(root: Path, split: str, extra: dict[str, str], counts: dict[str, An
         "edit_params": SWITCHBOARD_EDIT_PARAMS,
         "results": results,
         **excerpt_bootstrap(groups, correct),
+        "turn_end": turn_end_results(dialogues, {name: fn.model for name, fn in score.items() if hasattr(fn, "model")}, counts.get("train_calls", 600)),
         "pairs": [{"excerpt": excerpt, "type": pair.perturbation_type, "edit": pair.description} for excerpt, pair in pairs],
         "scores": scores,
     }
@@ -168,6 +219,11 @@ def markdown(result: dict[str, Any]) -> str:
         cells = [f"{r['per_type'][t]['pairwise_accuracy']:.3f}" if t in r["per_type"] else "–" for t in PERTURBATION_TYPES]
         diff_cell = f"{diff['difference']:+.3f} [{diff['ci95'][0]:+.3f}, {diff['ci95'][1]:+.3f}]" if diff else ""
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {r['pairwise_accuracy']:.3f} [{low:.3f}, {high:.3f}] | {r['c_index']:.3f} | {diff_cell} |")
+    t = result.get("turn_end", {})
+    if t.get("roc_auc"):
+        lines += ["", f"Turn-end decisions (>= 200 ms silence; {t['n_decisions']} decisions, {100 * t['shift_rate']:.1f} % shifts), "
+                  "ROC-AUC of P(the partner speaks next) 200 ms into the silence:", "", "| scorer | ROC-AUC |", "|---|---|"]
+        lines += [f"| {name} | {auc:.3f} |" for name, auc in t["roc_auc"].items()]
     return "\n".join(lines)
 
 
@@ -178,6 +234,10 @@ def figures(result: dict[str, Any]) -> list[dict]:
         out.append(figure(f"re-voiced Switchboard {result['split']} pairs, pairwise accuracy, {name}", r["pairwise_accuracy"], "",
                           headline=name != BASELINE,
                           note=f"{result['n_pairs']} pairs from {result['excerpts']} excerpts; 95 % CI [{low:.3f}, {high:.3f}]; target >= {TARGET['overall']}"))
+    t = result.get("turn_end", {})
+    for name, auc in t.get("roc_auc", {}).items():
+        out.append(figure(f"re-voiced Switchboard {result['split']} turn-end shift/hold ROC-AUC, {name}", auc, "",
+                          note=f"{t['n_decisions']} decisions after >= 200 ms of silence, read 200 ms into it"))
     return out
 
 
@@ -204,13 +264,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, nargs="+", default=list(FULL["seeds"]), help="pair-cutting seeds, pooled")
     p.add_argument("--excerpts", type=int, help="score only the first N excerpts")
     p.add_argument("--predictor", type=parse_predictor, action="append", default=[], metavar="NAME=CKPT", help="add (or replace) a predictor")
+    p.add_argument("--train-calls", type=int, default=FULL["train_calls"], help="real Switchboard train calls for the turn-end regressions")
     p.add_argument("--json", help="write the result here")
     args = p.parse_args(argv)
     root = Path(args.revoiced) if args.revoiced else revoiced_root()
     if root is None or not (root / args.split / "manifest.jsonl").is_file():
         print(f"predictor_revoiced: no {args.split}/manifest.jsonl under {root or 'any default place'}; pass --revoiced or set TURNEVAL_REVOICED", file=sys.stderr)
         return 1
-    result = evaluate(root, args.split, dict(args.predictor), {"excerpts": args.excerpts, "seeds": tuple(args.seeds)})
+    result = evaluate(root, args.split, dict(args.predictor), {"excerpts": args.excerpts, "seeds": tuple(args.seeds), "train_calls": args.train_calls})
     if args.json:
         atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1))
     print(markdown(result))
