@@ -54,6 +54,19 @@ def figure(
     return out
 
 
+def emit_result(result: dict[str, Any], json_path: str | os.PathLike | None, markdown: Callable[[dict[str, Any]], str]) -> int:
+    """How a standalone benchmark ends: ``result`` as JSON at ``json_path`` (when given) and its
+    markdown table on stdout; returns the exit code, 0."""
+    import json
+
+    from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
+
+    if json_path:
+        atomic_write_text(json_path, json.dumps(to_jsonable(result), indent=1))
+    print(markdown(result))
+    return 0
+
+
 def bench_threads() -> int:
     """Threads a benchmark may use (``$TURNEVAL_BENCH_THREADS``, default 1: the numbers then
     compare across machines and do not depend on what else runs)."""

@@ -45,13 +45,13 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from _harness import figure, limit_threads, repo_relative  # noqa: E402
+from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
 from _switchboard import locate  # noqa: E402
 from judge_revoiced import load_dialogues, revoiced_root  # noqa: E402
 from predictor_switchboard import SWITCHBOARD_EDIT_PARAMS  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
-from turneval.dataset_scripts.files import atomic_write_text, to_jsonable  # noqa: E402
+from turneval.dataset_scripts.files import to_jsonable  # noqa: E402
 
 
 FULL, QUICK = {"excerpts": None, "seeds": (0, 1, 2), "train_calls": 600}, {"excerpts": 4, "seeds": (0,), "train_calls": 60}
@@ -272,10 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"predictor_revoiced: no {args.split}/manifest.jsonl under {root or 'any default place'}; pass --revoiced or set TURNEVAL_REVOICED", file=sys.stderr)
         return 1
     result = evaluate(root, args.split, dict(args.predictor), {"excerpts": args.excerpts, "seeds": tuple(args.seeds), "train_calls": args.train_calls})
-    if args.json:
-        atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1))
-    print(markdown(result))
-    return 0
+    return emit_result(result, args.json, markdown)
 
 
 if __name__ == "__main__":

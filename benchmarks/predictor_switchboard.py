@@ -34,7 +34,6 @@ benchmark says why and returns no figure.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -47,11 +46,10 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from _harness import figure, limit_threads, repo_relative  # noqa: E402
+from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
 from _switchboard import VA_PREDICTOR_HELP, add_data_arguments, locate, map_calls, run_where_located  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
-from turneval.dataset_scripts.files import atomic_write_text, to_jsonable  # noqa: E402
 
 
 FULL, QUICK = {"test": 200, "train": 600, "pairs": 100}, {"test": 20, "train": 60, "pairs": 10}
@@ -357,10 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     counts = dict(QUICK) if args.quick else {"test": args.test_calls, "train": args.train_calls, "pairs": args.pair_calls}
     result = evaluate(*found, args.predictor, counts)
-    if args.json:
-        atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1))
-    print(markdown(result))
-    return 0
+    return emit_result(result, args.json, markdown)
 
 
 if __name__ == "__main__":

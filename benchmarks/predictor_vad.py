@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 import time
 from pathlib import Path
@@ -38,10 +37,9 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from _harness import figure, limit_threads  # noqa: E402
+from _harness import emit_result, figure, limit_threads  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
-from turneval.dataset_scripts.files import atomic_write_text, to_jsonable  # noqa: E402
 
 
 AMI_EXCERPT = Path("shared") / "real" / "ami" / "ES2004a_excerpt"
@@ -220,10 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", help="write the full result here")
     args = p.parse_args(argv)
     result = evaluate(args.predictor, find_ami(args.ami), args.n, args.duration)
-    if args.json:
-        atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1))
-    print(markdown(result))
-    return 0
+    return emit_result(result, args.json, markdown)
 
 
 if __name__ == "__main__":

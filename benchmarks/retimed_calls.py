@@ -24,7 +24,6 @@ uses 4 calls of 120 s.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -37,11 +36,10 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from _harness import figure, limit_threads, repo_relative  # noqa: E402
+from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
 from _switchboard import VA_PREDICTOR_HELP, add_data_arguments, locate, map_calls, run_where_located  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
-from turneval.dataset_scripts.files import atomic_write_text, to_jsonable  # noqa: E402
 
 
 FULL, QUICK = {"calls": 30, "crop_s": 300.0}, {"calls": 4, "crop_s": 120.0}
@@ -137,10 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if found is None:
         return 0
     result = evaluate(*found, args.predictor, {"calls": args.calls, "crop_s": args.crop_s})
-    if args.json:
-        atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1))
-    print(markdown(result))
-    return 0
+    return emit_result(result, args.json, markdown)
 
 
 if __name__ == "__main__":
