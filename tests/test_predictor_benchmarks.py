@@ -175,3 +175,9 @@ def test_switchboard_pairs_carry_the_no_model_baseline_on_the_same_pairs():
     baseline = report[swb.NO_MODEL]
     assert report["n_pairs"] > 0 and baseline["n_pairs"] + baseline["n_dropped"] == report["n_pairs"] + report["n_dropped"]
     assert 0.0 <= baseline["pairwise_accuracy"] <= 1.0
+
+
+def test_revoiced_benchmark_skips_with_a_message_without_the_corpus(monkeypatch, capsys):
+    monkeypatch.setattr(revoiced, "revoiced_root", lambda: None)
+    assert revoiced.run(quick=True) == []
+    assert "TURNEVAL_REVOICED" in capsys.readouterr().out
