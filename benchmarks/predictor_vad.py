@@ -138,9 +138,13 @@ def known_groups(model, n: int, duration_s: float, seed: int = 100) -> dict[str,
                 units[source][style].append(result)
     shares = {}
     for source in ("vad", "truth"):
+        # diagnostic, not m: how expected the system's speech onsets were (lower NLL = more expected)
+        onsets = {style: [r.mean_unit_nll(1, "onset") for r in units[source][style]] for style in STYLES}
         for other in ("cascaded", "eager_duplex"):
             pairs = [(h, o) for h in m[source]["human"] for o in m[source][other]]
             shares[f"{source}: human > {other}"] = float(np.mean([h > o for h, o in pairs]))
+            pairs = [(h, o) for h in onsets["human"] for o in onsets[other] if np.isfinite(h) and np.isfinite(o)]
+            shares[f"{source}: system onsets more expected, human than {other}"] = float(np.mean([h < o for h, o in pairs])) if pairs else float("nan")
     breakdown = {source: {style: unit_breakdown(units[source][style]) for style in STYLES} for source in units}
     return {"m": m, "shares": shares, "units": breakdown}
 

@@ -65,12 +65,16 @@ def call_scores(dialogue, model, crop_s: float, seed: int) -> list[dict[str, flo
     for system in (0, 1):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NaturalnessUndefinedWarning)
-            out.append({name: float(score_dialogue(retime_as_system(dialogue, system, seed=seed, **kw), model).score) for name, kw in VERSIONS.items()})
+            results = {name: score_dialogue(retime_as_system(dialogue, system, seed=seed, **kw), model) for name, kw in VERSIONS.items()}
+        # beside m, a diagnostic: how expected the moments were at which the system started to speak
+        out.append({"m": {name: float(r.score) for name, r in results.items()},
+                    "system_onsets": {name: r.mean_unit_nll(system, "onset") for name, r in results.items()}})
     return out
 
 
-def summarize(rows: Sequence[dict[str, float]]) -> dict[str, Any]:
-    """Mean m per version and, per system version, how often the real timing scores higher."""
+def summarize(rows: Sequence[dict[str, float]], higher_is_better: bool = True) -> dict[str, Any]:
+    """Mean per version and, per system version, how often the real timing scores better
+    (``rows``: one dict version -> m per pair; ``higher_is_better=False`` for NLLs)."""
     from turneval.metrics.intervals import wilson_interval
 
     rows = [r for r in rows if all(np.isfinite(v) for v in r.values())]
@@ -78,7 +82,7 @@ def summarize(rows: Sequence[dict[str, float]]) -> dict[str, Any]:
     for name in VERSIONS:
         if name == "human":
             continue
-        wins = sum(r["human"] > r[name] for r in rows)
+        wins = sum((r["human"] > r[name]) if higher_is_better else (r["human"] < r[name]) for r in rows)
         low, high = wilson_interval(wins, len(rows))
         result["human_above"][name] = {"share": wins / len(rows) if rows else float("nan"), "ci95": [low, high], "wins": int(wins)}
     return result
@@ -97,7 +101,8 @@ def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[s
     ids = read_split_ids(splits, "test")[: counts["calls"]]
     scored = map_calls(swb_root, ids, lambda d: call_scores(d, model, counts["crop_s"], seed=int(d.id.removeprefix("sw"))))
     rows = [row for _, pair in scored for row in pair]
-    return {"predictor": predictor, "counts": counts, **summarize(rows)}
+    onsets = summarize([row["system_onsets"] for row in rows], higher_is_better=False)
+    return {"predictor": predictor, "counts": counts, **summarize([row["m"] for row in rows]), "system_onsets": onsets}
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -107,6 +112,13 @@ def markdown(result: dict[str, Any]) -> str:
              f"| human (the call's own timing) | {result['mean_m']['human']:.3f} | |"]
     for name, r in result["human_above"].items():
         lines.append(f"| {name} | {result['mean_m'][name]:.3f} | {100 * r['share']:.0f} % [{100 * r['ci95'][0]:.0f}, {100 * r['ci95'][1]:.0f}] |")
+    onsets = result.get("system_onsets")
+    if onsets:
+        lines += ["", f"Diagnostic, not m: the mean unit NLL at the system's speech onsets ({onsets['pairs']} pairs; lower = more expected).", "",
+                  "| version | mean NLL at system onsets | real timing more expected [95 % CI] |", "|---|---|---|",
+                  f"| human (the call's own timing) | {onsets['mean_m']['human']:.3f} | |"]
+        for name, r in onsets["human_above"].items():
+            lines.append(f"| {name} | {onsets['mean_m'][name]:.3f} | {100 * r['share']:.0f} % [{100 * r['ci95'][0]:.0f}, {100 * r['ci95'][1]:.0f}] |")
     return "\n".join(lines)
 
 

@@ -158,6 +158,16 @@ class NaturalnessResult:
             "3 s (the model's context) with at least 5 scored frames around an utterance onset or offset"
         )
 
+    def mean_unit_nll(self, speaker: int | None = None, boundary: str | None = None) -> float:
+        """Mean NLL of the units of one ``speaker`` (0 = A, 1 = B) and/or one ``boundary`` kind
+        (``"onset"``, ``"offset"``); NaN when there is none.
+
+        A diagnostic beside m, not part of it: e.g. ``mean_unit_nll(1, "onset")`` says how expected
+        the moments were at which the system (channel B) started to speak.
+        """
+        nll = [row.unit_nll for row in self.units if (speaker is None or row.speaker == speaker) and (boundary is None or row.boundary == boundary)]
+        return float(np.mean(nll)) if nll else float("nan")
+
     def worst_units(self, k: int | None = None) -> list[UnitRow]:
         """The units with the highest NLL first (the tail by default)."""
         k = self.tail_k if k is None else k

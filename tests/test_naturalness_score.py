@@ -136,6 +136,18 @@ def test_perfect_and_uniform_models() -> None:
     assert perfect.score > ns.score_naturalness(EXCHANGE, frame_probs=one_hot_probs(EXCHANGE, eps=0.5)).score
 
 
+def test_mean_unit_nll_selects_units_by_speaker_and_boundary() -> None:
+    nll = np.full(500, 1.0, dtype=np.float32)
+    nll[380:400] = 9.0  # just before B's offset at 8.0 s
+    result = ns.score_naturalness(EXCHANGE, frame_nll=nll)
+    b_offsets = [row.unit_nll for row in result.units if row.speaker == 1 and row.boundary == "offset"]
+    assert result.mean_unit_nll(1, "offset") == pytest.approx(np.mean(b_offsets)) and result.mean_unit_nll(1, "offset") > 1.0
+    assert result.mean_unit_nll(0, "offset") == pytest.approx(1.0)  # A's offsets (4 s, 11.5 s) are far from the raised frames
+    assert result.mean_unit_nll(boundary="onset") == pytest.approx(np.mean([r.unit_nll for r in result.units if r.boundary == "onset"]))
+    assert result.mean_unit_nll() == pytest.approx(result.mean_nll)
+    assert math.isnan(result.mean_unit_nll(1, "no such boundary"))
+
+
 def test_worst_units_point_at_the_surprising_boundary() -> None:
     nll = np.full(500, 1.0, dtype=np.float32)
     nll[380:400] = 9.0  # just before B's offset at 8.0 s

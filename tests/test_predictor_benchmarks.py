@@ -117,9 +117,12 @@ def test_retimed_versions_of_a_call_are_scored_with_both_speakers_as_the_system(
     model = FutureActivityPredictorModel(config).eval()
     call = generate_dialogue(5, duration_s=60.0, style="human")
     rows = retimed.call_scores(call, model, crop_s=40.0, seed=0)
-    assert len(rows) == 2 and all(set(r) == set(retimed.VERSIONS) for r in rows)
-    assert all(np.isfinite(v) for r in rows for v in r.values())
-    assert rows[0]["cascaded"] != rows[1]["cascaded"]  # another speaker is the system
+    assert len(rows) == 2 and all(set(r["m"]) == set(r["system_onsets"]) == set(retimed.VERSIONS) for r in rows)
+    assert all(np.isfinite(v) for r in rows for part in r.values() for v in part.values())
+    assert rows[0]["m"]["cascaded"] != rows[1]["m"]["cascaded"]  # another speaker is the system
+    onsets = retimed.summarize([r["system_onsets"] for r in rows], higher_is_better=False)
+    lower = sum(r["system_onsets"]["human"] < r["system_onsets"]["eager_duplex"] for r in rows)
+    assert onsets["human_above"]["eager_duplex"]["wins"] == lower  # for NLLs, lower is better
 
 
 def test_revoiced_intervals_resample_excerpts_and_compare_with_the_voice_activity_predictor():
