@@ -199,7 +199,12 @@ def report(
     if predictor_model is not None:
         from turneval.naturalness_inference import score_dialogue  # torch: loaded only when the predictor runs
 
-        naturalness = score_dialogue(dialogue, predictor_model, progress=progress).to_dict(n_worst=N_WORST_UNITS)
+        scored = score_dialogue(dialogue, predictor_model, progress=progress)
+        naturalness = scored.to_dict(n_worst=N_WORST_UNITS)
+        # beside m, not part of it: how expected each party's speech onsets and offsets were
+        for who, speaker in (("system", system), ("user", user)):
+            for boundary in ("onset", "offset"):
+                naturalness[f"{who}_{boundary}_nll"] = scored.mean_unit_nll(speaker, boundary)
         naturalness["checkpoint"] = predictor_name
         if not naturalness["defined"]:
             notes.append(f"Naturalness undefined: {naturalness['undefined_reason']}.")

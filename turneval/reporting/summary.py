@@ -74,6 +74,8 @@ def summary_rows(rep: "Report") -> list[dict[str, Any]]:
             ("naturalness", "naturalness.score", "Naturalness m (higher is more natural)", rep.naturalness.get("naturalness_score"), ""),
             ("naturalness", "naturalness.mean_nll", "MeanNLL", rep.naturalness.get("mean_nll"), "nats"),
             ("naturalness", "naturalness.tail_nll", "TailNLL (worst 25 % of units)", rep.naturalness.get("tail_nll"), "nats"),
+            ("naturalness", "naturalness.system_onset_nll", "Mean NLL at the system's speech onsets (a diagnostic, not part of m; lower is more expected)",
+             rep.naturalness.get("system_onset_nll"), "nats"),
         ]
     if rep.turn_end_judge is not None:
         name = rep.turn_end_judge["name"]
