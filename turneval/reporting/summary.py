@@ -74,7 +74,7 @@ def summary_rows(rep: "Report") -> list[dict[str, Any]]:
             ("naturalness", "naturalness.score", "Naturalness m (higher is more natural)", rep.naturalness.get("naturalness_score"), ""),
             ("naturalness", "naturalness.mean_nll", "MeanNLL", rep.naturalness.get("mean_nll"), "nats"),
             ("naturalness", "naturalness.tail_nll", "TailNLL (worst 25 % of units)", rep.naturalness.get("tail_nll"), "nats"),
-            ("naturalness", "naturalness.system_onset_nll", "Mean NLL at the system's speech onsets (a diagnostic, not part of m; lower is more expected)",
+            ("naturalness", "naturalness.system_onset_nll", "System's speech onsets, mean NLL (diagnostic, not in m)",
              rep.naturalness.get("system_onset_nll"), "nats"),
         ]
     if rep.turn_end_judge is not None:
