@@ -107,13 +107,14 @@ def scorers(extra: dict[str, str]) -> dict[str, Callable]:
     return out
 
 
-def turn_end_results(dialogues: Sequence, models: dict[str, Callable], train_calls: int) -> dict[str, Any]:
+def turn_end_results(dialogues: Sequence, models: dict[str, Any], train_calls: int) -> dict[str, Any]:
     """ROC-AUC of each predictor's ``p_now`` of the partner 200 ms into the silence after an IPU
     (pauses >= 200 ms) on ``dialogues``, and of the Switchboard regressions (timing; timing +
     words) trained on ``train_calls`` real train calls where the alignments are found (0: none)."""
     from sklearn.metrics import roc_auc_score
 
     from turneval.dataset_scripts.audio import load_stereo
+    from turneval.dataset_scripts.grids import FRAME_HZ
     from turneval.dataset_scripts.turn_end_decisions import turn_end_decisions
     from turneval.dataset_scripts.vap_targets import p_now
     from turneval.naturalness_inference import frame_probabilities
@@ -126,7 +127,7 @@ def turn_end_results(dialogues: Sequence, models: dict[str, Callable], train_cal
         dialogue.audio = load_stereo(dialogue.audio_path)
         for name, model in models.items():
             now = p_now(frame_probabilities(dialogue, model), both_speakers=True)
-            frames = [min(int((d.ipu_end + DECISION_DELAY_S) * 50) - 1, now.shape[0] - 1) for d in found]
+            frames = [min(int((d.ipu_end + DECISION_DELAY_S) * FRAME_HZ) - 1, now.shape[0] - 1) for d in found]
             scores[name] += [float(now[f, 1 - d.speaker]) for f, d in zip(frames, found)]
         dialogue.audio = None
         decisions += found
@@ -196,7 +197,7 @@ def evaluate(root: Path, split: str, extra: dict[str, str], counts: dict[str, An
         "edit_params": SWITCHBOARD_EDIT_PARAMS,
         "results": results,
         **excerpt_bootstrap(groups, correct),
-        "turn_end": turn_end_results(dialogues, {name: fn.model for name, fn in score.items() if hasattr(fn, "model")}, counts.get("train_calls", 600)),
+        "turn_end": turn_end_results(dialogues, {name: fn.model for name, fn in score.items() if hasattr(fn, "model")}, counts.get("train_calls", FULL["train_calls"])),
         "pairs": [{"excerpt": excerpt, "type": pair.perturbation_type, "edit": pair.description} for excerpt, pair in pairs],
         "scores": scores,
     }
