@@ -111,12 +111,11 @@ def turn_end_results(dialogues: Sequence, models: dict[str, Any], train_calls: i
     """ROC-AUC of each predictor's ``p_now`` of the partner 200 ms into the silence after an IPU
     (pauses >= 200 ms) on ``dialogues``, and of the Switchboard regressions (timing; timing +
     words) trained on ``train_calls`` real train calls where the alignments are found (0: none)."""
-    from sklearn.metrics import roc_auc_score
-
     from turneval.dataset_scripts.audio import load_stereo
     from turneval.dataset_scripts.grids import FRAME_HZ
     from turneval.dataset_scripts.turn_end_decisions import turn_end_decisions
     from turneval.dataset_scripts.vap_targets import p_now
+    from turneval.metrics.intervals import roc_auc
     from turneval.naturalness_inference import frame_probabilities
 
     decisions, scores = [], {name: [] for name in models}
@@ -135,7 +134,7 @@ def turn_end_results(dialogues: Sequence, models: dict[str, Any], train_calls: i
     out: dict[str, Any] = {"n_decisions": int(y.size), "shift_rate": float(y.mean()) if y.size else float("nan"), "roc_auc": {}}
     if not 0 < y.sum() < y.size:
         return out
-    out["roc_auc"] = {name: float(roc_auc_score(y, s)) for name, s in scores.items()}
+    out["roc_auc"] = {name: roc_auc(y, s) for name, s in scores.items()}
     found_swb = locate() if train_calls > 0 else None
     if found_swb is not None:
         from turn_end_baselines import switchboard_decisions
@@ -150,22 +149,19 @@ def turn_end_results(dialogues: Sequence, models: dict[str, Any], train_calls: i
 
 def excerpt_bootstrap(groups: np.ndarray, correct: dict[str, np.ndarray], seed: int = 0) -> dict[str, Any]:
     """95 % intervals of each predictor's pairwise accuracy and of its difference from
-    :data:`REFERENCE`, resampling excerpts (``groups``: the excerpt of each pair)."""
-    rng = np.random.default_rng(seed)
-    ids = np.unique(groups)
-    members = [np.flatnonzero(groups == g) for g in ids]
-    draws = {name: [] for name in correct}
-    diffs = {name: [] for name in correct if name != REFERENCE and REFERENCE in correct}
-    for _ in range(BOOTSTRAP_DRAWS):
-        rows = np.concatenate([members[i] for i in rng.integers(0, len(ids), len(ids))])
-        for name, c in correct.items():
-            draws[name].append(np.nanmean(c[rows]))
-        for name in diffs:
-            diffs[name].append(np.nanmean(correct[name][rows]) - np.nanmean(correct[REFERENCE][rows]))
-    ci = lambda x: [float(np.nanpercentile(x, 2.5)), float(np.nanpercentile(x, 97.5))]  # noqa: E731
+    :data:`REFERENCE`, resampling excerpts (``groups``: the excerpt of each pair; NaN: an
+    undefined pair, left out)."""
+    from turneval.metrics.intervals import bootstrap_interval
+
+    def interval(statistic, *arrays) -> tuple[float, float, float]:
+        return bootstrap_interval(statistic, arrays, clusters=groups, n_resamples=BOOTSTRAP_DRAWS, seed=seed)
+
+    accuracy = {name: interval(np.nanmean, c) for name, c in correct.items()}
+    differences = {name: interval(lambda a, b: np.nanmean(a) - np.nanmean(b), c, correct[REFERENCE])
+                   for name, c in correct.items() if name != REFERENCE and REFERENCE in correct}
     return {
-        "accuracy_ci95": {name: ci(v) for name, v in draws.items()},
-        f"minus_{REFERENCE}": {name: {"difference": float(np.nanmean(correct[name]) - np.nanmean(correct[REFERENCE])), "ci95": ci(v)} for name, v in diffs.items()},
+        "accuracy_ci95": {name: [low, high] for name, (_, low, high) in accuracy.items()},
+        f"minus_{REFERENCE}": {name: {"difference": value, "ci95": [low, high]} for name, (value, low, high) in differences.items()},
     }
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -48,6 +48,7 @@ __all__ = [
     "wilson_interval",
     "AucInterval",
     "roc_auc",
+    "bootstrap_interval",
     "bootstrap_roc_auc",
     "bootstrap_roc_auc_difference",
 ]
@@ -245,9 +246,28 @@ def _groups(n: int, clusters: Iterable | None) -> tuple[list[np.ndarray], str]:
     return [np.flatnonzero(inverse == k) for k in range(inverse.max() + 1)], "cluster"
 
 
-def _bootstrap(y, scores, clusters, n_resamples, confidence, seed, statistic) -> AucInterval:
+def _resampled_statistics(statistic, arrays: list[np.ndarray], groups: list[np.ndarray], n_resamples: int, seed: int) -> list[float]:
+    """``statistic(*arrays)`` on ``n_resamples`` resamples of whole ``groups`` of rows; a resample
+    whose statistic is not finite (e.g. one class only, no AUC) is redrawn, up to 10x the budget."""
+    rng = np.random.default_rng(seed)
+    draws: list[float] = []
+    attempts = 0
+    while len(draws) < n_resamples and attempts < 10 * n_resamples:
+        attempts += 1
+        idx = _resample_indices(rng, groups)
+        stat = statistic(*(a[idx] for a in arrays))
+        if math.isfinite(stat):
+            draws.append(stat)
+    return draws
+
+
+def _check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+
+
+def _bootstrap(y, scores, clusters, n_resamples, confidence, seed, statistic) -> AucInterval:
+    _check_confidence(confidence)
     y_arr = np.asarray(list(y) if not isinstance(y, np.ndarray) else y).astype(int)
     arrays = [_as_float_array(s) for s in scores]
     for a in arrays:
@@ -258,21 +278,45 @@ def _bootstrap(y, scores, clusters, n_resamples, confidence, seed, statistic) ->
     n_pos = int(y_arr.sum())
     if not math.isfinite(value):
         return AucInterval(value, math.nan, math.nan, y_arr.size, n_pos, len(groups), unit, 0)
-    rng = np.random.default_rng(seed)
-    draws: list[float] = []
-    attempts = 0
-    # A resample with one class has no AUC; redraw it (up to 10x the budget, then give up).
-    while len(draws) < n_resamples and attempts < 10 * n_resamples:
-        attempts += 1
-        idx = _resample_indices(rng, groups)
-        stat = statistic(y_arr[idx], *(a[idx] for a in arrays))
-        if math.isfinite(stat):
-            draws.append(stat)
+    draws = _resampled_statistics(statistic, [y_arr, *arrays], groups, n_resamples, seed)
     if not draws:
         return AucInterval(value, math.nan, math.nan, y_arr.size, n_pos, len(groups), unit, 0)
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(draws, [alpha, 1.0 - alpha])
     return AucInterval(float(value), float(low), float(high), y_arr.size, n_pos, len(groups), unit, len(draws))
+
+
+def bootstrap_interval(
+    statistic,
+    arrays: Sequence[Iterable[float]],
+    *,
+    clusters: Iterable | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """``statistic(*arrays)`` and its percentile-bootstrap interval ``(value, low, high)``.
+
+    The rows of ``arrays`` (all of one length) are resampled together, or with ``clusters`` (one
+    label per row, e.g. the recording a pair was cut from) whole clusters, as
+    :func:`bootstrap_roc_auc` does; resamples with a non-finite statistic are redrawn. Paired
+    statistics (a difference of two scorers on the same rows) come out paired.
+
+    >>> bootstrap_interval(lambda a: float(np.mean(a)), [[1.0, 1.0, 1.0, 1.0]], n_resamples=50)
+    (1.0, 1.0, 1.0)
+    """
+    _check_confidence(confidence)
+    data = [_as_float_array(a) for a in arrays]
+    if len({a.shape for a in data}) != 1:
+        raise ValueError(f"arrays differ in length: {[a.size for a in data]}")
+    value = float(statistic(*data))
+    groups, _ = _groups(data[0].size, clusters)
+    draws = _resampled_statistics(statistic, data, groups, n_resamples, seed)
+    if not draws:
+        return value, math.nan, math.nan
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(draws, [alpha, 1.0 - alpha])
+    return value, float(low), float(high)
 
 
 def bootstrap_roc_auc(
