@@ -34,6 +34,7 @@ import torch.nn.functional as F
 
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.dataset_scripts.turn_end_decisions import DEFAULT_MIN_SILENCE_S as DECISION_DELAY_S
+from turneval.metrics.intervals import roc_auc
 from turneval.modeling.modeling_turn_taking_judge import (
     HOP_LENGTH,
     TurnEndHead,
@@ -59,7 +60,7 @@ def top_logits(head: TurnEndHead, hidden: torch.Tensor, lower: torch.Tensor, tim
     return head.classify(views_from_states(head.layers[-1], head.layer_norm, hidden, lower, head.pool_frames), timing)
 
 
-def _decision_windows(manifest: str | Path, window_s: float):
+def _decision_windows(manifest: str | Path):
     """Each dialogue with its turn-end decisions as (speaker, window end, shift), in the probe's order."""
     from turneval.dataset_scripts.builders.manifest import read_dialogue_manifest, resolve_manifest
     from turneval.dataset_scripts.turn_end_decisions import turn_end_decisions
@@ -101,7 +102,7 @@ def cache_states(judge, manifest: str | Path, folder: Path, batch_size: int = 16
         pending.clear()
 
     seen = []
-    for dialogue, decisions in _decision_windows(manifest, window_s):
+    for dialogue, decisions in _decision_windows(manifest):
         stereo = load_stereo(dialogue.audio_path) if decisions else None
         for speaker, end_s, shift in decisions:
             pending.append(pause_window(stereo[speaker], end_s, window_s, SAMPLE_RATE))
@@ -161,12 +162,6 @@ def predict(head: TurnEndHead, data: CachedDecisions, batch_size: int = 256) -> 
         hidden, lower, timing, _ = data.batch(np.arange(start, min(start + batch_size, len(data))))
         out.append(top_logits(head, hidden, lower, timing).float().numpy())
     return np.concatenate(out)
-
-
-def roc_auc(labels: np.ndarray, scores: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    return float(roc_auc_score(labels, scores))
 
 
 def finetune(
