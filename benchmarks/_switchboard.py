@@ -65,6 +65,15 @@ VA_PREDICTOR_HELP = "voice-activity FutureActivityPredictor checkpoint (default:
 """``--predictor`` of the benchmarks about the Switchboard voice-activity predictor."""
 
 
+def predictor_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The command line every Switchboard predictor benchmark starts from: its docstring's first
+    paragraph as description, the data options and ``--predictor``."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    add_data_arguments(parser)
+    parser.add_argument("--predictor", help=VA_PREDICTOR_HELP)
+    return parser
+
+
 def locate(swb_root: str | None = None, splits: str | None = None) -> tuple[Path, Path] | None:
     """Both paths, or None (and the skip message on stderr) when either is missing."""
     root, split_dir = find_swb_root(swb_root), find_splits(splits)

@@ -33,7 +33,6 @@ benchmark says why and returns no figure.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -47,7 +46,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
-from _switchboard import VA_PREDICTOR_HELP, add_data_arguments, locate, map_calls, run_where_located  # noqa: E402
+from _switchboard import locate, map_calls, predictor_parser, run_where_located  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
 
@@ -341,9 +340,7 @@ def run(quick: bool) -> list[dict]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_data_arguments(p)
-    p.add_argument("--predictor", help=VA_PREDICTOR_HELP)
+    p = predictor_parser(__doc__)
     p.add_argument("--test-calls", type=int, default=FULL["test"])
     p.add_argument("--train-calls", type=int, default=FULL["train"], help="train calls of the LR baselines")
     p.add_argument("--pair-calls", type=int, default=FULL["pairs"], help="test calls the perturbation pairs are cut from")

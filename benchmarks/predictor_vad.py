@@ -215,7 +215,7 @@ def run(quick: bool) -> list[dict]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--predictor", help="voice-activity FutureActivityPredictor checkpoint (default: checkpoints/future_activity_predictor_switchboard)")
+    p.add_argument("--predictor", help="FutureActivityPredictor checkpoint, audio or voice activity (default: checkpoints/future_activity_predictor_switchboard)")
     p.add_argument("--ami", help="the ES2004a_excerpt folder (default: shared/real/ami/ES2004a_excerpt when found)")
     p.add_argument("--n", type=int, default=8, help="synthetic conversations per style")
     p.add_argument("--duration", type=float, default=60.0, help="seconds per synthetic conversation")

@@ -23,7 +23,6 @@ uses 4 calls of 120 s.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import warnings
 from pathlib import Path
@@ -37,7 +36,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
-from _switchboard import VA_PREDICTOR_HELP, add_data_arguments, locate, map_calls, run_where_located  # noqa: E402
+from _switchboard import locate, map_calls, predictor_parser, run_where_located  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
 
@@ -136,9 +135,7 @@ def run(quick: bool) -> list[dict]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_data_arguments(p)
-    p.add_argument("--predictor", help=VA_PREDICTOR_HELP)
+    p = predictor_parser(__doc__)
     p.add_argument("--calls", type=int, default=FULL["calls"])
     p.add_argument("--crop-s", type=float, default=FULL["crop_s"], help="score the first CROP_S seconds of each call")
     p.add_argument("--json", help="write the result here")
