@@ -253,8 +253,28 @@ def _rows(figures: list[tuple[str, dict[str, Any]]], with_benchmark: bool) -> li
     return lines
 
 
-def render_markdown(report: dict[str, Any], title: str = "Benchmark results") -> str:
-    """The report as markdown: headline table, machine and versions, then every figure."""
+KEEP_BEGIN = "<!-- written by hand: run_all --docs keeps this block -->"
+KEEP_END = "<!-- end of the block written by hand -->"
+
+
+def kept_blocks(text: str) -> list[str]:
+    """The blocks of a generated page written by hand between :data:`KEEP_BEGIN` and
+    :data:`KEEP_END` (markers included), in order. Figures measured outside the full run live
+    there, so regenerating the page does not erase them."""
+    blocks, rest = [], text
+    while KEEP_BEGIN in rest:
+        start = rest.index(KEEP_BEGIN)
+        end = rest.find(KEEP_END, start)
+        if end < 0:
+            raise BenchmarkError(f"a block opened with {KEEP_BEGIN!r} is never closed with {KEEP_END!r}; close it or remove the marker")
+        blocks.append(rest[start:end + len(KEEP_END)])
+        rest = rest[end + len(KEEP_END):]
+    return blocks
+
+
+def render_markdown(report: dict[str, Any], title: str = "Benchmark results", kept: Sequence[str] = ()) -> str:
+    """The report as markdown: machine and versions, the ``kept`` blocks written by hand (see
+    :func:`kept_blocks`), the headline table, then every figure."""
     m = report["machine"]
     versions = ", ".join(f"{k} {v}" for k, v in report["versions"].items() if v)
     mode = "quick (CI-sized inputs)" if report["quick"] else "full"
@@ -280,6 +300,8 @@ def render_markdown(report: dict[str, Any], title: str = "Benchmark results") ->
         "figure divided by the reference figure named beside it, both measured in this run.",
         "",
     ]
+    for block in kept:
+        lines += [block, ""]
     headline = [(r["benchmark"], f) for r in report["benchmarks"] for f in r["figures"] if f.get("headline")]
     if headline:
         lines += ["## Headline figures", ""] + _rows(headline, with_benchmark=False) + [""]
@@ -320,7 +342,8 @@ def load_report(path: str | os.PathLike) -> dict[str, Any]:
 
 def write_report(report: dict[str, Any], output_dir: str | os.PathLike, docs: str | os.PathLike | None = None) -> dict[str, Path]:
     """Write ``latest.json`` / ``latest.md`` (and a dated JSON copy) to ``output_dir``; the markdown
-    also to ``docs`` when given. Every file is written atomically."""
+    also to ``docs`` when given, keeping the blocks written by hand in the page it replaces
+    (:func:`kept_blocks`). Every file is written atomically."""
     from turneval.dataset_scripts.files import atomic_write_text
 
     out = Path(output_dir)
@@ -333,7 +356,8 @@ def write_report(report: dict[str, Any], output_dir: str | os.PathLike, docs: st
     atomic_write_text(paths["markdown"], render_markdown(report))
     if docs is not None:
         paths["docs"] = Path(docs)
-        atomic_write_text(paths["docs"], render_markdown(report, title="Performance"))
+        kept = kept_blocks(paths["docs"].read_text(encoding="utf-8")) if paths["docs"].is_file() else []
+        atomic_write_text(paths["docs"], render_markdown(report, title="Performance", kept=kept))
     return paths
 
 

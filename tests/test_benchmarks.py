@@ -93,6 +93,16 @@ def test_run_all_collects_figures_ratios_and_memory(tiny_dir: Path, tmp_path: Pa
     (tmp_path / "performance.md").unlink()
     assert run_all.main(["--render", str(paths["json"]), "--output-dir", str(tmp_path / "again"), "--docs", str(tmp_path / "performance.md")]) == 0
     assert (tmp_path / "performance.md").read_text(encoding="utf-8") == markdown
+    # Blocks written by hand between the markers survive a regeneration; the rest is replaced.
+    note = f"{run_all.KEEP_BEGIN}\n## Measured elsewhere\n\n| a | 1 |\n{run_all.KEEP_END}"
+    (tmp_path / "performance.md").write_text(markdown.replace("## Headline figures", note + "\n\nstale words\n\n## Headline figures"), encoding="utf-8")
+    run_all.main(["--render", str(paths["json"]), "--output-dir", str(tmp_path / "again"), "--docs", str(tmp_path / "performance.md")])
+    kept = (tmp_path / "performance.md").read_text(encoding="utf-8")
+    assert note in kept and "stale words" not in kept and kept.index(note) < kept.index("## Headline figures")
+    assert kept.replace(note + "\n\n", "") == markdown
+    (tmp_path / "open.md").write_text(run_all.KEEP_BEGIN + "\nnever closed", encoding="utf-8")
+    with pytest.raises(run_all.BenchmarkError, match="never closed"):
+        run_all.kept_blocks((tmp_path / "open.md").read_text(encoding="utf-8"))
     (tmp_path / "bad.json").write_text('{"date": 1,\n oops}', encoding="utf-8")
     with pytest.raises(run_all.BenchmarkError, match=r"bad.json:2: invalid JSON"):
         run_all.load_report(tmp_path / "bad.json")
