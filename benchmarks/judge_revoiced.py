@@ -34,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _revoiced
 import numpy as np
 from _harness import figure, limit_threads
 
@@ -42,14 +43,6 @@ REPO = Path(__file__).resolve().parents[1]
 BASELINE_JUDGE = REPO / "benchmarks" / "baselines" / "turn_taking_judge_espeak_demo"
 DECISION_DELAY_S = 0.2
 REPORT_SECONDS = 300.0
-
-
-def revoiced_root() -> Path | None:
-    """The re-voiced corpus folder, or None."""
-    for candidate in (os.environ.get("TURNEVAL_REVOICED"), REPO.parent / "cache" / "revoice", Path("/work/cache/revoice")):
-        if candidate and (Path(candidate) / "test" / "manifest.jsonl").is_file():
-            return Path(candidate)
-    return None
 
 
 def load_dialogues(manifest: Path, limit: int | None = None) -> list:
@@ -183,9 +176,9 @@ def run(quick: bool) -> list[dict]:
     rtf, note = report_rtf(60.0 if quick else REPORT_SECONDS)
     out.append(figure(f"turneval report RTF (judge + predictor), {(60.0 if quick else REPORT_SECONDS) / 60:g}-min conversation", rtf,
                       "CPU s per audio s", headline=True, note=f"bundled checkpoints, 2 threads; {note}; target <= 0.1"))
-    root = revoiced_root()
+    root = _revoiced.revoiced_root()
     if root is None:
-        print("judge_revoiced: no re-voiced Switchboard corpus (set TURNEVAL_REVOICED to a folder with test/manifest.jsonl); quality skipped")
+        print(f"judge_revoiced: no re-voiced Switchboard corpus (set {_revoiced.ENV_VAR} to a folder with test/manifest.jsonl); quality skipped")
         return out
     from turneval.dataset_scripts.turn_end_decisions import turn_end_decisions
 

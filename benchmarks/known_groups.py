@@ -43,14 +43,13 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+import _revoiced  # noqa: E402
 from _harness import figure, limit_threads  # noqa: E402
 
 
 HELD_OUT_SEED = 2026
 GROUPS = {"human": "human-like", "cascaded": "cascaded-like", "eager_duplex": "eager-duplex-like"}
 TARGET_AGREEMENT = 60.0  # % per direction on human-human data (issue 13)
-REVOICE_ENV = "TURNEVAL_REVOICED"  # the re-voiced corpus folder (its test/ split is read), as benchmarks/judge_revoiced.py
-DEFAULT_REVOICED = HERE.parent.parent / "cache" / "revoice"  # ../cache/revoice beside the repository
 EAGER_KEY = "agreement.a.C"  # (a) "the system lets the user continue"
 
 
@@ -160,7 +159,7 @@ def load_revoice_test(folder: str | os.PathLike, limit: int | None = None) -> li
 
     manifest = Path(folder) / "manifest.jsonl"
     if not manifest.is_file():
-        raise FileNotFoundError(f"no re-voiced test split: {manifest} does not exist; pass --revoice-test or set ${REVOICE_ENV} (the corpus folder)")
+        raise FileNotFoundError(f"no re-voiced test split: {manifest} does not exist; pass --revoice-test or set ${_revoiced.ENV_VAR} (the corpus folder)")
     return [with_audio(dialogue) for _, dialogue in itertools.islice(read_dialogue_manifest(manifest), limit)]
 
 
@@ -210,7 +209,7 @@ def run_on(quick: bool, ami_root: str | None = None, revoice_test: str | None = 
                                    judge.config.agreement_thresholds)
     except AmiDataMissing as err:
         out.append(figure("AMI agreement, lowest direction", math.nan, "%", note=f"skipped: {err}"))
-    folder = revoice_test or str(Path(os.environ.get(REVOICE_ENV) or DEFAULT_REVOICED) / "test")
+    folder = revoice_test or str(_revoiced.split_folder("test"))
     try:
         dialogues = load_revoice_test(folder, limit=3 if quick else None)
         out += human_human_figures(two_party_instances(dialogues, judge), "re-voiced Switchboard test (Flite)", judge_name,
@@ -225,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 conversations of 45 s per group, a few human-human recordings")
     parser.add_argument("--ami-root", default=None, help="AMI folder (default $TURNEVAL_AMI_ROOT or ../shared/real/ami)")
-    parser.add_argument("--revoice-test", default=None, help=f"re-voiced Switchboard test split (default ${REVOICE_ENV}/test or ../cache/revoice/test)")
+    parser.add_argument("--revoice-test", default=None, help=f"re-voiced Switchboard test split (default ${_revoiced.ENV_VAR}/test or ../cache/revoice/test)")
     parser.add_argument("--conversations", type=int, default=None,
                         help="synthetic conversations per group (default 6, --quick 2): more narrow the paired intervals")
     parser.add_argument("--markdown", default=None, help="write the known-groups table here")

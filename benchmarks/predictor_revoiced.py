@@ -45,9 +45,10 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+import _revoiced  # noqa: E402
 from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
 from _switchboard import locate  # noqa: E402
-from judge_revoiced import load_dialogues, revoiced_root  # noqa: E402
+from judge_revoiced import load_dialogues  # noqa: E402
 from predictor_switchboard import SWITCHBOARD_EDIT_PARAMS  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
@@ -240,9 +241,9 @@ def figures(result: dict[str, Any]) -> list[dict]:
 
 def run(quick: bool) -> list[dict]:
     """run_all.py entry (quick: 4 test excerpts, one seed)."""
-    root = revoiced_root()
+    root = _revoiced.revoiced_root()
     if root is None:
-        print("predictor_revoiced: no re-voiced Switchboard corpus (set TURNEVAL_REVOICED to a folder with test/manifest.jsonl); skipped")
+        print(f"predictor_revoiced: no re-voiced Switchboard corpus (set {_revoiced.ENV_VAR} to a folder with test/manifest.jsonl); skipped")
         return []
     return figures(evaluate(root, "test", {}, QUICK if quick else FULL))
 
@@ -264,9 +265,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--train-calls", type=int, default=FULL["train_calls"], help="real Switchboard train calls for the turn-end regressions")
     p.add_argument("--json", help="write the result here")
     args = p.parse_args(argv)
-    root = Path(args.revoiced) if args.revoiced else revoiced_root()
+    root = Path(args.revoiced) if args.revoiced else _revoiced.revoiced_root(args.split)
     if root is None or not (root / args.split / "manifest.jsonl").is_file():
-        print(f"predictor_revoiced: no {args.split}/manifest.jsonl under {root or 'any default place'}; pass --revoiced or set TURNEVAL_REVOICED", file=sys.stderr)
+        print(f"predictor_revoiced: no {args.split}/manifest.jsonl under {root or 'any default place'}; pass --revoiced or set {_revoiced.ENV_VAR}", file=sys.stderr)
         return 1
     result = evaluate(root, args.split, dict(args.predictor), {"excerpts": args.excerpts, "seeds": tuple(args.seeds), "train_calls": args.train_calls})
     return emit_result(result, args.json, markdown)

@@ -180,7 +180,9 @@ def test_switchboard_pairs_carry_the_no_model_baseline_on_the_same_pairs():
     assert 0.0 <= baseline["pairwise_accuracy"] <= 1.0
 
 
-def test_revoiced_benchmark_skips_with_a_message_without_the_corpus(monkeypatch, capsys):
-    monkeypatch.setattr(revoiced, "revoiced_root", lambda: None)
+def test_revoiced_benchmark_skips_with_a_message_without_the_corpus(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("TURNEVAL_REVOICED", str(tmp_path))  # an empty folder, and no default place
+    monkeypatch.setattr(revoiced._revoiced, "DEFAULT_ROOT", tmp_path / "absent")
+    assert revoiced._revoiced.revoiced_root() is None
     assert revoiced.run(quick=True) == []
     assert "TURNEVAL_REVOICED" in capsys.readouterr().out
