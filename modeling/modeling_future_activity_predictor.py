@@ -185,12 +185,14 @@ def alibi_slopes(num_heads: int) -> torch.Tensor:
 
 
 def causal_alibi_bias(num_frames: int, slopes: torch.Tensor, max_span: int, device) -> torch.Tensor:
-    """`[heads, T, T]` additive bias: -slope * distance to the past, -inf on the future and beyond the span."""
+    """`[1, heads, T, T]` additive bias: -slope * distance to the past, -inf on the future and beyond
+    the span. Four dimensions, because only a 4-D (or 2-D) mask lets PyTorch's fused CPU attention
+    kernel run; a 3-D one falls back to the unfused path, about 5x slower at T = 1500."""
     pos = torch.arange(num_frames, device=device)
     dist = pos[:, None] - pos[None, :]  # i - j
     bias = -slopes.to(device)[:, None, None] * dist.clamp(min=0).float()
     allowed = (dist >= 0) & (dist < max_span)
-    return bias.masked_fill(~allowed, float("-inf"))
+    return bias.masked_fill(~allowed, float("-inf"))[None]
 
 
 class Attention(nn.Module):
