@@ -37,7 +37,7 @@ if str(HERE) not in sys.path:
 import _harness  # noqa: E402  (a sibling helper module, importable once HERE is on the path)
 
 
-REPRODUCE = "python benchmarks/run_all.py{quick} --docs docs/performance.md"
+REPRODUCE = "python benchmarks/run_all.py{quick}{only} --docs docs/performance.md"
 DEFAULT_TIMEOUT_S = 1800.0  # the full judge and predictor runs take ~10 min each on a busy 2-core machine
 
 
@@ -196,6 +196,7 @@ def run_all(
     if not paths:
         raise BenchmarkError(f"no benchmarks (*.py with run(quick)) in {bench_dir}")
     started = _dt.datetime.now(_dt.timezone.utc)
+    commit = _git_commit()  # the code measured: commits made while a long run goes on do not count
     records = []
     for path in paths:
         if progress:
@@ -210,10 +211,10 @@ def run_all(
         "date": started.strftime("%Y-%m-%d %H:%M UTC"),
         "quick": quick,
         "threads": threads,
-        "command": REPRODUCE.format(quick=" --quick" if quick else ""),
+        "command": REPRODUCE.format(quick=" --quick" if quick else "", only=f" --only {','.join(p.stem for p in paths)}" if only else ""),
         "machine": _harness.machine_info(),
         "versions": _harness.package_versions(),
-        "git_commit": _git_commit(),
+        "git_commit": commit,
         "total_seconds": sum(r["seconds"] for r in records if math.isfinite(r["seconds"])),
         "total_cpu_seconds": sum(r["cpu_seconds"] for r in records if math.isfinite(r["cpu_seconds"])),
         "benchmarks": records,

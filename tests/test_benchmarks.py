@@ -117,6 +117,10 @@ def test_failing_and_malformed_benchmarks_are_reported_not_fatal(tiny_dir: Path)
     assert "ValueError: boom" in errors["broken"]
     assert "malformed.py: figure 0 ('x') needs a numeric 'value'" in errors["malformed"]
     assert "## Failed benchmarks" in run_all.render_markdown(report)
+    assert "--only" not in report["command"]
+    # A subset says so in the command that reproduces it.
+    subset = run_all.run_all(tiny_dir, quick=True, only=["tiny", "broken"], progress=False)
+    assert subset["command"] == "python benchmarks/run_all.py --quick --only tiny,broken --docs docs/performance.md"
 
 
 def test_timeout_stops_one_benchmark(tiny_dir: Path):
