@@ -9,7 +9,10 @@ Every ``benchmarks/<name>.py`` (names starting with ``_`` are helpers) exposes
 ``run(quick: bool) -> list[dict]``; each runs in its own Python process, so its peak resident
 memory is its own and a crash or a hang costs only that benchmark. The figures of all of them
 go to one JSON file and a markdown table (machine, package versions, date), and every figure
-that names a reference measured in the same run is also stated as a ratio to it.
+that names a reference measured in the same run is also stated as a ratio to it. ``--docs``
+rewrites its page but keeps the blocks written by hand between the markers :data:`KEEP_BEGIN`
+and :data:`KEEP_END` (figures measured outside the run, such as a benchmark too long to take
+part), placing them above the headline table.
 """
 from __future__ import annotations
 
