@@ -155,6 +155,30 @@ def event_samples(calls: Sequence[dict[str, Any]], seed: int = 0) -> dict[str, t
     return {k: (np.asarray(v[0], dtype=np.float64), np.asarray(v[1], dtype=int)) for k, v in out.items()}
 
 
+EVENT_DELAY_FRAMES = 10  # 200 ms into the silence, the turn-end decisions' moment
+
+
+def shift_hold_per_event(calls: Sequence[dict[str, Any]], delay_frames: int = EVENT_DELAY_FRAMES) -> tuple[np.ndarray, np.ndarray]:
+    """One score per shift/hold event of every call, unbalanced: ``p_now`` of the speaker who
+    did not speak last, ``delay_frames`` into the mutual silence (1 = shift).
+
+    VAP's own reading (:func:`event_samples`) pools every frame of the balanced events, so long
+    silences weigh most and the figure moves with the holds the balancing draws; this reading
+    asks what the turn-end decisions ask, once per silence."""
+    from turneval.dataset_scripts.vap_events import turn_taking_events
+
+    scores, labels = [], []
+    for call in calls:
+        events = turn_taking_events(call["va"])
+        for label, key in ((1, "shift"), (0, "hold")):
+            for start, end, speaker in events[key]:
+                if start + delay_frames < end:
+                    other = speaker if key == "shift" else 1 - speaker
+                    scores.append(float(call["p_now"][start + delay_frames, other]))
+                    labels.append(label)
+    return np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=int)
+
+
 def classification_figures(scores: np.ndarray, labels: np.ndarray, threshold: float = 0.5, tuned: float | None = None) -> dict[str, float]:
     """Balanced accuracy at ``threshold`` (and at ``tuned``, a threshold chosen on validation
     data, when given), ROC-AUC, and the counts."""
@@ -257,6 +281,7 @@ def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[s
     tuned = {task: balanced_accuracy_threshold(val_samples[task][1], val_samples[task][0]) for task in val_samples}
     samples = event_samples([scored[k] for k in sorted(scored, key=int)])
     result["zero_shot"] = {task: classification_figures(*samples[task], tuned=tuned[task]) for task in samples}
+    result["shift_hold_per_event"] = classification_figures(*shift_hold_per_event([scored[k] for k in sorted(scored, key=int)]))
     result["timings_s"]["zero-shot events (val thresholds + test)"] = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -293,6 +318,10 @@ def markdown(result: dict[str, Any]) -> str:
     for task, r in z.items():
         lines.append(f"| {task.replace('_', ' ')} | {r['balanced_accuracy']:.3f} | {r.get('balanced_accuracy_tuned', float('nan')):.3f} "
                      f"(at {r.get('threshold_tuned', float('nan')):.3f}) | {r['roc_auc']:.3f} | {r['n_positive']} / {r['n_negative']} |")
+    if "shift_hold_per_event" in result:
+        e = result["shift_hold_per_event"]
+        lines += ["", f"Shift/hold once per event, 200 ms into the silence, every event (unbalanced): ROC-AUC {e['roc_auc']:.3f} "
+                      f"({e['n_positive']} shifts / {e['n_negative']} holds)."]
     t = result["turn_end"]
     lines += ["", f"Turn-end decisions (>= 200 ms silence, {t['n_decisions']} test decisions, {100 * t['shift_rate']:.1f} % shifts):", "",
               "| scorer | ROC-AUC | balanced accuracy (0.5) |", "|---|---|---|"]
@@ -320,6 +349,11 @@ def figures(result: dict[str, Any]) -> list[dict]:
         out.append(figure(f"predictor zero-shot {task.replace('_', ' ')} balanced accuracy", r.get("balanced_accuracy_tuned", r["balanced_accuracy"]), "",
                           note=f"{where}; threshold {r.get('threshold_tuned', 0.5):.3f} tuned on as many val calls; "
                                f"at 0.5: {r['balanced_accuracy']:.3f}; ROC-AUC {r['roc_auc']:.3f}"))
+    if "shift_hold_per_event" in result:
+        e = result["shift_hold_per_event"]
+        out.append(figure("predictor shift/hold ROC-AUC, one score per event 200 ms into the silence", e["roc_auc"], "",
+                          note=f"{where}; every VAP shift/hold event, unbalanced: {e['n_positive']} shifts / {e['n_negative']} holds; "
+                               "p_now of the speaker who did not speak last"))
     t = result["turn_end"]
     out.append(figure("predictor turn-end shift/hold ROC-AUC", t["model"]["roc_auc"], "", headline=True,
                       note=f"{t['n_decisions']} decisions; LR timing {t['LR timing']['roc_auc']:.3f} (anchor 0.667), "

@@ -69,6 +69,21 @@ def test_event_samples_score_the_next_speaker():
     assert labels.size and labels.all() and (scores == 1.0).all()
 
 
+def test_shift_hold_per_event_scores_each_silence_once_200_ms_in():
+    # A 0-6 s, B 6.5-12 s (a shift), B again 12.5-16 s (a hold): the oracle gives B the floor after 6 s.
+    va = np.zeros((900, 2), np.int8)
+    va[:300, 0] = 1
+    va[325:600, 1] = 1
+    va[625:800, 1] = 1
+    p_now = np.zeros((900, 2), np.float32)
+    p_now[:310, 0] = 1.0
+    p_now[310:, 1] = 1.0
+    scores, labels = swb.shift_hold_per_event([{"va": va, "p_now": p_now}])
+    assert labels.tolist() == [1, 0]
+    # the shift: B (not the last speaker) at frame 310 -> 1; the hold: A (not the last speaker, B) -> 0
+    assert scores.tolist() == [1.0, 0.0]
+
+
 def test_decision_scores_read_the_partner_200_ms_into_the_silence():
     class D:
         dialogue_id, speaker, ipu_end = "sw0001", 0, 2.0
