@@ -49,7 +49,7 @@ import _revoiced  # noqa: E402
 from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
 from _switchboard import locate  # noqa: E402
 from judge_revoiced import load_dialogues  # noqa: E402
-from predictor_switchboard import SWITCHBOARD_EDIT_PARAMS  # noqa: E402
+from predictor_switchboard import DECISION_DELAY_S, SWITCHBOARD_EDIT_PARAMS, partner_p_now  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
 from turneval.dataset_scripts.files import to_jsonable  # noqa: E402
@@ -67,8 +67,6 @@ BASELINE = "minus mean abs. gap"
 TARGET = {"overall": 0.88, "per_type": 0.75}
 """Issue 14's targets for the pairwise accuracy (TurnNat's best model: 0.880)."""
 BOOTSTRAP_DRAWS = 2000
-DECISION_DELAY_S = 0.2
-"""The turn-end decision is read 200 ms into the silence (issue 14)."""
 
 
 def pairs_of(dialogues: Sequence, seeds: Sequence[int]) -> list:
@@ -113,7 +111,6 @@ def turn_end_results(dialogues: Sequence, models: dict[str, Any], train_calls: i
     (pauses >= 200 ms) on ``dialogues``, and of the Switchboard regressions (timing; timing +
     words) trained on ``train_calls`` real train calls where the alignments are found (0: none)."""
     from turneval.dataset_scripts.audio import load_stereo
-    from turneval.dataset_scripts.grids import FRAME_HZ
     from turneval.dataset_scripts.turn_end_decisions import turn_end_decisions
     from turneval.dataset_scripts.vap_targets import p_now
     from turneval.metrics.intervals import roc_auc
@@ -126,9 +123,7 @@ def turn_end_results(dialogues: Sequence, models: dict[str, Any], train_calls: i
             continue
         dialogue.audio = load_stereo(dialogue.audio_path)
         for name, model in models.items():
-            now = p_now(frame_probabilities(dialogue, model), both_speakers=True)
-            frames = [min(int((d.ipu_end + DECISION_DELAY_S) * FRAME_HZ) - 1, now.shape[0] - 1) for d in found]
-            scores[name] += [float(now[f, 1 - d.speaker]) for f, d in zip(frames, found)]
+            scores[name] += partner_p_now(p_now(frame_probabilities(dialogue, model), both_speakers=True), found).tolist()
         dialogue.audio = None
         decisions += found
     y = np.array([d.shift for d in decisions], dtype=int)

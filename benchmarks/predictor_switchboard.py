@@ -49,6 +49,8 @@ from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: 
 from _switchboard import locate, map_calls, predictor_parser, run_where_located  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
+from turneval.dataset_scripts.grids import FRAME_HZ  # noqa: E402
+from turneval.dataset_scripts.turn_end_decisions import DEFAULT_MIN_SILENCE_S as DECISION_DELAY_S  # noqa: E402
 
 
 FULL, QUICK = {"test": 200, "train": 600, "pairs": 100}, {"test": 20, "train": 60, "pairs": 10}
@@ -155,7 +157,7 @@ def event_samples(calls: Sequence[dict[str, Any]], seed: int = 0) -> dict[str, t
     return {k: (np.asarray(v[0], dtype=np.float64), np.asarray(v[1], dtype=int)) for k, v in out.items()}
 
 
-EVENT_DELAY_FRAMES = 10  # 200 ms into the silence, the turn-end decisions' moment
+EVENT_DELAY_FRAMES = round(DECISION_DELAY_S * FRAME_HZ)  # 200 ms into the silence, the turn-end decisions' moment
 
 
 def shift_hold_per_event(calls: Sequence[dict[str, Any]], delay_frames: int = EVENT_DELAY_FRAMES) -> tuple[np.ndarray, np.ndarray]:
@@ -198,15 +200,21 @@ def classification_figures(scores: np.ndarray, labels: np.ndarray, threshold: fl
 
 
 # -- 2. turn-end decisions -------------------------------------------------------------------
-def decision_scores(decisions: Sequence, calls: dict[str, dict[str, Any]], delay_s: float = 0.2) -> np.ndarray:
-    """P(shift) of the model for each decision: ``p_now`` of the partner, ``delay_s`` into the silence."""
+def partner_p_now(p_now: np.ndarray, decisions: Sequence, delay_s: float = DECISION_DELAY_S) -> np.ndarray:
+    """P(shift) for each decision of one conversation: ``p_now [T, 2]`` of the partner at the
+    last frame ``delay_s`` into the silence (causal: only what came before)."""
+    frames = [min(int((d.ipu_end + delay_s) * FRAME_HZ) - 1, p_now.shape[0] - 1) for d in decisions]
+    return np.array([p_now[f, 1 - d.speaker] for f, d in zip(frames, decisions)], dtype=np.float64)
+
+
+def decision_scores(decisions: Sequence, calls: dict[str, dict[str, Any]], delay_s: float = DECISION_DELAY_S) -> np.ndarray:
+    """:func:`partner_p_now` for decisions of many calls (``calls``: id without ``sw`` -> scores);
+    NaN for a decision whose call was not scored."""
     out = np.full(len(decisions), np.nan)
     for k, d in enumerate(decisions):
         call = calls.get(d.dialogue_id.removeprefix("sw"))
-        if call is None:
-            continue
-        frame = min(int((d.ipu_end + delay_s) * 50) - 1, call["p_now"].shape[0] - 1)
-        out[k] = call["p_now"][frame, 1 - d.speaker]
+        if call is not None:
+            out[k] = partner_p_now(call["p_now"], [d], delay_s)[0]
     return out
 
 
@@ -279,9 +287,10 @@ def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[s
     val_ids = read_split_ids(splits, "val")[: counts["test"]]
     val_samples = event_samples([c for _, c in map_calls(swb_root, val_ids, lambda d: call_scores(d, model))])
     tuned = {task: balanced_accuracy_threshold(val_samples[task][1], val_samples[task][0]) for task in val_samples}
-    samples = event_samples([scored[k] for k in sorted(scored, key=int)])
+    test_calls = [scored[k] for k in sorted(scored, key=int)]
+    samples = event_samples(test_calls)
     result["zero_shot"] = {task: classification_figures(*samples[task], tuned=tuned[task]) for task in samples}
-    result["shift_hold_per_event"] = classification_figures(*shift_hold_per_event([scored[k] for k in sorted(scored, key=int)]))
+    result["shift_hold_per_event"] = classification_figures(*shift_hold_per_event(test_calls))
     result["timings_s"]["zero-shot events (val thresholds + test)"] = time.perf_counter() - start
 
     start = time.perf_counter()
