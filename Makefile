@@ -34,8 +34,9 @@ bench-quick: bench-deps
 sync-checkpoints:
 	$(PYTHON) -m turneval.checkpoints
 
-# Festival (HTS and diphone voices) and Flite for re-voicing Switchboard (docs/revoicing.md);
-# eSpeak NG needs nothing (it comes with the espeakng-loader wheel). The report never needs them.
+# Festival (HTS and diphone voices), Flite and SVOX Pico (ttspico compiles it: needs gcc) for
+# re-voicing Switchboard (docs/revoicing.md); eSpeak NG needs nothing (it comes with the
+# espeakng-loader wheel). The report never needs them.
 synth-deps:
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y festival festvox-us-slt-hts festvox-kallpc16k festvox-kdlpc16k flite
 	$(PIP) install -q ttspico==0.3.2

@@ -2,8 +2,8 @@
 
     python benchmarks/revoice_speed.py [--swb-root PATH] [--calls 3] [--excerpt-s 60]
 
-Re-voices ``calls`` calls with each installed engine alone (eSpeak NG always; Festival and
-Flite when ``make synth-deps`` installed them) and reports "x real time": seconds of
+Re-voices ``calls`` calls with each installed engine alone (eSpeak NG always; Festival,
+Flite and SVOX Pico when ``make synth-deps`` installed them) and reports "x real time": seconds of
 two-channel conversation made per CPU second (this process and its children, i.e. the
 Festival/Flite processes; synthesis, WSOLA fitting, augmentation and FLAC writing). Without
 ``--swb-root`` the calls are made-up ms98 files (random IPU lengths and gaps from a fixed
