@@ -212,6 +212,15 @@ def _read_16k(path: Path) -> np.ndarray:
     return np.asarray(mono, dtype=np.float32)
 
 
+DURATION_STRETCH_LIMITS = (0.4, 3.0)
+"""The duration stretch asked of Festival, Flite and Pico, voice and unit factor together."""
+
+
+def _duration_stretch(voice: EngineVoice, rate: float) -> float:
+    """The engine's duration factor for one text: the voice's own times the unit's, within limits."""
+    return float(np.clip(voice.rate * rate, *DURATION_STRETCH_LIMITS))
+
+
 def _scheme_string(text: str) -> str:
     return '"' + text.replace("\\", " ").replace('"', " ") + '"'
 
@@ -226,7 +235,7 @@ def _festival(texts: Sequence[str], voice: EngineVoice, rates: Sequence[float]) 
         for i, (text, rate) in enumerate(zip(texts, rates)):
             out = tmpdir / f"{i}.wav"
             outputs.append(out)
-            stretch = float(np.clip(voice.rate * rate, 0.4, 3.0))
+            stretch = _duration_stretch(voice, rate)
             lines.append(f"(Parameter.set 'Duration_Stretch {stretch:.3f})")
             # one utterance per text; errors on one text must not stop the batch
             lines.append(f"(unwind-protect (utt.save.wave (utt.synth (Utterance Text {_scheme_string(text)})) {_scheme_string(str(out))} 'riff) nil)")
@@ -242,7 +251,7 @@ def _festival(texts: Sequence[str], voice: EngineVoice, rates: Sequence[float]) 
 
 
 def _flite(text: str, voice: EngineVoice, rate: float) -> np.ndarray:
-    stretch = float(np.clip(voice.rate * rate, 0.4, 3.0))
+    stretch = _duration_stretch(voice, rate)
     with tempfile.TemporaryDirectory(prefix="revoice_flite_") as tmp:
         out = Path(tmp) / "u.wav"
         proc = subprocess.run(
@@ -266,8 +275,8 @@ def _pico(text: str, voice: EngineVoice, rate: float) -> np.ndarray:
 
         _PICO_ENGINES[voice.name] = ttspico.TtsEngine(voice.name)
     engine = _PICO_ENGINES[voice.name]
-    # Pico's rate is a speed in percent (20-500): the inverse of a duration stretch
-    engine.set_property("rate", int(np.clip(round(100.0 / max(voice.rate * rate, 1e-3)), 20, 500)))
+    # Pico's rate is a speed in percent: the inverse of a duration stretch
+    engine.set_property("rate", round(100.0 / _duration_stretch(voice, rate)))
     engine.set_property("pitch", int(np.clip(voice.pitch or 100, 50, 200)))
     pcm = engine.speak(text)
     if not pcm:
