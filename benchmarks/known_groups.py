@@ -164,10 +164,13 @@ def load_revoice_test(folder: str | os.PathLike, limit: int | None = None) -> li
 
 
 def human_human_figures(instances: list, data: str, judge_name: str, source: str = "", thresholds: dict | None = None) -> list[dict]:
-    """Every direction's agreement and the check that each is >= TARGET_AGREEMENT."""
+    """Every direction's agreement, the check that each is >= TARGET_AGREEMENT, and the ceiling:
+    the lowest direction at the threshold that is best for these very instances (an in-sample
+    bound; when it clears the target and the judge's own thresholds do not, the thresholds did
+    not transfer; when it does not, no threshold can meet the target on this data)."""
     from real_speech import agreement_figures
 
-    from turneval.metrics.agreement import agreement
+    from turneval.metrics.agreement import agreement, agreement_ceiling
 
     out = agreement_figures(instances, judge_name, data, thresholds)
     directions = [(f"({m}) {s['description']}", 100 * s["agreement"])
@@ -179,6 +182,16 @@ def human_human_figures(instances: list, data: str, judge_name: str, source: str
     out.append(figure(f"{data} agreement, lowest direction: {judge_name}", worst[1], "%", headline=True,
                       note=f"{source}{'; ' if source else ''}{worst[0]}; {met} of {len(directions)} directions >= {TARGET_AGREEMENT:g} %: "
                            f"{'MET' if met == len(directions) else 'MISSED'} (target: every direction >= {TARGET_AGREEMENT:g} %)"))
+    ceiling = agreement_ceiling(instances)
+    if ceiling:
+        reachable = sum(100 * a >= TARGET_AGREEMENT for c in ceiling.values() for a in c["agreement"].values())
+        lowest = min(ceiling, key=lambda m: ceiling[m]["lowest"])
+        out.append(figure(f"{data} agreement ceiling, lowest direction at the best threshold per metric: {judge_name}",
+                          100 * ceiling[lowest]["lowest"], "%",
+                          note=f"in-sample bound, each metric's threshold chosen on these instances: ({lowest}) at "
+                               f"{ceiling[lowest]['threshold']:.4g}; {reachable} of {2 * len(ceiling)} directions could reach "
+                               f"{TARGET_AGREEMENT:g} %; per metric (threshold: lower direction) "
+                               + ", ".join(f"({m}) {c['threshold']:.4g}: {100 * c['lowest']:.1f} %" for m, c in ceiling.items())))
     return out
 
 

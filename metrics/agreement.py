@@ -78,6 +78,7 @@ __all__ = [
     "confusion_matrix",
     "tune_operating_points",
     "tune_thresholds",
+    "agreement_ceiling",
     "turn_end_head_threshold",
     "conversation_agreement",
 ]
@@ -411,6 +412,55 @@ def tune_thresholds(instances: Sequence[Any], wide: bool = False) -> dict[str, d
             "agreement": {d: float(c[best]) for d, c in curves.items()},
             "margin_of_error": {d: float(v) for d, v in sweep["margin_of_error"].items()},
             "n_instances": counts,
+        }
+    return result
+
+
+def agreement_ceiling(instances: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Per metric (a)-(e): the best that *any* threshold could do on these instances, read as
+    the lower of the two decisions' agreements, and the threshold that gives it.
+
+    Every distinct score is tried (the cut halfway to the next one, and one below the lowest),
+    so no grid step hides a better cut. This is an in-sample bound, not a tuning recipe: the
+    threshold is chosen on the very instances it is scored on. It says why a direction misses a
+    target. When the ceiling's lower direction clears the target and a threshold tuned elsewhere
+    does not, the judge ranks the decisions well enough and its probabilities shifted between
+    the tuning data and these (a calibration miss). When the ceiling itself is below the
+    target, no threshold can reach it: the judge does not rank the decisions well enough.
+
+    Returns:
+        ``{metric: {"threshold", "agreement": {decision: share}, "lowest", "n_instances":
+        {decision: n}}}`` for each metric with instances of both decisions.
+
+    Example:
+
+        >>> rows = [{"metric": "b", "decision": d, "probs": [0.0, p, 0.0, 0.0, 1.0 - p], "session": "s"}
+        ...         for d, p in [("BC", 0.04), ("BC", 0.02), ("C", 0.03), ("C", 0.01), ("C", 0.005)]]
+        >>> ceiling = agreement_ceiling(rows)["b"]
+        >>> round(ceiling["threshold"], 3), ceiling["agreement"], round(ceiling["lowest"], 3)
+        (0.015, {'BC': 1.0, 'C': 0.6666666666666666}, 0.667)
+    """
+    table = InstanceTable.from_any(instances)
+    result: dict[str, dict[str, Any]] = {}
+    for metric in sorted(set(table.metric)):
+        selected = table.select(metric)
+        scores = judge_scores(metric, selected.probs)
+        positive, negative = METRIC_DECISIONS[metric]
+        pos, neg = np.sort(scores[selected.decision == positive]), np.sort(scores[selected.decision == negative])
+        if not len(pos) or not len(neg):
+            continue
+        distinct = np.unique(scores)
+        cuts = np.concatenate([[distinct[0] - 1.0], (distinct[1:] + distinct[:-1]) / 2.0])
+        # the labels are strict (score > threshold), so the counts at a cut come from sorted searches
+        said_positive = 1.0 - np.searchsorted(pos, cuts, side="right") / len(pos)
+        said_negative = np.searchsorted(neg, cuts, side="right") / len(neg)
+        lowest = np.minimum(said_positive, said_negative)
+        best = int(np.argmax(lowest))
+        result[metric] = {
+            "threshold": float(cuts[best]),
+            "agreement": {positive: float(said_positive[best]), negative: float(said_negative[best])},
+            "lowest": float(lowest[best]),
+            "n_instances": {positive: int(len(pos)), negative: int(len(neg))},
         }
     return result
 

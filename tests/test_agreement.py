@@ -359,3 +359,24 @@ def test_judge_config_keeps_its_agreement_thresholds(tmp_path):
     assert TurnTakingJudgeConfig().agreement_thresholds is None
     with pytest.raises(ValueError, match="unknown metric ids"):
         TurnTakingJudgeConfig(agreement_thresholds={"f": 0.0})
+
+
+def test_agreement_ceiling_finds_the_best_cut_between_any_two_scores():
+    from turneval.metrics.agreement import agreement, agreement_ceiling, tune_thresholds
+
+    # BC probabilities finer than the tuner's 0.01 steps: the best cut lies between 0.013 and 0.0152
+    scores = {"BC": [0.0195, 0.017, 0.0165, 0.0152], "C": [0.0158, 0.013, 0.004, 0.002, 0.001]}
+    rows = [{"metric": "b", "decision": d, "probs": [0.0, p, 0.0, 0.0, 1.0 - p], "session": "s"}
+            for d, ps in scores.items() for p in ps]
+    ceiling = agreement_ceiling(rows)["b"]
+    assert 0.013 <= ceiling["threshold"] < 0.0152
+    assert ceiling["agreement"] == {"BC": 1.0, "C": 0.8} and ceiling["lowest"] == 0.8
+    assert ceiling["n_instances"] == {"BC": 4, "C": 5}
+    # the ceiling's agreements are what agreement() gives at its threshold
+    at = agreement(rows, {"b": ceiling["threshold"]})["b"]["decisions"]
+    assert {d: s["agreement"] for d, s in at.items()} == ceiling["agreement"]
+    # the tuner's grid has no cut there: at 0.01 it says BC for 2 of the 5 C decisions
+    tuned = tune_thresholds(rows, wide=True)["b"]["agreement"]
+    assert min(tuned.values()) == pytest.approx(0.6)
+    # a metric with one decision only has no ceiling
+    assert "a" not in agreement_ceiling(rows + [{"metric": "a", "decision": "T", "probs": [0, 0, 0, 1, 0], "session": "s"}])

@@ -72,5 +72,9 @@ def test_human_human_check_names_the_lowest_direction():
 
     instances = [inst("a", "T", 0.9, "s1"), inst("a", "T", 0.8, "s2"), inst("a", "C", 0.9, "s1"), inst("a", "C", 0.1, "s2")]
     figures = known_groups.human_human_figures(instances, "test data", "judge x")
-    lowest = figures[-1]
+    lowest, ceiling = figures[-2:]
     assert lowest["value"] == pytest.approx(50.0) and "lets the user continue" in lowest["note"] and "MISSED" in lowest["note"]
+    # one "continue" decision scores as high as the best "speaks up" one: no threshold lifts the
+    # lower direction above 50 %, so the ceiling says the judge's ranking, not its threshold, misses
+    assert ceiling["name"].startswith("test data agreement ceiling") and ceiling["value"] == pytest.approx(50.0)
+    assert "1 of 2 directions could reach 60 %" in ceiling["note"]

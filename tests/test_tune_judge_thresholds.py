@@ -65,3 +65,21 @@ def test_thresholds_are_tuned_on_every_decision_and_written_into_the_checkpoint(
 def test_a_missing_manifest_says_what_to_pass(tmp_path):
     with pytest.raises(SystemExit, match="manifest.jsonl"):
         tool.load_manifest(tmp_path / "nowhere")
+
+
+def test_several_manifests_are_pooled_and_the_ceiling_is_reported(setup, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    # a second corpus folder holding the first conversation again, as another voicing of the same call would
+    line = (setup / "manifest.jsonl").read_text().splitlines()[0]
+    (other / "manifest.jsonl").write_text(line.replace('"audio_path": "d1.flac"', f'"audio_path": "{setup / "d1.flac"}"') + "\n")
+    out = tmp_path / "tuned.json"
+    assert tool.main(["--judge", str(setup / "judge"), "--data", str(setup), str(other), "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["n_dialogues"] == 3 and len(result["data"]) == 2
+    assert result["agreement_ceiling"]  # metrics with both decisions exist in these conversations
+    for metric, ceiling in result["agreement_ceiling"].items():
+        # no threshold beats the ceiling on the lower direction, the tuned one included
+        tuned = result["agreement_tuned_thresholds"]
+        assert min(tuned[f"{metric}.{d}"] for d in ceiling["agreement"]) <= ceiling["lowest"] + 1e-12
+    assert tool.data_name(setup / "manifest.jsonl") == f"{setup.parent.name}/{setup.name}"

@@ -1,7 +1,7 @@
 """Tune a judge's agreement thresholds (a)-(e) on human-human validation conversations.
 
     python -m turneval.training.tune_judge_thresholds --judge checkpoints/turn_taking_judge_swb_revoiced \
-        --data ../cache/revoice/val/manifest.jsonl --json runs/thresholds.json --write
+        --data ../cache/revoice/val ../cache/revoice_val_pico/val --json runs/thresholds.json --write
 
 Talking Turns tunes the thresholds of its metrics "on an in-domain validation set to maximize
 the agreement between the judge labels and human judgments" (§4.3, A.4), and reports the
@@ -15,6 +15,10 @@ metric the threshold with the highest mean agreement of its two decisions
 (``metrics.agreement.tune_thresholds``, over the whole score range) and, with ``--write``,
 stores them as the checkpoint's ``agreement_thresholds``, which ``turneval report`` then uses.
 (d) shares (a)'s threshold in the paper; here it is tuned on its own decisions like the rest.
+Several ``--data`` manifests are pooled (e.g. the same validation calls voiced by different
+synthesizers, so that no one engine sets the thresholds). The output also gives each metric's
+``agreement_ceiling``: the best lower-direction agreement any threshold reaches on these very
+conversations, which tells a threshold that does not transfer from a judge that cannot rank.
 """
 from __future__ import annotations
 
@@ -43,7 +47,7 @@ def load_manifest(path: str | Path, limit: int | None = None) -> list:
 def tune(judge: Any, dialogues: Sequence) -> dict[str, Any]:
     """Instances of ``dialogues`` under ``judge``, the tuned thresholds and the agreements at the
     paper's and at the tuned thresholds."""
-    from turneval.metrics.agreement import DEFAULT_THRESHOLDS, agreement, tune_thresholds
+    from turneval.metrics.agreement import DEFAULT_THRESHOLDS, agreement, agreement_ceiling, tune_thresholds
     from turneval.reporting import two_party_judged_instances
 
     instances = [inst for d in dialogues for inst in two_party_judged_instances(judge, d)]
@@ -59,7 +63,15 @@ def tune(judge: Any, dialogues: Sequence) -> dict[str, Any]:
         "agreement_paper_thresholds": directions(DEFAULT_THRESHOLDS),
         "agreement_tuned_thresholds": directions(thresholds),
         "paper_thresholds": dict(DEFAULT_THRESHOLDS),
+        "agreement_ceiling": agreement_ceiling(instances),
     }
+
+
+def data_name(path: str | Path) -> str:
+    """A manifest's short name for the record: its corpus and split folder (``revoice/val``)."""
+    folder = Path(path).resolve()
+    folder = folder.parent if folder.is_file() else folder
+    return f"{folder.parent.name}/{folder.name}"
 
 
 def write_thresholds(checkpoint: str | Path, thresholds: dict[str, float], source: str) -> Path:
@@ -75,8 +87,9 @@ def write_thresholds(checkpoint: str | Path, thresholds: dict[str, float], sourc
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--judge", required=True, help="judge checkpoint folder")
-    p.add_argument("--data", required=True, help="manifest.jsonl (or its folder) of two-speaker validation conversations with audio")
-    p.add_argument("--limit", type=int, help="only the first N conversations")
+    p.add_argument("--data", required=True, nargs="+",
+                   help="manifest.jsonl (or its folder) of two-speaker validation conversations with audio; several are pooled")
+    p.add_argument("--limit", type=int, help="only the first N conversations of each manifest")
     p.add_argument("--json", help="write the instances' figures here")
     p.add_argument("--write", action="store_true", help="store the thresholds in the checkpoint's config.json")
     args = p.parse_args(argv)
@@ -84,18 +97,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.time()
     judge = load_judge(args.judge).eval()
-    dialogues = load_manifest(args.data, args.limit)
+    dialogues = [d for data in args.data for d in load_manifest(data, args.limit)]
     result = tune(judge, dialogues)
-    result.update(judge=str(args.judge), data=str(args.data), n_dialogues=len(dialogues), seconds=time.time() - started)
+    result.update(judge=str(args.judge), data=[str(d) for d in args.data], n_dialogues=len(dialogues), seconds=time.time() - started)
     print(f"{len(dialogues)} conversations ({sum(d.duration for d in dialogues) / 3600:.2f} h), {result['seconds']:.0f} s")
     print("| metric.decision | paper thresholds | tuned |\n|---|---|---|")
     for key, value in result["agreement_tuned_thresholds"].items():
         print(f"| {key} | {100 * result['agreement_paper_thresholds'][key]:.1f} % | {100 * value:.1f} % |")
     print("thresholds:", {k: round(v, 3) for k, v in result["thresholds"].items()}, "(paper:", result["paper_thresholds"], ")")
+    print("ceiling (the best any threshold does on these conversations, lower direction):",
+          {m: round(100 * c["lowest"], 1) for m, c in result["agreement_ceiling"].items()})
     if args.json:
         atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1))
     if args.write:
-        source = f"training/tune_judge_thresholds.py on {len(dialogues)} conversations ({Path(args.data).resolve().parent.name if Path(args.data).is_file() else Path(args.data).name})"
+        source = f"training/tune_judge_thresholds.py on {len(dialogues)} conversations ({', '.join(map(data_name, args.data))})"
         print(f"wrote {write_thresholds(args.judge, result['thresholds'], source)}")
     return 0
 
