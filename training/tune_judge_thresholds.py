@@ -45,8 +45,8 @@ def load_manifest(path: str | Path, limit: int | None = None) -> list:
 
 
 def tune(judge: Any, dialogues: Sequence) -> dict[str, Any]:
-    """Instances of ``dialogues`` under ``judge``, the tuned thresholds and the agreements at the
-    paper's and at the tuned thresholds."""
+    """Instances of ``dialogues`` under ``judge``, the tuned thresholds, the agreements at the
+    paper's and at the tuned thresholds, and each metric's ``agreement_ceiling`` on them."""
     from turneval.metrics.agreement import DEFAULT_THRESHOLDS, agreement, agreement_ceiling, tune_thresholds
     from turneval.reporting import two_party_judged_instances
 
