@@ -277,6 +277,12 @@ def threshold_grid(metric: str, step: float = 0.01, wide: bool = False) -> np.nd
     return np.round(low + step * np.arange(n), 10)
 
 
+def _count_above(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """How many ``scores`` exceed each threshold (strictly, as the judge labels do): one sort and
+    a binary search per threshold, not a scores x thresholds comparison."""
+    return len(scores) - np.searchsorted(np.sort(scores), thresholds, side="right")
+
+
 def threshold_sweep(
     instances: "InstanceTable | Mapping[str, Sequence[Any]] | Iterable[Any]",
     metric: str,
@@ -302,7 +308,7 @@ def threshold_sweep(
         if not len(s):
             curves[decision] = [math.nan] * len(grid)
             continue
-        above = (s[None, :] > grid[:, None]).mean(axis=1)
+        above = _count_above(s, grid) / len(s)
         curves[decision] = (above if decision == positive else 1.0 - above).tolist()
     summaries = {d: mean_interval(v, z=z) for d, v in curves.items()}
     return {
@@ -446,14 +452,13 @@ def agreement_ceiling(instances: Sequence[Any]) -> dict[str, dict[str, Any]]:
         selected = table.select(metric)
         scores = judge_scores(metric, selected.probs)
         positive, negative = METRIC_DECISIONS[metric]
-        pos, neg = np.sort(scores[selected.decision == positive]), np.sort(scores[selected.decision == negative])
+        pos, neg = scores[selected.decision == positive], scores[selected.decision == negative]
         if not len(pos) or not len(neg):
             continue
         distinct = np.unique(scores)
         cuts = np.concatenate([[distinct[0] - 1.0], (distinct[1:] + distinct[:-1]) / 2.0])
-        # the labels are strict (score > threshold), so the counts at a cut come from sorted searches
-        said_positive = 1.0 - np.searchsorted(pos, cuts, side="right") / len(pos)
-        said_negative = np.searchsorted(neg, cuts, side="right") / len(neg)
+        said_positive = _count_above(pos, cuts) / len(pos)
+        said_negative = (len(neg) - _count_above(neg, cuts)) / len(neg)
         lowest = np.minimum(said_positive, said_negative)
         best = int(np.argmax(lowest))
         result[metric] = {
