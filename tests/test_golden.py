@@ -142,3 +142,35 @@ def test_repository_copy_matches_shared_golden() -> None:
     assert sorted(theirs) == sorted(ours), "copy shared/golden into tests/golden again"
     changed = [str(rel) for rel, path in theirs.items() if path.read_bytes() != ours[rel].read_bytes()]
     assert not changed, f"tests/golden differs from shared/golden in {changed}: copy it again"
+
+
+def _behaviour_case(inp: dict) -> dict:
+    return {"source": {"path": "v1_v1.5/evaluation/eval_behavior.py"}, "params": {}, "input": inp}
+
+
+def test_fdb_behaviour_runner_checks_every_word_chunk_pair_beside_the_tag_statistics() -> None:
+    """The golden copy holds no v1.5 behaviour case (they are held back): the runner must still
+    compute check_overlap of each pair, in whatever shape a case gives the pairs, and the tag
+    statistics. Expected values worked by hand: words touching at 1.4 s do not overlap."""
+    from tests.golden_runners import fdb as runner
+
+    user = [{"text": "wait", "timestamp": [1.0, 1.4]}]
+    touching = [{"text": "ok", "timestamp": [1.4, 1.8]}]
+    overlapping = [{"text": "sure", "timestamp": [1.2, 1.5]}]
+    records = [{"behaviour": ["C_RESPOND"]}, {"behaviour": ["C_RESPOND", "C_RESUME"]}, {}]
+    listed = runner.run_case(_behaviour_case({"description": "pairs", "chunk_pairs": [[user, overlapping], [user, touching], [[], user]], "records": records}))
+    assert_matches(listed, {
+        "check_overlap": [1, 0, 0], "chunk_pairs": [1, 0, 0], "check_overlap(list_a, list_b)": [1, 0, 0],
+        "counts": {"C": {"C_RESPOND": 2, "C_RESUME": 1}}, "totals": {"C": 3},
+        "stats_by_axis": {"ratios": {"C": {"C_RESPOND": 2 / 3, "C_RESUME": 1 / 3}}}, "fmt_ratios": {"C": {"C_RESPOND": 0.67, "C_RESUME": 0.33}},
+    })
+    named = {"touching": {"list_a": user, "list_b": touching}, "overlapping": {"list_a": {"chunks": user}, "list_b": {"text": "sure", "chunks": overlapping}}}
+    assert_matches(runner.run_case(_behaviour_case({"pairs": named})), {"overlap": {"touching": 0, "overlapping": 1}, "totals": {"C": 0}})
+    assert runner.run_case(_behaviour_case({"list_a": user, "list_b": overlapping}))["check_overlap"] == 1
+    # a sample's four ASR files: the noisy input.json against output.json (the clean pair only touches)
+    sample = {"clean_input": {"chunks": touching}, "input": {"chunks": user}, "clean_output": {"chunks": user},
+              "output": {"chunks": overlapping}, "content_tag": {"behaviour": ["C_RESUME"]}}
+    assert_matches(runner.run_case(_behaviour_case({"samples": {"7": sample}})), {"per_sample": {"7": {"check_overlap": 1}}, "counts": {"C": {"C_RESUME": 1}}})
+    assert runner.run_case(_behaviour_case({"records": [{"behaviour": ["R_RUDE"]}]}))["error"] == "KeyError: 'R'"
+    with pytest.raises(AssertionError, match="missing key"):  # a pair the runner cannot find fails the case
+        assert_matches(runner.run_case(_behaviour_case({"records": records})), {"check_overlap": [0]})

@@ -115,69 +115,127 @@ def _timing(inp: dict, params: dict) -> dict:
     }
 
 
-def _chunk_lists(container: dict) -> list[list[fdb.WordChunk]]:
-    """Every value that is an ASR JSON or a list of timestamped chunks, in order."""
-    found = []
-    for value in container.values():
-        if isinstance(value, dict) and isinstance(value.get("chunks"), list):
-            found.append(fdb.chunks_from_asr(value))
-        elif isinstance(value, list) and value and all(isinstance(v, dict) and "timestamp" in v for v in value):
-            found.append(fdb.chunks_from_asr({"chunks": value}))
-    return found
+# v1.5 behaviour (eval_behavior.py) returns two things: check_overlap(list_a, list_b), 1 when
+# any word of one chunk list overlaps any word of the other, which the script runs on each
+# sample's input.json and output.json; and stats_by_axis(records) -> (counts, totals, ratios)
+# of the judge's tags, printed as ratios rounded to 2 decimals (fmt_ratios). A case may hold
+# its word-chunk pairs in several shapes and at any depth (a two-item list [chunks_a,
+# chunks_b]; a record naming two chunk lists beside its name or tags; a sample with four ASR
+# files), so the runner finds every pair by shape, computes check_overlap of each, and lays
+# the results out as the input holds the pairs (a list stays a list, named pairs keep their
+# names), beside the tag statistics of every record that carries tags.
+
+TAG_KEY = "behaviour"
+"""The key of a record's tags; the reference reads only this spelling (``rec.get("behaviour", [])``)."""
+AXES = ("C",)
+"""The axes of the reference's stats_by_axis: only the content axis; a tag of another raises KeyError."""
+PROSE_INPUT_KEYS = frozenset({"description", "note"})
 
 
-def _tags(sample: dict) -> list | None:
-    """A sample's behaviour tags: a ``behaviour`` list, directly or inside its content tag record."""
-    for value in (sample, *(v for v in sample.values() if isinstance(v, dict))):
-        tags = value.get("behaviour", value.get("behavior"))
-        if isinstance(tags, list):
-            return tags
+class _Outputs(dict):
+    """Results by name; a golden output named by its call (``check_overlap(list_a, list_b)``,
+    the way the TurnNat cases name theirs) finds the result of that function."""
+
+    def _bare(self, key: object) -> object:
+        return key.split("(", 1)[0].strip() if isinstance(key, str) else key
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or dict.__contains__(self, self._bare(key))
+
+    def __missing__(self, key: object) -> object:
+        bare = self._bare(key)
+        if bare != key and dict.__contains__(self, bare):
+            return self[bare]
+        raise KeyError(key)
+
+
+def _as_chunks(value: object) -> list[fdb.WordChunk] | None:
+    """An ASR JSON (``{"chunks": [...]}``) or a bare list of timestamped chunks, else None."""
+    if isinstance(value, dict) and isinstance(value.get("chunks"), list):
+        value = value["chunks"]
+    if isinstance(value, list) and all(isinstance(v, dict) and "timestamp" in v for v in value):
+        return fdb.chunks_from_asr({"chunks": value})
     return None
 
 
-def _behavior(inp: dict, params: dict) -> dict:
-    """check_overlap and stats_by_axis; the inputs are located by their shape."""
-    out: dict = {}
-    chunk_lists = _chunk_lists(inp)
-    if len(chunk_lists) >= 2:
-        overlap = fdb.check_overlap(chunk_lists[0], chunk_lists[1])
-        out.update(overlap=overlap, check_overlap=overlap)
-    for value in inp.values():
-        # a list of cases, each holding two chunk lists
-        if isinstance(value, list) and value and all(isinstance(v, dict) and len(_chunk_lists(v)) >= 2 for v in value):
-            overlaps = [fdb.check_overlap(*_chunk_lists(v)[:2]) for v in value]
-            out.update(overlaps=overlaps, check_overlap=overlaps, overlap=overlaps)
-    samples = inp.get("samples")
-    if isinstance(samples, dict) and samples and all(isinstance(v, dict) and len(_chunk_lists(v)) >= 2 for v in samples.values()):
-        # per-sample inputs: the overlap check of each sample beside the tag statistics
-        words = {key: tuple(_chunk_lists(v)[:2]) for key, v in samples.items()}
-        tags = {key: _tags(v) for key, v in samples.items() if _tags(v) is not None}
-        result = fdb.behaviour_analysis(words, tags)
-        out["per_sample"] = {key: {"overlap": o, "check_overlap": o} for key, o in result.overlap.items()}
-        out.update(overlaps=result.overlap, check_overlap=result.overlap, overlap=result.overlap)
-        if tags:
-            layout = {
-                "counts": result.stats.counts,
-                "axes": result.stats.counts,
-                "totals": result.stats.totals,
-                "ratios": result.stats.ratios,
-                "fmt_ratios": result.rounded_ratios,
-            }
-            out.update(layout, stats_by_axis=layout)
-    records = next(
-        (v for v in inp.values() if isinstance(v, list) and v and all(isinstance(r, dict) and "behaviour" in r for r in v)),
-        None,
-    )
-    if records is not None:
-        stats = fdb.stats_by_axis(records)
-        layout = {
-            "counts": stats.counts,
-            "axes": stats.counts,
-            "totals": stats.totals,
-            "ratios": stats.ratios,
-            "fmt_ratios": {ax: {k: round(v, 2) for k, v in sorted(r.items())} for ax, r in stats.ratios.items()},
+def _as_pair(value: object) -> tuple[list[fdb.WordChunk], list[fdb.WordChunk]] | None:
+    """The two chunk lists of a word-chunk pair, or None when ``value`` is not one."""
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        a, b = (_as_chunks(v) for v in value)
+        return (a, b) if a is not None and b is not None else None
+    if isinstance(value, dict) and "chunks" not in value:
+        # an empty list under a record or tag key is no word list
+        named = {
+            k: c for k, v in value.items()
+            if not (k == TAG_KEY or "record" in k or "tag" in k) and (c := _as_chunks(v)) is not None
         }
-        out.update(layout, stats_by_axis=layout)
+        if len(named) > 2:  # a sample's four ASR files: the reference checks the noisy input.json against output.json
+            named = {k: c for k, c in named.items() if "clean" not in k}
+        if len(named) == 2:
+            a, b = named.values()
+            return a, b
+    return None
+
+
+def _overlaps(value: object) -> object:
+    """check_overlap of every pair in ``value``, laid out as ``value`` holds them; None if none."""
+    pair = _as_pair(value)
+    if pair is not None:
+        return fdb.check_overlap(*pair)
+    if isinstance(value, list):
+        found = [_overlaps(v) for v in value]
+        return found if found and all(r is not None for r in found) else None
+    if isinstance(value, dict):
+        named = {k: r for k, v in value.items() if (r := _overlaps(v)) is not None}
+        return named or None
+    return None
+
+
+def _tag_records(value: object) -> list[dict]:
+    """Every record that carries tags, in input order (a sample's tags may sit in its content-tag record)."""
+    if isinstance(value, dict):
+        own = [value] if TAG_KEY in value else []
+        return own + [r for v in value.values() for r in _tag_records(v)]
+    if isinstance(value, list):
+        return [r for v in value for r in _tag_records(v)]
+    return []
+
+
+def _tag_statistics(records: list[dict]) -> dict:
+    """stats_by_axis of the records in every layout the reference's names give it, or its KeyError."""
+    unknown = next((t for r in records for t in r[TAG_KEY] if t[:1] not in AXES), None)
+    if unknown is not None:
+        return {"error": f"KeyError: {unknown[:1]!r}"}
+    stats = fdb.stats_by_axis(records, AXES)
+    layout = {
+        "counts": stats.counts,
+        "axes": stats.counts,
+        "totals": stats.totals,
+        "ratios": stats.ratios,
+        "fmt_ratios": {ax: {k: round(v, 2) for k, v in sorted(r.items())} for ax, r in stats.ratios.items()},
+    }
+    return {**layout, "stats_by_axis": layout}
+
+
+def _behavior(inp: dict, params: dict) -> dict:
+    out = _Outputs(_tag_statistics(_tag_records(inp)))
+    overlaps = _overlaps({k: v for k, v in inp.items() if k not in PROSE_INPUT_KEYS})
+    if overlaps is None:
+        return out
+    if not isinstance(overlaps, dict):  # one pair
+        out.update(check_overlap=overlaps, overlap=overlaps, overlaps=overlaps)
+        return out
+    out.update(overlaps)  # each input key that held pairs names their results
+    first = next(iter(overlaps.values()))
+    out.update(check_overlap=first, overlap=first, overlaps=first)
+    samples = inp.get("samples")
+    if isinstance(samples, dict) and isinstance(overlaps.get("samples"), dict):
+        # per-sample inputs go through the library's scenario analysis, as a run folder does
+        words = {key: _as_pair(v) for key, v in samples.items() if _as_pair(v) is not None}
+        tags = {key: r[0][TAG_KEY] for key, v in samples.items() if (r := _tag_records(v))}
+        result = fdb.behaviour_analysis(words, tags if out.get("error") is None else {}, AXES)
+        out["per_sample"] = {key: {"overlap": o, "check_overlap": o} for key, o in result.overlap.items()}
+        out.update(check_overlap=result.overlap, overlap=result.overlap, overlaps=result.overlap)
     return out
 
 
