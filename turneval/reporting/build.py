@@ -34,6 +34,7 @@ from turneval.metrics.statistics import dialogue_statistics
 from turneval.metrics.swoz_backchannels import system_backchannel_timing
 from turneval.model_provenance import models_section, provenance_warnings
 
+from .headline import headline_figures, response_gaps
 from .inference import (
     check_device,
     judge_interruption_probabilities,
@@ -253,4 +254,8 @@ def report(
         models=models,
         transcript=transcript,
         turn_end_judge=turn_end,
+        headline={
+            "figures": headline_figures(events, system, agreement, naturalness),
+            "response_gaps_s": [round(g, 3) for g in response_gaps(events, system)],
+        },
     )

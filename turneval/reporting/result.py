@@ -51,6 +51,9 @@ class Report:
         turn_end_judge: agreement of another turn-end model (smart-turn v3.2) with the (a)/(d)
             pause decisions, beside the TurnTakingJudge's on the same instances
             (``--turn-end-judge``, :mod:`turneval.smart_turn`); None without it.
+        headline: the headline figures (``figures``, by the names ``--require`` gates;
+            :mod:`turneval.reporting.headline`) and the system's response gaps
+            (``response_gaps_s``); None for a Report built by hand without them.
     """
 
     conversation: dict[str, Any]
@@ -67,6 +70,7 @@ class Report:
     models: dict[str, Any] = field(default_factory=dict)
     transcript: dict[str, Any] | None = None
     turn_end_judge: dict[str, Any] | None = None
+    headline: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (NaN and inf become None)."""
@@ -74,6 +78,7 @@ class Report:
             "schema_version": REPORT_SCHEMA_VERSION,
             "turneval_version": __version__,
             "conversation": self.conversation,
+            "headline": self.headline,
             "summary": list(self.summary_rows()),
             "reference_values": reference_values(),
             "segments": self.segments,
