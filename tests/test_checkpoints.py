@@ -5,10 +5,10 @@ import os
 import shutil
 import subprocess
 import sys
-import venv
 
 import pytest
 
+from tests._nested_env import nested_venv
 from turneval import checkpoints
 from turneval.checkpoints import (
     BUNDLED,
@@ -99,8 +99,7 @@ def test_wheel_install_finds_bundled_checkpoints_and_runs_the_report(repo_root, 
     assert build.returncode == 0, build.stderr[-3000:]
     wheel = next(dist.glob("turneval-*.whl"))
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, system_site_packages=True, with_pip=True)  # dependencies come from this environment
-    python = env_dir / "bin" / "python"
+    python = nested_venv(env_dir)  # dependencies come from the interpreter running this test
     install = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], capture_output=True, text=True, timeout=600)
     assert install.returncode == 0, install.stderr[-3000:]
     outside = tmp_path / "elsewhere"

@@ -8,10 +8,11 @@ import socket
 import subprocess
 import time
 import urllib.request
-import venv
 from pathlib import Path
 
 import pytest
+
+from tests._nested_env import nested_venv
 
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -56,10 +57,7 @@ def test_assembled_space_installs_into_a_fresh_venv_and_serves_the_page(tmp_path
     assert f"./wheels/{wheel.name}" in (space / "requirements.txt").read_text()
 
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, system_site_packages=True, with_pip=True)  # the pinned packages come from this machine
-    python = env_dir / "bin" / "python"
-    # the venv's own old setuptools (from ensurepip) would hide this machine's newer one, which torch needs
-    subprocess.run([str(python), "-m", "pip", "uninstall", "-y", "-q", "setuptools"], capture_output=True, timeout=300)
+    python = nested_venv(env_dir)  # the pinned packages come from the interpreter running this test
     # --no-index: nothing is downloaded; every pin must be satisfied here and turneval come from the wheel
     install = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-index", "-r", "requirements.txt"],
                              capture_output=True, text=True, timeout=900, cwd=space)
