@@ -1,0 +1,263 @@
+"""The probe's loop: stream each sample to the agent in real time, record, write, go on.
+
+Each sample is one connection: the caller's audio leaves in frames paced to the clock (frame
+``k`` when its last sample has been spoken), the agent's messages are taken as they arrive and
+placed on the same clock (:mod:`turneval.probe.recorder`). All loops are bounded: the caller's
+audio has an end, and after it the probe waits at most ``timeout_s`` for an agent that has not
+sent anything yet. A sample the agent broke (it disconnected, or stayed silent past the
+timeout) is written under ``RUN_DIR/failed/`` with the reason, out of the benchmark's folders,
+and the run goes on; an agent that cannot be reached, or sends audio at another rate, stops
+the run with a message that says what to change.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from turneval.probe.recorder import Recording, timing, write_sample
+from turneval.probe.scenarios import Sample
+from turneval.probe.transports import (
+    AgentAudio,
+    AgentClear,
+    AgentDisconnected,
+    AgentMessage,
+    AgentTransport,
+    ProbeError,
+    make_transport,
+)
+
+
+@dataclass
+class ProbeSettings:
+    """How to reach the agent and how long to wait for it."""
+
+    agent: str
+    transport: str = "raw"
+    sample_rate: int = 16000
+    frame_ms: int = 20
+    timeout_s: float = 10.0
+    connect_timeout_s: float = 5.0
+    transport_options: dict[str, Any] = field(default_factory=dict)
+
+    def make(self, url: str | None = None) -> AgentTransport:
+        return make_transport(self.transport, url or self.agent, sample_rate=self.sample_rate, frame_ms=self.frame_ms,
+                              **self.transport_options)
+
+
+@dataclass
+class SampleOutcome:
+    """How one sample went: ``status`` is ok, disconnected or timeout; ``detail`` says what happened."""
+
+    sample: Sample
+    status: str
+    detail: str
+    recording: Recording
+    caller: np.ndarray
+    folder: Path | None = None
+    timing: dict[str, Any] = field(default_factory=dict)
+
+
+def _int16(audio: np.ndarray) -> np.ndarray:
+    return np.clip(np.round(np.asarray(audio, dtype=np.float32) * 32767), -32768, 32767).astype(np.int16)
+
+
+async def _stream(transport: AgentTransport, caller: np.ndarray, timeout_s: float) -> tuple[Recording, str, str]:
+    """Play ``caller`` (int16 at the transport's rate) to the agent; record what comes back."""
+    rec = Recording(transport.sample_rate)
+    loop = asyncio.get_running_loop()
+    frame = transport.frame_samples
+    step_s = frame / transport.sample_rate
+    t0 = loop.time()
+
+    async def sender() -> None:
+        n_frames = math.ceil(caller.size / frame)
+        k = 0
+        silence = np.zeros(frame, dtype=np.int16)
+        # after the caller's audio, a quiet line (as a microphone would send) while waiting for a silent agent
+        limit = n_frames + int(math.ceil(timeout_s / step_s))
+        while k < limit:
+            if k >= n_frames and rec.received_audio:
+                return
+            due = t0 + (k + 1) * step_s
+            delay = due - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            rec.send_lateness_s.append(max(0.0, loop.time() - due))
+            chunk = caller[k * frame : (k + 1) * frame] if k < n_frames else silence
+            if chunk.size < frame:
+                chunk = np.concatenate([chunk, silence[: frame - chunk.size]])
+            await transport.send_audio(chunk)
+            k += 1
+
+    async def receiver() -> None:
+        while True:
+            events = await transport.receive()
+            now = loop.time() - t0
+            for event in events:
+                if isinstance(event, AgentAudio):
+                    rec.add_audio(event.samples, now)
+                elif isinstance(event, AgentClear):
+                    rec.clear(now)
+                elif isinstance(event, AgentMessage):
+                    rec.messages.append((round(now, 6), event.data))
+
+    send_task = asyncio.ensure_future(sender())
+    recv_task = asyncio.ensure_future(receiver())
+    status, detail = "ok", ""
+    try:
+        done, _ = await asyncio.wait({send_task, recv_task}, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            err = task.exception()
+            if isinstance(err, AgentDisconnected):
+                status, detail = "disconnected", f"{err} at {loop.time() - t0:.2f} s into the sample"
+            elif err is not None:
+                raise err
+        if status == "ok" and not rec.received_audio:
+            status = "timeout"
+            detail = (f"the agent at {transport.url} sent no audio during the sample nor in the {timeout_s:g} s after "
+                      "the caller finished; check that it answers (raise --timeout for a slow agent)")
+    finally:
+        for task in (send_task, recv_task):
+            task.cancel()
+        await asyncio.gather(send_task, recv_task, return_exceptions=True)
+    return rec, status, detail
+
+
+async def _run_sample(settings: ProbeSettings, url: str, sample: Sample) -> SampleOutcome:
+    from turneval.dataset_scripts.audio import resample
+
+    caller = sample.audio if settings.sample_rate == 16000 else resample(sample.audio, 16000, settings.sample_rate)
+    transport = settings.make(url)
+    await transport.open(settings.connect_timeout_s)
+    try:
+        rec, status, detail = await _stream(transport, _int16(caller), settings.timeout_s)
+    finally:
+        await transport.close()
+    return SampleOutcome(sample, status, detail, rec, np.asarray(caller, dtype=np.float32))
+
+
+def play_sample(settings: ProbeSettings, url: str, sample: Sample) -> SampleOutcome:
+    """Stream one sample to the agent at ``url`` and return what was recorded."""
+    return asyncio.run(_run_sample(settings, url, sample))
+
+
+def write_outcome(out_dir: Path, outcome: SampleOutcome, transport: dict[str, Any]) -> Path:
+    """Write a sample folder (under ``failed/`` when the agent broke it) with its probe.json log."""
+    sample, rec, sr = outcome.sample, outcome.recording, outcome.recording.sample_rate
+    agent = rec.agent_track(outcome.caller.size)
+    scale = sr / 16000
+    ref = sample.reference_s
+    outcome.timing = timing(agent, sr, ref, sample.event) if outcome.status == "ok" else {}
+    lateness = rec.send_lateness_s or [0.0]
+    log = {
+        "task": sample.task, "sample": sample.sample_id, "status": outcome.status, "detail": outcome.detail,
+        "reference_s": ref, "event_s": list(sample.event) if sample.event else None, "expect": sample.expect,
+        "timing": outcome.timing, "transport": transport,
+        "caller_send_lateness_ms": {"median": round(1000 * statistics.median(lateness), 3),
+                                    "max": round(1000 * max(lateness), 3)},
+        "agent_chunks": [[a, n, p] for a, n, p in rec.arrivals], "clears_s": rec.clears,
+        "messages": [[t, m] for t, m in rec.messages][:200],
+        "sample_rate_scale": scale,
+    }
+    base = out_dir if outcome.status == "ok" else out_dir / "failed"
+    outcome.folder = write_sample(base / sample.folder, outcome.caller, agent, sr, sample.write_metadata, log)
+    return outcome.folder
+
+
+def measure_transport_delay(settings: ProbeSettings, seconds: float = 2.0) -> dict[str, Any]:
+    """Round trip of the probe's own transport stack through a loopback echo agent (same wire format).
+
+    Every caller frame comes straight back; its delay is its arrival less the time it was due
+    to leave. This is the part of a measured latency that belongs to the socket, the wire
+    format and the probe's own loop, not to the agent (it does not include the network between
+    the probe and a remote agent).
+    """
+    from turneval.probe.mock_agents import MockAgent
+
+    rng = np.random.default_rng(0)
+    noise = (0.1 * rng.standard_normal(int(seconds * settings.sample_rate))).astype(np.float32)
+    with MockAgent("echo", wire=settings.transport, sample_rate=settings.sample_rate) as url:
+        transport = settings.make(url)
+
+        async def go() -> Recording:
+            await transport.open(settings.connect_timeout_s)
+            try:
+                rec, _, _ = await _stream(transport, _int16(noise), timeout_s=1.0)
+            finally:
+                await transport.close()
+            return rec
+
+        rec = asyncio.run(go())
+    step = transport.frame_samples / settings.sample_rate
+    delays = [arrival - (i + 1) * step for i, (arrival, _, _) in enumerate(rec.arrivals)]
+    if not delays:
+        raise ProbeError("the loopback echo agent sent nothing back; the transport delay cannot be measured")
+    delays_ms = sorted(1000 * d for d in delays)
+    return {"median_ms": round(statistics.median(delays_ms), 3),
+            "p95_ms": round(delays_ms[min(len(delays_ms) - 1, int(0.95 * len(delays_ms)))], 3),
+            "max_ms": round(delays_ms[-1], 3), "frames": len(delays_ms),
+            "what": "round trip of a 20 ms frame through a loopback echo agent with the same transport"}
+
+
+def concatenate(outcomes: list[SampleOutcome], gap_s: float = 1.0) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """The stereo recording of the whole run (caller left, agent right), samples 1 s apart, and where each lies."""
+    pieces, index, at = [], [], 0.0
+    for outcome in outcomes:
+        if outcome.folder is None or outcome.status != "ok":
+            continue
+        sr = outcome.recording.sample_rate
+        stereo = np.stack([outcome.caller, outcome.recording.agent_track(outcome.caller.size)])
+        if sr != 16000:
+            from turneval.dataset_scripts.audio import resample
+
+            stereo = np.stack([resample(ch, sr, 16000) for ch in stereo])
+        pieces += [stereo, np.zeros((2, int(gap_s * 16000)), dtype=np.float32)]
+        index.append({"folder": outcome.sample.folder, "start_s": round(at, 3), "duration_s": round(stereo.shape[1] / 16000, 3)})
+        at += stereo.shape[1] / 16000 + gap_s
+    if not pieces:
+        return np.zeros((2, 0), dtype=np.float32), index
+    return np.concatenate(pieces, axis=1), index
+
+
+def run_samples(samples: list[Sample], settings: ProbeSettings, out_dir: Path, url: str,
+                on_sample: Callable[[SampleOutcome], None] | None = None, progress: bool = False) -> list[SampleOutcome]:
+    """Play every sample in turn and write its folder as soon as it is complete.
+
+    A disconnect or a silent agent marks that sample and the run goes on; an unreachable agent
+    (the next connection refused) or a wrong audio format stops the run (ProbeError). Ctrl-C
+    propagates after the samples already written; the one in flight is not written.
+    """
+    from tqdm.auto import tqdm
+
+    outcomes = []
+    described = {**settings.make(url).describe(), "agent": settings.agent}
+    with tqdm(samples, desc="probe", unit="sample", disable=not progress, leave=False) as bar:
+        for sample in bar:
+            bar.set_postfix_str(sample.folder)
+            outcome = play_sample(settings, url, sample)
+            write_outcome(out_dir, outcome, described)
+            outcomes.append(outcome)
+            if on_sample is not None:
+                on_sample(outcome)
+    return outcomes
+
+
+def outcome_rows(outcomes: list[SampleOutcome]) -> list[dict[str, Any]]:
+    """One JSON-ready row per sample for the run's probe.json."""
+    rows = []
+    for o in outcomes:
+        rows.append({"folder": o.sample.folder, "task": o.sample.task, "status": o.status, "detail": o.detail,
+                     "written_to": str(o.folder) if o.folder else None, "reference_s": o.sample.reference_s,
+                     "expect": o.sample.expect, **{k: o.timing.get(k) for k in ("response_latency_s", "stop_latency_s")}})
+    return rows
+
+
+def settings_dict(settings: ProbeSettings) -> dict[str, Any]:
+    return json.loads(json.dumps(asdict(settings), default=str))
