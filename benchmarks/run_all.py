@@ -376,6 +376,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--docs", default=None, help="also write the markdown here (e.g. docs/performance.md)")
     parser.add_argument("--threads", type=int, default=1, help="threads per benchmark (default 1)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds before one benchmark is stopped")
+    parser.add_argument("--spokenwoz-root", default=None,
+                        help="SpokenWOZ calls for the real-speech naturalness benchmarks (default: $TURNEVAL_SPOKENWOZ_ROOT or ../shared/real/spokenwoz)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--render", metavar="JSON", default=None,
                         help="run nothing: rewrite the markdown (and --docs) from a saved report JSON")
@@ -396,6 +398,8 @@ def run_from_args(args: argparse.Namespace) -> int:
     only = [name.strip() for name in args.only.split(",") if name.strip()] if args.only else None
     if args.threads < 1:
         raise BenchmarkError(f"--threads must be at least 1, got {args.threads}")
+    if getattr(args, "spokenwoz_root", None):
+        os.environ["TURNEVAL_SPOKENWOZ_ROOT"] = str(Path(args.spokenwoz_root).resolve())  # each benchmark process inherits it
     if args.render:
         report = load_report(args.render)
         paths = write_report(report, args.output_dir, args.docs)
