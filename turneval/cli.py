@@ -28,6 +28,8 @@ COMMAND_MODULES: list[str] = [
     # benchmarks people already use, in their own layout (issue 15)
     "turneval.commands.fdb",
     "turneval.commands.fdbench",
+    # a live agent driven by scripted callers (issue 33)
+    "turneval.commands.probe",
 ]
 
 
