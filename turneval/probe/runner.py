@@ -236,7 +236,7 @@ def run_samples(samples: list[Sample], settings: ProbeSettings, out_dir: Path, u
     """
     from tqdm.auto import tqdm
 
-    outcomes = []
+    outcomes: list[SampleOutcome] = []
     described = {**settings.make(url).describe(), "agent": settings.agent}
     with tqdm(samples, desc="probe", unit="sample", disable=not progress, leave=False) as bar:
         for sample in bar:

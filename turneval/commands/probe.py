@@ -1,0 +1,149 @@
+"""`turneval probe`: drive a live voice agent with scripted callers, record both sides, score them.
+
+    turneval probe ws://localhost:8765 --scenarios fdb --out runs/my-agent
+    turneval probe ws://localhost:7860/ws --transport pipecat --scenarios fdb-v1 --out runs/bot
+    turneval probe mock:duplex --scenarios smoke --out runs/mock --no-report
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from turneval.cli import UserError
+
+
+_EPILOG = """\
+AGENT is a WebSocket URL (ws://HOST:PORT/PATH) or a loopback mock agent: mock:cascaded, mock:eager,
+mock:duplex (docs/probe.md).
+
+scenarios: a built-in suite (fdb-v1: the four Full-Duplex-Bench v1.0 tasks; fdb-v1.5: its four overlap
+cases; fdb: both; smoke: two short calls), a YAML/JSON scenario file, or a folder of stimuli in the
+benchmark's layout (task folders of sample folders with input.wav and the task's metadata).
+
+RUN_DIR gets one Full-Duplex-Bench sample folder per sample (input.wav, output.wav, stereo.wav, the task's
+metadata, probe.json with the agent audio's arrival times), failed/ for samples the agent broke,
+conversation.wav (all samples, caller left, agent right), probe.json and probe.md (the probe's timing
+beside the transport delay), fdb/ (turneval fdb, words by offline Whisper) and report/ (turneval report).
+
+examples:
+  turneval probe mock:duplex --scenarios smoke --out runs/mock
+  turneval probe ws://127.0.0.1:8765 --scenarios my_calls.yaml --out runs/a --timeout 20
+  turneval probe ws://127.0.0.1:7860/ws --transport pipecat --scenarios fdb --out runs/bot \\
+      --require 'probe.response_latency_s<=1.0' --require 'fdb.synthetic_pause_handling.tor<=0.5'
+  turneval probe ws://host:9000/audio --start-message '{"type": "start"}' --scenarios fdb-v1 --out runs/x
+
+exit codes: 0 done; 1 error (agent unreachable, wrong audio format, bad scenario); 3 a --require failed;
+130 interrupted (the samples written are complete)."""
+
+
+def _requirement(text: str):
+    from turneval.gates import GateError, parse_requirement
+    from turneval.probe.summary import known_figures
+
+    try:
+        return parse_requirement(text, known_figures())
+    except GateError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _json_arg(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"not JSON: {err}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object, e.g. '{\"type\": \"start\"}'")
+    return value
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "probe",
+        help="test a live voice agent: stream scripted callers over WebSocket, record both sides, score them",
+        description="Stream scripted callers to a running voice agent in real time (20 ms frames), record the "
+        "agent's audio with the time each frame arrived, write each call as a Full-Duplex-Bench sample folder and "
+        "the stereo recording, then score the run with `turneval fdb` and `turneval report`. The transport's own "
+        "delay is measured with a loopback echo agent and printed beside every latency.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("agent", metavar="AGENT", help="the agent's WebSocket URL, or mock:cascaded|eager|duplex")
+    parser.add_argument("--scenarios", required=True, metavar="SUITE|FILE|DIR",
+                        help="fdb, fdb-v1, fdb-v1.5, smoke, a YAML/JSON scenario file, or a stimuli folder")
+    parser.add_argument("--out", required=True, metavar="RUN_DIR", help="the run folder to write")
+    wire = parser.add_argument_group("transport")
+    wire.add_argument("--transport", choices=("raw", "pipecat"), default="raw",
+                      help="raw: 16-bit PCM in binary messages, JSON control in text messages (default); "
+                      "pipecat: Pipecat's ProtobufFrameSerializer frames")
+    wire.add_argument("--sample-rate", type=int, default=16000, help="audio rate both ways (default 16000)")
+    wire.add_argument("--frame-ms", type=int, default=20, help="caller frame length in ms (default 20)")
+    wire.add_argument("--start-message", type=_json_arg, default=None, metavar="JSON",
+                      help="raw: a JSON text message sent once connected (e.g. a session config)")
+    wire.add_argument("--end-message", type=_json_arg, default=None, metavar="JSON", help="raw: a JSON message sent before closing")
+    wire.add_argument("--clear-type", default="clear",
+                      help="raw: the `type` of the agent's JSON message that drops its queued audio (default clear)")
+    wire.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="an HTTP header for the handshake")
+    wire.add_argument("--timeout", type=float, default=10.0, metavar="S",
+                      help="per sample: how long after the caller finishes to wait for an agent that has sent nothing (default 10)")
+    after = parser.add_argument_group("scoring")
+    after.add_argument("--no-fdb", action="store_true", help="do not run turneval fdb on the run folder")
+    after.add_argument("--no-report", action="store_true", help="do not run turneval report on conversation.wav")
+    after.add_argument("--no-judge", action="store_true", help="report without the judge (faster)")
+    after.add_argument("--no-predictor", action="store_true", help="report without the naturalness score (faster)")
+    after.add_argument("--asr-model", metavar="PATH", default=None, help="Whisper for the agent's words (default tiny.en, offline)")
+    after.add_argument("--require", metavar="'NAME<=X'", action="append", type=_requirement, default=[],
+                       help="a pass/fail gate (as turneval report --require) on the probe's figures: the report's headline "
+                       "figures, transport_delay_ms, failed_samples, probe.response_latency_s, probe.<task>.response_latency_s "
+                       "or .stop_latency_s, fdb.<task folder>.<figure> (e.g. fdb.candor_turn_taking.tor); exit 3 on failure")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from turneval.gates import run_gates
+    from turneval.probe.runner import ProbeSettings
+    from turneval.probe.scenarios import load_scenarios
+    from turneval.probe.session import probe, score, write_run_files
+    from turneval.probe.transports import ProbeError
+    from turneval.validation import check_output_dir
+
+    check_output_dir(args.out)
+    headers = {}
+    for item in args.header:
+        name, sep, value = item.partition(":")
+        if not sep:
+            raise UserError(f"--header {item!r}: give NAME:VALUE")
+        headers[name.strip()] = value.strip()
+    options = {"headers": headers}
+    if args.transport == "raw":
+        options.update(start_message=args.start_message, end_message=args.end_message, clear_type=args.clear_type)
+    elif args.start_message or args.end_message:
+        raise UserError("--start-message and --end-message go with --transport raw")
+    settings = ProbeSettings(agent=args.agent, transport=args.transport, sample_rate=args.sample_rate,
+                             frame_ms=args.frame_ms, timeout_s=args.timeout, transport_options=options)
+    show = not args.quiet and sys.stderr.isatty()
+    try:
+        samples = load_scenarios(args.scenarios)
+        result = probe(samples, settings, args.out, scenarios=args.scenarios, progress=show)
+        print(result.table())
+        if not any(o.status == "ok" for o in result.outcomes):
+            raise UserError(f"no sample completed against {args.agent}; nothing to score (see {args.out}/failed/)")
+        report_options = {"judge": False if args.no_judge else None, "predictor": False if args.no_predictor else None}
+        score(result, fdb=not args.no_fdb, report=not args.no_report, asr_model=args.asr_model,
+              report_options=report_options, progress=show)
+        write_run_files(result, settings, args.scenarios)  # again, now with the gate figures
+    except ProbeError as err:
+        raise UserError(f"{err} (samples written so far stay in {args.out})") from None
+    except KeyboardInterrupt:
+        print(f"turneval probe: interrupted; the complete samples are in {args.out} (probe.json lists them)", file=sys.stderr)
+        return 130
+    failed = [o for o in result.outcomes if o.status != "ok"]
+    if failed:
+        print(f"{len(failed)} sample(s) failed (see {args.out}/failed/ and probe.json)", file=sys.stderr)
+    print(f"wrote {args.out}")
+    if args.require:
+        table, code = run_gates(args.require, result.figures)
+        print(table)
+        return code
+    return 0

@@ -1,0 +1,145 @@
+"""One probe run from start to finish: reach the agent, measure the transport, play, score.
+
+    RUN_DIR/
+      v1.0/<task>/<id>/   input.wav output.wav stereo.wav  the task's metadata  probe.json
+      v1.5/<task>/<id>/   ... (input.json: the caller's words, exact from the synthesizer)
+      failed/...          samples the agent broke, with the reason in probe.json
+      conversation.wav    every complete sample, caller left / agent right, 1 s apart
+      probe.json          settings, transport delay, every sample's status and timing, gate figures
+      probe.md            the probe's timing table
+      fdb/                turneval fdb's fdb.json and fdb.md (output.json by offline Whisper)
+      report/             turneval report on conversation.wav
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from turneval.probe.runner import (
+    ProbeSettings,
+    SampleOutcome,
+    concatenate,
+    measure_transport_delay,
+    outcome_rows,
+    run_samples,
+    settings_dict,
+)
+from turneval.probe.scenarios import Sample
+from turneval.probe.summary import gate_figures, task_timing, timing_table
+from turneval.probe.transports import ProbeError
+
+
+MOCK_PREFIX = "mock:"
+
+
+@dataclass
+class ProbeRun:
+    """What a run produced: the outcomes, the transport delay, the scored results, the gate figures."""
+
+    out_dir: Path
+    outcomes: list[SampleOutcome]
+    delay: dict[str, Any]
+    fdb: Any = None
+    report: Any = None
+    figures: dict[str, Any] = field(default_factory=dict)
+    mock: dict[str, Any] | None = None
+
+    @property
+    def timing(self) -> dict[str, dict[str, Any]]:
+        return task_timing(self.outcomes)
+
+    def table(self) -> str:
+        return timing_table(self.timing, self.delay)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
+
+    atomic_write_text(path, json.dumps(to_jsonable(data), indent=1) + "\n")
+
+
+def write_run_files(run: ProbeRun, settings: ProbeSettings, scenarios: str) -> None:
+    """probe.json, probe.md and conversation.wav of the complete samples."""
+    from turneval.dataset_scripts.audio import write_audio
+    from turneval.dataset_scripts.files import atomic_write_text
+
+    stereo, index = concatenate(run.outcomes)
+    if stereo.shape[1]:
+        write_audio(run.out_dir / "conversation.wav", stereo)
+    _write_json(run.out_dir / "probe.json", {
+        "agent": settings.agent, "scenarios": scenarios, "settings": settings_dict(settings), "mock": run.mock,
+        "transport_delay": run.delay, "timing": run.timing, "samples": outcome_rows(run.outcomes),
+        "conversation": index, "figures": run.figures,
+    })
+    atomic_write_text(run.out_dir / "probe.md", run.table() + "\n")
+
+
+def score(run: ProbeRun, *, fdb: bool = True, report: bool = True, asr_model: str | None = None,
+          report_options: dict[str, Any] | None = None, progress: bool = False,
+          log: Callable[[str], None] = print) -> None:
+    """Run ``turneval fdb`` on the run folder and ``turneval report`` on conversation.wav; fill ``run.figures``."""
+    ok = [o for o in run.outcomes if o.status == "ok"]
+    headline = None
+    if fdb and ok:
+        from turneval.benchmark_runs.fdb import evaluate_fdb_run, whisper_words
+
+        # output.json (the agent's words) does not exist for a live agent: offline Whisper writes none,
+        # it supplies the words in memory, as `turneval fdb --transcribe` does
+        run.fdb = evaluate_fdb_run(run.out_dir, transcribe=whisper_words(asr_model, show_progress=progress),
+                                   model_name=run.mock["name"] if run.mock else None, show_progress=progress)
+        run.fdb.save(run.out_dir / "fdb")
+        log(run.fdb.to_markdown(per_sample=False))
+    if report and ok:
+        from turneval.reporting import format_summary
+        from turneval.reporting import report as make_report
+
+        run.report = make_report(run.out_dir / "conversation.wav", system_channel=1, progress=progress,
+                                 **(report_options or {}))
+        run.report.save(run.out_dir / "report")
+        log(format_summary(run.report))
+        headline = (run.report.headline or {}).get("figures")
+    run.figures = gate_figures(run.timing, run.delay, run.fdb, headline)
+
+
+def probe(samples: list[Sample], settings: ProbeSettings, out_dir: str | Path, *, scenarios: str = "",
+          progress: bool = False, log: Callable[[str], None] = print) -> ProbeRun:
+    """Play ``samples`` to the agent (``settings.agent``: a ws:// URL or ``mock:NAME``) and write the run folder.
+
+    Raises:
+        ProbeError: the agent cannot be reached, or sends audio in another format.
+        KeyboardInterrupt: Ctrl-C; the samples written so far are complete, the one in flight is dropped.
+    """
+    from turneval.probe.mock_agents import MOCK_BEHAVIOURS, MockAgent
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    mock = None
+    if settings.agent.startswith(MOCK_PREFIX):
+        name = settings.agent[len(MOCK_PREFIX):]
+        if name not in MOCK_BEHAVIOURS:
+            raise ProbeError(f"{settings.agent}: no such mock agent; choose one of "
+                             f"{', '.join(MOCK_PREFIX + n for n in MOCK_BEHAVIOURS)}")
+        mock = MockAgent(name, wire=settings.transport, sample_rate=settings.sample_rate)
+    delay = measure_transport_delay(settings)
+    log(f"transport delay (loopback echo, {settings.transport}): median {delay['median_ms']:.1f} ms, "
+        f"p95 {delay['p95_ms']:.1f} ms")
+    outcomes: list[SampleOutcome] = []
+
+    def report_sample(outcome: SampleOutcome) -> None:
+        outcomes.append(outcome)  # kept as it comes, so Ctrl-C still lists the samples written
+        if outcome.status != "ok":
+            log(f"{outcome.sample.folder}: {outcome.status}: {outcome.detail} (written to {outcome.folder})")
+
+    run = ProbeRun(out, outcomes, delay, mock={"name": mock.behaviour.name, **mock.describe()} if mock else None)
+    try:
+        if mock is not None:
+            with mock as url:
+                run_samples(samples, settings, out, url, report_sample, progress)
+        else:
+            run_samples(samples, settings, out, settings.agent, report_sample, progress)
+    finally:
+        run.outcomes = [o for o in outcomes if o.folder is not None and o.folder.is_dir()]
+        write_run_files(run, settings, scenarios)
+    return run
