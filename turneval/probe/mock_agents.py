@@ -80,8 +80,9 @@ def _speech(text: str, sample_rate: int) -> np.ndarray:
 class _Session:
     """One caller connection: reads the caller's audio, decides, talks."""
 
-    def __init__(self, agent: "MockAgent", ws: Any):
+    def __init__(self, agent: "MockAgent", ws: Any, breaks: bool = False):
         self.agent, self.ws, self.b = agent, ws, agent.behaviour
+        self.breaks = breaks and agent.disconnect_after_s is not None
         self.sr = agent.sample_rate
         self.loop = asyncio.get_running_loop()
         self.received = 0  # caller samples so far: the caller's clock
@@ -183,7 +184,7 @@ class _Session:
                 samples = self.decode(message)
                 if samples is None:
                     continue
-                if agent.disconnect_after_s is not None and self.received / self.sr >= agent.disconnect_after_s:
+                if self.breaks and self.received / self.sr >= agent.disconnect_after_s:
                     await self.ws.close(code=1011, reason="mock agent told to fail")
                     return
                 if agent.silent:
@@ -207,19 +208,21 @@ class MockAgent:
 
     ``with MockAgent("duplex") as url:`` serves it for the block. ``wire`` is raw or pipecat;
     ``wire_rate`` makes it claim another sample rate, ``silent`` makes it never answer and
-    ``disconnect_after_s`` makes it drop the connection after that much caller audio (the
-    tests' bad agents).
+    ``disconnect_after_s`` makes it drop its first ``disconnect_sessions`` connections after
+    that much caller audio (the tests' bad agents).
     """
 
     def __init__(self, behaviour: str | MockBehaviour = "duplex", *, wire: str = "raw", sample_rate: int = 16000,
                  port: int = 0, wire_rate: int | None = None, silent: bool = False,
-                 disconnect_after_s: float | None = None, **overrides: Any):
+                 disconnect_after_s: float | None = None, disconnect_sessions: int = 1, **overrides: Any):
         base = MOCK_BEHAVIOURS[behaviour] if isinstance(behaviour, str) else behaviour
         self.behaviour = replace(base, **overrides) if overrides else base
         if wire not in ("raw", "pipecat"):
             raise ValueError(f"wire must be raw or pipecat, not {wire!r}")
         self.wire, self.sample_rate, self.port = wire, sample_rate, port
         self.wire_rate, self.silent, self.disconnect_after_s = wire_rate, silent, disconnect_after_s
+        self.disconnect_sessions = disconnect_sessions
+        self.sessions = 0
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -235,7 +238,8 @@ class MockAgent:
                 "sample_rate": self.sample_rate}
 
     async def _handler(self, ws: Any) -> None:
-        await _Session(self, ws).run()
+        self.sessions += 1
+        await _Session(self, ws, breaks=self.sessions <= self.disconnect_sessions).run()
 
     async def _serve(self) -> None:
         from websockets.asyncio.server import serve

@@ -49,7 +49,7 @@ V10_TASKS = ("synthetic_pause_handling", "candor_pause_handling", "candor_turn_t
 V15_TASKS = ("user_interruption", "user_backchannel", "talking_to_other", "background_speech")
 BUILTIN_SUITES = {"fdb-v1": ["probe_fdb_v1.yaml"], "fdb-v1.5": ["probe_fdb_v15.yaml"],
                   "fdb": ["probe_fdb_v1.yaml", "probe_fdb_v15.yaml"], "smoke": ["probe_smoke.yaml"]}
-CALLER_VOICES = (("en-us+m3", 170, 45), ("en-us+f2", 165, 65), ("en-gb+m1", 160, 40), ("en-us+f4", 180, 58))
+CALLER_VOICES = (("en-us+m3", 170, 45), ("en-us+f2", 165, 65), ("en-us+m1", 160, 40), ("en-us+f4", 180, 58))
 """The callers' eSpeak voices, taken in turn across samples (name, words per minute, pitch)."""
 DEFAULT_TAIL_S = {"synthetic_pause_handling": 0.0, "candor_pause_handling": 0.0, "icc_backchannel": 1.0}
 """Recording kept after the caller's last sound. Pause handling stops with the caller: what the agent
