@@ -1,7 +1,9 @@
-"""training/turn_end_finetune.py: the cached states give the head's own logits; training moves only its top."""
+"""benchmarks/experiments/turn_end_finetune.py: the cached states give the head's own logits; training moves only its top."""
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import numpy as np
 import soundfile as sf
@@ -11,8 +13,19 @@ from turneval.dataset_scripts.synthetic import generate_dialogue
 from turneval.dataset_scripts.turn_end_decisions import TIMING_FEATURES, turn_end_decisions
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
-from turneval.training import turn_end_finetune as ft
 from turneval.training import turn_end_probe as probe
+
+
+def _experiment(name: str):
+    """An experiment, not a recipe stage: it lives with the benchmarks, outside the package."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "experiments" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"experiment_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ft = _experiment("turn_end_finetune")
 
 
 # four layers: two shared, and the head's own two (the first frozen and cached, the last trained)

@@ -8,7 +8,7 @@ with the installed head as the starting point. The layers below it (the judge's 
 layers and the head's first own layer) stay frozen, so their output is computed once per
 decision and cached (``[frames, d_model]`` in float16, ~150 kB a decision).
 
-    python -m turneval.training.turn_end_finetune --judge checkpoints/turn_taking_judge_swb_revoiced \
+    python benchmarks/experiments/turn_end_finetune.py --judge checkpoints/turn_taking_judge_swb_revoiced \
         --train REVOICE/train_part_1 REVOICE/train_part_2 --val REVOICE/val --eval test=REVOICE/test \
         --cache runs/turn_end_states --output_dir runs/turn_end_ft [--install]
 

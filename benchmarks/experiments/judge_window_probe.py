@@ -7,7 +7,7 @@ class-balanced sample of validation chunks (weighted back to the natural distrib
 the linear head on the cached last-frame states, and reports the validation ROC-AUC, so the
 modes compare on the same footing as ``train_judge_cached`` (same backbone, same data).
 
-    python -m turneval.training.judge_window_probe --train /work/cache/revoice/train:train \
+    python benchmarks/experiments/judge_window_probe.py --train /work/cache/revoice/train:train \
         --validation /work/cache/revoice/val:validation --context_s 10 --per_class 300 --n_val 1500
 """
 from __future__ import annotations
