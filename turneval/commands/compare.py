@@ -9,6 +9,14 @@ agreement, naturalness) the command gives each system's mean over its conversati
 the difference B - A with the CI ``+- 1.96 sqrt(sd_A^2 / n_A + sd_B^2 / n_B)`` (independent
 samples, normal approximation). With one conversation per system there is no spread to
 estimate: the intervals have zero width and say nothing about significance.
+
+Naturalness m gets more: a percentile-bootstrap interval on B - A that resamples the boundary
+units m is made of (and the conversations, when there are several;
+:func:`turneval.metrics.naturalness_difference.bootstrap_m_difference`), so one conversation per
+system is enough, and a plain sentence that says whether the difference is beyond that noise and
+how it compares with the spread of m between real human conversations scored by the same
+predictor (:mod:`turneval.naturalness_range`). Reports scored by different predictors are not
+compared on m: its scale belongs to the predictor.
 """
 from __future__ import annotations
 
@@ -87,7 +95,44 @@ def compare_reports(reports_a: Sequence[dict[str, Any]], reports_b: Sequence[dic
         "system_a": {"n_reports": len(reports_a), "files": [r["_file"] for r in reports_a]},
         "system_b": {"n_reports": len(reports_b), "files": [r["_file"] for r in reports_b]},
         "figures": rows,
+        "naturalness": compare_naturalness(reports_a, reports_b),
     })
+
+
+def _naturalness_units(reports: Sequence[dict[str, Any]]) -> tuple[list[list[float]], set[str]]:
+    """Per report with a defined m, its boundary units' NLLs; and the predictors that scored them."""
+    units, checkpoints = [], set()
+    for rep in reports:
+        nat = rep.get("naturalness") or {}
+        nll = [u["unit_nll"] for u in nat.get("units") or [] if isinstance(u.get("unit_nll"), (int, float)) and math.isfinite(u["unit_nll"])]
+        if nll:
+            units.append(nll)
+            checkpoints.add(str(nat.get("checkpoint")))
+    return units, checkpoints
+
+
+def compare_naturalness(reports_a: Sequence[dict[str, Any]], reports_b: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """m of B minus m of A with its bootstrap interval over boundary units, the human spread of m
+    for the predictor, and the sentence that says what it means; None when a side has no m."""
+    from turneval.metrics.naturalness_difference import bootstrap_m_difference, difference_sentence
+    from turneval.naturalness_range import checkpoint_key, human_m_range
+
+    (units_a, ckpt_a), (units_b, ckpt_b) = _naturalness_units(reports_a), _naturalness_units(reports_b)
+    if not units_a or not units_b:
+        return None
+    names = sorted({checkpoint_key(c) for c in ckpt_a | ckpt_b})
+    if len(names) > 1:
+        return {"predictors": names, "difference": None,
+                "sentence": f"Naturalness m: not compared: the reports were scored by different predictors ({', '.join(names)}), and m's "
+                            "scale belongs to its predictor; score both systems with one --predictor."}
+    d = bootstrap_m_difference(units_a, units_b)
+    human = human_m_range(names[0])
+    sd, n = (human.get("sd"), (human.get("range") or {}).get("n")) if human else (None, None)
+    sentence = difference_sentence(d, sd, n)
+    if human is None:
+        sentence += f" No range of m on real human conversations is stored for {names[0]}."
+    return {"predictors": names, "difference": d.to_dict(), "human_sd": sd, "human_range": None if human is None else human.get("range"),
+            "sentence": sentence}
 
 
 def format_comparison(result: dict[str, Any]) -> str:
@@ -102,6 +147,8 @@ def format_comparison(result: dict[str, Any]) -> str:
         d = r["difference"]
         ci = "n/a" if d["ci95_low"] is None else f"[{fmt(d['ci95_low'])}, {fmt(d['ci95_high'])}]"
         lines.append(f"{r['label']:{width}}  {fmt(r['a']['mean']):>9}  {fmt(r['b']['mean']):>9}  {fmt(d['mean']):>9}  {ci:>22}")
+    if result.get("naturalness"):
+        lines.append(result["naturalness"]["sentence"])
     return "\n".join(lines)
 
 
