@@ -1,0 +1,170 @@
+"""Band and voice invariance of naturalness m: one dialogue at 8, 16 and 44.1 kHz and voiced by two engines.
+
+    python benchmarks/naturalness_invariance.py [--dialogues 6] [--duration-s 30] [--predictor CKPT ...] [--json OUT]
+    python benchmarks/run_all.py --only naturalness_invariance
+
+A synthetic human-like dialogue (``dataset_scripts.synthetic``, eSpeak NG, deterministic per
+seed) is written as a stereo file at 16 kHz, at 8 kHz (telephone band) and at 44.1 kHz, and
+re-voiced with the same timing and words by a second engine (the first of Flite, Festival and
+SVOX Pico that is installed, ``dataset_scripts.synthetic.revoice``; none: that comparison is
+skipped and says so). Every version is scored as ``turneval score FILE.wav`` scores it
+(:func:`turneval.commands.score.score_one`: loaded and resampled to 16 kHz, speech by Silero VAD,
+then m), by both bundled predictors and any ``--predictor``. The figure per predictor and
+version is the largest relative change of m against the 16 kHz eSpeak version over the
+dialogues, ``|m - m_16k| / |m_16k|``, beside the :data:`TOLERANCE` that
+``tests/test_naturalness_invariance.py`` asserts for the predictors that meet it. Quick mode: one
+dialogue of 20 s.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from _harness import emit_result, figure, limit_threads  # noqa: E402
+
+
+RATES = (8000, 44100)
+"""Sample rates compared with the 16 kHz file (telephone band; a common wideband rate)."""
+SECOND_ENGINES = ("flite", "festival", "pico")
+"""Engines tried, in this order, for the second voicing (eSpeak NG voices the original)."""
+TOLERANCE = 0.05
+"""Largest relative change of m accepted between versions of one dialogue (issue 31: 8 vs 16 kHz within 5 %)."""
+FULL, QUICK = {"dialogues": 6, "duration_s": 30.0}, {"dialogues": 1, "duration_s": 20.0}
+
+
+def second_engine() -> str | None:
+    """The first installed engine of :data:`SECOND_ENGINES`, or None."""
+    from turneval.dataset_scripts.synthetic.engines import available_engines
+
+    found = available_engines()
+    return next((e for e in SECOND_ENGINES if e in found), None)
+
+
+def write_versions(dialogue, folder: Path, engine: str | None, seed: int) -> dict[str, Path]:
+    """The dialogue as stereo wav files: ``16000 Hz`` (its own audio), one per rate of
+    :data:`RATES`, and ``<engine> voices`` (re-voiced at 16 kHz) when ``engine`` is given."""
+    import soundfile as sf
+    import soxr
+
+    from turneval.dataset_scripts.synthetic.revoice import draw_speaker_voices, revoice_dialogue
+
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {"16000 Hz": folder / "16000.wav"}
+    sf.write(out["16000 Hz"], dialogue.audio.T, 16000, subtype="FLOAT")
+    for rate in RATES:
+        out[f"{rate} Hz"] = folder / f"{rate}.wav"
+        sf.write(out[f"{rate} Hz"], soxr.resample(dialogue.audio.T, 16000, rate, quality="VHQ"), rate, subtype="FLOAT")
+    if engine is not None:
+        voices = draw_speaker_voices([engine], np.random.default_rng(seed))
+        audio, _ = revoice_dialogue(dialogue, voices)
+        out[f"{engine} voices"] = folder / f"{engine}.wav"
+        sf.write(out[f"{engine} voices"], audio.T, 16000, subtype="FLOAT")
+    return out
+
+
+def version_scores(files: dict[str, Path], model) -> dict[str, float]:
+    """m of every version, as ``turneval score`` gets it from the file."""
+    import warnings
+
+    from turneval.bandwidth import NarrowBandWarning
+    from turneval.commands.score import score_one
+
+    out = {}
+    for name, path in files.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NarrowBandWarning)  # the 8 kHz file is telephone band on purpose
+            m = score_one(name, path, model)["naturalness_score"]
+        out[name] = math.nan if m is None else float(m)
+    return out
+
+
+def relative_changes(scores: dict[str, float]) -> dict[str, float]:
+    """``|m - m_16k| / |m_16k|`` of every other version."""
+    ref = scores["16000 Hz"]
+    return {k: abs(v - ref) / abs(ref) for k, v in scores.items() if k != "16000 Hz"}
+
+
+def evaluate(dialogues: int, duration_s: float, extra_predictors: Sequence[str] = ()) -> dict[str, Any]:
+    from _real_calls import predictors
+
+    from turneval.dataset_scripts.synthetic import generate_dialogue
+
+    limit_threads()
+    engine = second_engine()
+    models = predictors(extra_predictors)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="turneval-invariance-") as tmp:
+        for seed in range(dialogues):
+            dialogue = generate_dialogue(seed, duration_s=duration_s, style="human")
+            files = write_versions(dialogue, Path(tmp) / str(seed), engine, seed)
+            for name, model in models:
+                scores = version_scores(files, model)
+                rows.append({"seed": seed, "predictor": name, "m": scores, "relative_change": relative_changes(scores)})
+    changes: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        for version, change in row["relative_change"].items():
+            changes.setdefault(row["predictor"], {}).setdefault(version, []).append(change)
+    worst = {name: {v: max(c) for v, c in per.items()} for name, per in changes.items()}
+    mean = {name: {v: float(np.mean(c)) for v, c in per.items()} for name, per in changes.items()}
+    return {"dialogues": dialogues, "duration_s": duration_s, "second_engine": engine, "tolerance": TOLERANCE, "rows": rows,
+            "worst": worst, "mean": mean}
+
+
+def figures(result: dict[str, Any]) -> list[dict]:
+    out = []
+    for name, per_version in result["worst"].items():
+        for version, change in per_version.items():
+            out.append(figure(f"naturalness m change, {version} vs 16 kHz eSpeak: {name}", 100 * change, "%",
+                              note=f"largest |m - m_16k| / |m_16k| over {result['dialogues']} synthetic dialogues of {result['duration_s']:g} s "
+                                   f"(mean {100 * result['mean'][name][version]:.1f} %), "
+                                   f"scored as `turneval score` does; tolerance {100 * TOLERANCE:g} %"))
+    if result["second_engine"] is None:
+        out.append(figure("naturalness m change, second engine vs eSpeak", math.nan, "%",
+                          note=f"skipped: none of {', '.join(SECOND_ENGINES)} is installed (make synth-deps)"))
+    return out
+
+
+def markdown(result: dict[str, Any]) -> str:
+    versions = list(next(iter(result["worst"].values()))) if result["worst"] else []
+    lines = [f"{result['dialogues']} synthetic human-like dialogues of {result['duration_s']:g} s (eSpeak NG, seeds 0-{result['dialogues'] - 1}); "
+             f"largest (mean) relative change of m against the 16 kHz file; tolerance {100 * TOLERANCE:g} %.", "",
+             "| predictor | " + " | ".join(versions) + " |", "|---|" + "---|" * len(versions)]
+    for name, per_version in result["worst"].items():
+        lines.append(f"| {name} | " + " | ".join(f"{100 * per_version[v]:.1f} % ({100 * result['mean'][name][v]:.1f} %)" for v in versions) + " |")
+    lines += ["", "| seed | predictor | " + " | ".join(["16000 Hz", *versions]) + " |", "|---|---|" + "---|" * (len(versions) + 1)]
+    for row in result["rows"]:
+        lines.append(f"| {row['seed']} | {row['predictor']} | " + " | ".join(f"{row['m'][v]:.3f}" for v in ["16000 Hz", *versions]) + " |")
+    if result["second_engine"] is None:
+        lines.append(f"\nNo second engine installed ({', '.join(SECOND_ENGINES)}): voice invariance not measured.")
+    return "\n".join(lines)
+
+
+def run(quick: bool) -> list[dict]:
+    """run_all.py entry (quick: one dialogue of 20 s)."""
+    counts = QUICK if quick else FULL
+    return figures(evaluate(counts["dialogues"], counts["duration_s"]))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dialogues", type=int, default=FULL["dialogues"])
+    parser.add_argument("--duration-s", type=float, default=FULL["duration_s"])
+    parser.add_argument("--predictor", action="append", default=[], metavar="PATH", help="another predictor checkpoint (repeatable)")
+    parser.add_argument("--json", default=None, help="write the result here")
+    args = parser.parse_args(argv)
+    return emit_result(evaluate(args.dialogues, args.duration_s, args.predictor), args.json, markdown)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""Band and voice invariance of naturalness m (issue 31, item 5): one synthetic dialogue written at
+8, 16 and 44.1 kHz and voiced by a second engine gives the same m, scored as `turneval score`
+scores a file, within ``naturalness_invariance.TOLERANCE``.
+
+Asserted for the predictors that meet the tolerance (measured by ``benchmarks/naturalness_invariance.py``,
+figures in docs/naturalness.md): the Switchboard voice-activity predictor. The bundled audio demo
+predictor does not meet it (its m moves with the band and the voice); the last test checks that it
+still does not, so that the docs' statement is renewed when a new default predictor arrives.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import naturalness_invariance as inv  # noqa: E402
+
+from turneval.checkpoints import bundled_root  # noqa: E402
+from turneval.dataset_scripts.synthetic import generate_dialogue  # noqa: E402
+from turneval.naturalness_inference import load_predictor  # noqa: E402
+
+
+SEED, DURATION_S = 0, 20.0
+
+
+@pytest.fixture(scope="module")
+def versions(tmp_path_factory) -> dict[str, Path]:
+    """The fixture dialogue (eSpeak NG, seed 0, 20 s) at 16, 8 and 44.1 kHz, and re-voiced by a second engine when one is installed."""
+    dialogue = generate_dialogue(SEED, duration_s=DURATION_S, style="human")
+    return inv.write_versions(dialogue, tmp_path_factory.mktemp("invariance"), inv.second_engine(), SEED)
+
+
+@pytest.fixture(scope="module")
+def va_changes(versions) -> dict[str, float]:
+    import torch
+
+    torch.set_num_threads(1)
+    model = load_predictor(bundled_root() / "future_activity_predictor_switchboard")
+    return inv.relative_changes(inv.version_scores(versions, model))
+
+
+@pytest.mark.parametrize("rate", inv.RATES)
+def test_voice_activity_predictor_m_does_not_depend_on_the_sample_rate(va_changes, rate):
+    assert va_changes[f"{rate} Hz"] <= inv.TOLERANCE, f"m at {rate} Hz moved {100 * va_changes[f'{rate} Hz']:.1f} % from 16 kHz"
+
+
+def test_voice_activity_predictor_m_does_not_depend_on_the_voice(versions, va_changes):
+    engine = inv.second_engine()
+    if engine is None:
+        pytest.skip(f"no second synthesizer installed ({', '.join(inv.SECOND_ENGINES)}; make synth-deps)")
+    change = va_changes[f"{engine} voices"]
+    assert change <= inv.TOLERANCE, f"m with {engine} voices moved {100 * change:.1f} % from eSpeak NG"
+
+
+def test_versions_differ_in_rate_and_voice(versions):
+    import soundfile as sf
+
+    assert {sf.info(str(versions[f"{r} Hz"])).samplerate for r in (16000, *inv.RATES)} == {16000, *inv.RATES}
+    engine = inv.second_engine()
+    if engine is not None:
+        a, _ = sf.read(str(versions["16000 Hz"]))
+        b, _ = sf.read(str(versions[f"{engine} voices"]))
+        assert a.shape == b.shape and not (abs(a - b) < 1e-3).all(), "the second engine speaks the same timing with other voices"
+
+
+def test_demo_predictor_still_fails_the_band_tolerance(versions):
+    """docs/naturalness.md says the audio demo predictor fails the 8 kHz tolerance; if it ever
+    passes, the docs (and the test above) should take it in."""
+    import torch
+
+    torch.set_num_threads(1)
+    model = load_predictor(bundled_root() / "future_activity_predictor_demo")
+    changes = inv.relative_changes(inv.version_scores({k: v for k, v in versions.items() if k in ("16000 Hz", "8000 Hz")}, model))
+    assert changes["8000 Hz"] > inv.TOLERANCE
