@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 EXAMPLE ?= examples/cascaded_like.wav
 REPORT_DIR ?= reports/cascaded_like
 
-.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints space synth-deps
+.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints space synth-deps recipes-quick
 
 # torch first, pinned: a looser pin would pull the CUDA build with several GB of packages.
 install:
@@ -29,6 +29,12 @@ bench: bench-deps
 
 bench-quick: bench-deps
 	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py --quick --output-dir runs/bench
+
+# every bundled checkpoint's recipe at its CI size (made-up data, tiny models, a few steps; docs/training.md)
+recipes-quick:
+	for recipe in turn_taking_judge_swb_revoiced future_activity_predictor_demo future_activity_predictor_switchboard; do \
+		HF_HUB_OFFLINE=1 $(PYTHON) -m turneval.training.recipes.$$recipe --quick --out runs/recipes_quick/$$recipe || exit 1; \
+	done
 
 # the bundled checkpoints carry copies of modeling/ for trust_remote_code: refresh them after a change
 sync-checkpoints:
