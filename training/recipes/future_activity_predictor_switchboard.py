@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from turneval.training.recipes.stages import Stage, recipe_parser, run_stages
+from turneval.training.recipes.stages import (
+    Stage,
+    add_switchboard_arguments,
+    recipe_parser,
+    run_stages,
+    switchboard_inputs,
+)
 
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "future_activity_switchboard_va.json"
@@ -63,18 +69,11 @@ def stages(out: Path, swb_root: Path, splits_dir: Path, size: SwitchboardSize = 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = recipe_parser(__doc__.split("\n\n")[0])
-    parser.add_argument("--swb-root", type=Path, help="the extracted swb_ms98_transcriptions folder or its .tar.gz (not with --quick)")
-    parser.add_argument("--splits-dir", type=Path, help="the VAP split lists: shared/real/switchboard_ms98/splits (not with --quick)")
+    add_switchboard_arguments(parser)
     args = parser.parse_args(argv)
-    if args.quick:
-        quick = args.out / "quick_inputs"
-        made_up = Stage("made-up-switchboard", "data", "turneval.training.recipes.quick_data", (str(quick),), function="made_up_switchboard")
-        plan = [made_up, *stages(args.out, quick / "swb_ms98_transcriptions", quick / "splits", QUICK)]
-    else:
-        if args.swb_root is None or args.splits_dir is None:
-            parser.error("the shipped run needs --swb-root and --splits-dir (Switchboard's ms98 alignments); --quick needs neither")
-        plan = stages(args.out, args.swb_root, args.splits_dir)
-    run_stages(plan, dry_run=args.dry_run, from_stage=args.from_stage)
+    first, swb_root, splits_dir, _ = switchboard_inputs(args, parser)
+    run_stages(first + stages(args.out, swb_root, splits_dir, QUICK if args.quick else SHIPPED),
+               dry_run=args.dry_run, from_stage=args.from_stage)
     if not args.dry_run:
         print(f"the predictor: {args.out / 'fap_swb' / 'final'}")
     return 0

@@ -26,6 +26,9 @@ KINDS = ("data", "backbone", "features", "training", "heads", "thresholds", "eva
 """What a stage makes, in the order a recipe makes them."""
 
 
+QUICK_DATA = "turneval.training.recipes.quick_data"
+
+
 class RecipeError(RuntimeError):
     """A stage failed, or the recipe's command line is wrong; the message says which and what next."""
 
@@ -96,6 +99,31 @@ def recipe_parser(description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def add_switchboard_arguments(parser: argparse.ArgumentParser) -> None:
+    """The inputs of a recipe that reads Switchboard: its ms98 alignments and the VAP split lists."""
+    parser.add_argument("--swb-root", type=Path, help="the extracted swb_ms98_transcriptions folder (not with --quick)")
+    parser.add_argument("--splits-dir", type=Path, help="the VAP split lists: shared/real/switchboard_ms98/splits (not with --quick)")
+
+
+def switchboard_inputs(args: argparse.Namespace, parser: argparse.ArgumentParser,
+                       backbone: bool = False) -> tuple[list[Stage], Path, Path, str]:
+    """(stages that make the inputs, ms98 root, splits folder, backbone) of a Switchboard recipe.
+
+    The shipped run reads the given alignments (none to make) and tiny.en; ``--quick`` first
+    writes made-up calls in the ms98 layout and, with ``backbone``, a tiny random Whisper
+    (:mod:`~turneval.training.recipes.quick_data`).
+    """
+    if not args.quick:
+        if args.swb_root is None or args.splits_dir is None:
+            parser.error("the shipped run needs --swb-root and --splits-dir (Switchboard's ms98 alignments); --quick needs neither")
+        return [], args.swb_root, args.splits_dir, "tiny.en"
+    quick = args.out / "quick_inputs"
+    made = [Stage("made-up-switchboard", "data", QUICK_DATA, (str(quick),), function="made_up_switchboard")]
+    if backbone:
+        made.append(Stage("tiny-whisper", "backbone", QUICK_DATA, (str(quick / "tiny_whisper"),), function="tiny_whisper"))
+    return made, quick / "swb_ms98_transcriptions", quick / "splits", str(quick / "tiny_whisper") if backbone else "tiny.en"
+
+
 def run_stages(stages: Sequence[Stage], *, dry_run: bool = False, from_stage: str | None = None, log=print) -> list[str]:
     """Run ``stages`` in order (from ``from_stage`` on); returns the names of the stages run.
 
@@ -119,4 +147,4 @@ def run_stages(stages: Sequence[Stage], *, dry_run: bool = False, from_stage: st
     return [s.name for s in todo]
 
 
-__all__ = ["KINDS", "RecipeError", "Stage", "recipe_parser", "run_stages"]
+__all__ = ["KINDS", "RecipeError", "Stage", "add_switchboard_arguments", "recipe_parser", "run_stages", "switchboard_inputs"]

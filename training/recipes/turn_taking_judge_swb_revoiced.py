@@ -31,7 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from turneval.training.recipes.stages import Stage, recipe_parser, run_stages
+from turneval.training.recipes.stages import (
+    Stage,
+    add_switchboard_arguments,
+    recipe_parser,
+    run_stages,
+    switchboard_inputs,
+)
 
 
 REVOICE = "turneval.dataset_scripts.synthetic.revoice"
@@ -123,26 +129,12 @@ def stages(out: Path, swb_root: Path, splits_dir: Path, backbone: str = "tiny.en
     ]
 
 
-def quick_inputs(out: Path) -> tuple[list[Stage], Path, Path, str]:
-    """The --quick form's made-up Switchboard calls and tiny Whisper: (their stages, ms98 root, splits, backbone)."""
-    quick = out / "quick_inputs"
-    made_up = Stage("made-up-switchboard", "data", "turneval.training.recipes.quick_data", (str(quick),), function="made_up_switchboard")
-    whisper = Stage("tiny-whisper", "backbone", "turneval.training.recipes.quick_data", (str(quick / "tiny_whisper"),), function="tiny_whisper")
-    return [made_up, whisper], quick / "swb_ms98_transcriptions", quick / "splits", str(quick / "tiny_whisper")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = recipe_parser(__doc__.split("\n\n")[0])
-    parser.add_argument("--swb-root", type=Path, help="the extracted swb_ms98_transcriptions folder (not with --quick)")
-    parser.add_argument("--splits-dir", type=Path, help="the VAP split lists: shared/real/switchboard_ms98/splits (not with --quick)")
+    add_switchboard_arguments(parser)
     args = parser.parse_args(argv)
-    if args.quick:
-        first, swb_root, splits_dir, backbone = quick_inputs(args.out)
-        plan = first + stages(args.out, swb_root, splits_dir, backbone, QUICK)
-    else:
-        if args.swb_root is None or args.splits_dir is None:
-            parser.error("the shipped run needs --swb-root and --splits-dir (Switchboard's ms98 alignments); --quick needs neither")
-        plan = stages(args.out, args.swb_root, args.splits_dir)
+    first, swb_root, splits_dir, backbone = switchboard_inputs(args, parser, backbone=True)
+    plan = first + stages(args.out, swb_root, splits_dir, backbone, QUICK if args.quick else SHIPPED)
     run_stages(plan, dry_run=args.dry_run, from_stage=args.from_stage)
     if not args.dry_run:
         print(f"the judge: {args.out / 'judge_4eng' / 'final'}")
