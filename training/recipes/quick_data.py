@@ -16,6 +16,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+
+if TYPE_CHECKING:
+    from turneval.dataset_scripts.dialogue import Word
 
 
 QUICK_SPLITS = {"train": 6, "val": 2, "test": 2}
@@ -35,7 +40,7 @@ def _ms98_token(text: str) -> str | None:
     return token or None
 
 
-def write_ms98_call(words: list[list], number: int, root: Path, duration_s: float) -> Path:
+def write_ms98_call(words: Sequence[Sequence[Word]], number: int, root: Path, duration_s: float) -> Path:
     """Write both sides' words as ms98 word files (``[silence]`` between words); returns side A's file."""
     folder = root / f"{number:04d}"[:2] / f"{number:04d}"
     folder.mkdir(parents=True, exist_ok=True)

@@ -124,7 +124,8 @@ def switchboard_inputs(args: argparse.Namespace, parser: argparse.ArgumentParser
     return made, quick / "swb_ms98_transcriptions", quick / "splits", str(quick / "tiny_whisper") if backbone else "tiny.en"
 
 
-def run_stages(stages: Sequence[Stage], *, dry_run: bool = False, from_stage: str | None = None, log=print) -> list[str]:
+def run_stages(stages: Sequence[Stage], *, dry_run: bool = False, from_stage: str | None = None,
+               log: Callable[[str], object] = print) -> list[str]:
     """Run ``stages`` in order (from ``from_stage`` on); returns the names of the stages run.
 
     Raises:
