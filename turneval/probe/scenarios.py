@@ -51,9 +51,10 @@ BUILTIN_SUITES = {"fdb-v1": ["probe_fdb_v1.yaml"], "fdb-v1.5": ["probe_fdb_v15.y
                   "fdb": ["probe_fdb_v1.yaml", "probe_fdb_v15.yaml"], "smoke": ["probe_smoke.yaml"]}
 CALLER_VOICES = (("en-us+m3", 170, 45), ("en-us+f2", 165, 65), ("en-us+m1", 160, 40), ("en-us+f4", 180, 58))
 """The callers' eSpeak voices, taken in turn across samples (name, words per minute, pitch)."""
-DEFAULT_TAIL_S = {"synthetic_pause_handling": 0.0, "candor_pause_handling": 0.0, "icc_backchannel": 1.0}
-"""Recording kept after the caller's last sound. Pause handling stops with the caller: what the agent
-says after the caller has finished is an answer, not a take-over in a pause. Others: 3 s."""
+DEFAULT_TAIL_S = {"synthetic_pause_handling": 0.0, "candor_pause_handling": 0.0, "icc_backchannel": 0.0}
+"""Recording kept after the caller's last sound. Pause handling and backchannel stop with the caller, as
+the benchmark's output is as long as its input: what the agent says after the caller has finished is an
+answer, not a take-over inside the caller's turn. Others: 3 s."""
 LEAD_S = 0.3
 SAMPLE_RATE = 16000
 
