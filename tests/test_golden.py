@@ -166,6 +166,9 @@ def test_fdb_behaviour_runner_checks_every_word_chunk_pair_beside_the_tag_statis
     })
     named = {"touching": {"list_a": user, "list_b": touching}, "overlapping": {"list_a": {"chunks": user}, "list_b": {"text": "sure", "chunks": overlapping}}}
     assert_matches(runner.run_case(_behaviour_case({"pairs": named})), {"overlap": {"touching": 0, "overlapping": 1}, "totals": {"C": 0}})
+    records_in = [{"name": "touching", "a": user, "b": touching}, {"name": "overlapping", "a": user, "b": overlapping}]
+    assert_matches(runner.run_case(_behaviour_case({"cases": records_in})), {
+        "check_overlap": [0, 1], "cases": [{"name": "touching", "check_overlap": 0}, {"name": "overlapping", "overlap": 1}]})
     assert runner.run_case(_behaviour_case({"list_a": user, "list_b": overlapping}))["check_overlap"] == 1
     # a sample's four ASR files: the noisy input.json against output.json (the clean pair only touches)
     sample = {"clean_input": {"chunks": touching}, "input": {"chunks": user}, "clean_output": {"chunks": user},

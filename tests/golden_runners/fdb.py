@@ -177,16 +177,24 @@ def _as_pair(value: object) -> tuple[list[fdb.WordChunk], list[fdb.WordChunk]] |
     return None
 
 
-def _overlaps(value: object) -> object:
-    """check_overlap of every pair in ``value``, laid out as ``value`` holds them; None if none."""
+def _overlaps(value: object, records: bool = False) -> object:
+    """check_overlap of every pair in ``value``, laid out as ``value`` holds them; None if none.
+
+    With ``records``, a pair given as a record stays a record: its names and flags beside
+    its result (``check_overlap`` / ``overlap``), as a case that mirrors its input would lay it out.
+    """
     pair = _as_pair(value)
     if pair is not None:
-        return fdb.check_overlap(*pair)
+        result = fdb.check_overlap(*pair)
+        if records and isinstance(value, dict):
+            names = {k: v for k, v in value.items() if isinstance(v, (str, int, float, bool)) and k not in PROSE_INPUT_KEYS}
+            return {**names, "check_overlap": result, "overlap": result}
+        return result
     if isinstance(value, list):
-        found = [_overlaps(v) for v in value]
+        found = [_overlaps(v, records) for v in value]
         return found if found and all(r is not None for r in found) else None
     if isinstance(value, dict):
-        named = {k: r for k, v in value.items() if (r := _overlaps(v)) is not None}
+        named = {k: r for k, v in value.items() if (r := _overlaps(v, records)) is not None}
         return named or None
     return None
 
@@ -225,9 +233,10 @@ def _behavior(inp: dict, params: dict) -> dict:
     if not isinstance(overlaps, dict):  # one pair
         out.update(check_overlap=overlaps, overlap=overlaps, overlaps=overlaps)
         return out
-    out.update(overlaps)  # each input key that held pairs names their results
+    # each input key that held pairs names their results, laid out as it held them
+    out.update(_overlaps({k: inp[k] for k in overlaps}, records=True))
     first = next(iter(overlaps.values()))
-    out.update(check_overlap=first, overlap=first, overlaps=first)
+    out.update(check_overlap=first, overlap=first, overlaps=first, check_overlap_results=first, overlap_results=first)
     samples = inp.get("samples")
     if isinstance(samples, dict) and isinstance(overlaps.get("samples"), dict):
         # per-sample inputs go through the library's scenario analysis, as a run folder does
