@@ -70,6 +70,13 @@ def test_transports_decode_and_refuse_wrong_formats():
         pc.decode(b"\xff\xff")
 
 
+def test_start_and_end_messages_travel_in_each_wire_format():
+    raw = RawPCMTransport("ws://x", start_message={"type": "start"}, end_message={"type": "stop"})
+    assert raw.start_messages() == ['{"type": "start"}'] and raw.end_messages() == ['{"type": "stop"}']
+    pc = PipecatTransport("ws://x", start_message={"a": 1})
+    assert pc.start_messages() == [bytes.fromhex(PIPECAT_MESSAGE)] and pc.end_messages() == []
+
+
 def test_recording_plays_bursts_back_to_back_and_clears_the_queue():
     rec = Recording(1000)
     rec.add_audio(np.full(100, 1000, dtype=np.int16), 0.5)  # 0.1 s arriving at 0.5 s

@@ -79,8 +79,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     wire.add_argument("--sample-rate", type=int, default=16000, help="audio rate both ways (default 16000)")
     wire.add_argument("--frame-ms", type=int, default=20, help="caller frame length in ms (default 20)")
     wire.add_argument("--start-message", type=_json_arg, default=None, metavar="JSON",
-                      help="raw: a JSON text message sent once connected (e.g. a session config)")
-    wire.add_argument("--end-message", type=_json_arg, default=None, metavar="JSON", help="raw: a JSON message sent before closing")
+                      help="a JSON message sent once connected (raw: a text message, e.g. a session config; pipecat: a "
+                      "MessageFrame, e.g. RTVI's client-ready)")
+    wire.add_argument("--end-message", type=_json_arg, default=None, metavar="JSON", help="a JSON message sent before closing")
     wire.add_argument("--clear-type", default="clear",
                       help="raw: the `type` of the agent's JSON message that drops its queued audio (default clear)")
     wire.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="an HTTP header for the handshake")
@@ -115,11 +116,9 @@ def run(args: argparse.Namespace) -> int:
         if not sep:
             raise UserError(f"--header {item!r}: give NAME:VALUE")
         headers[name.strip()] = value.strip()
-    options = {"headers": headers}
+    options = {"headers": headers, "start_message": args.start_message, "end_message": args.end_message}
     if args.transport == "raw":
-        options.update(start_message=args.start_message, end_message=args.end_message, clear_type=args.clear_type)
-    elif args.start_message or args.end_message:
-        raise UserError("--start-message and --end-message go with --transport raw")
+        options["clear_type"] = args.clear_type
     settings = ProbeSettings(agent=args.agent, transport=args.transport, sample_rate=args.sample_rate,
                              frame_ms=args.frame_ms, timeout_s=args.timeout, transport_options=options)
     show = not args.quiet and sys.stderr.isatty()

@@ -152,7 +152,6 @@ def write_outcome(out_dir: Path, outcome: SampleOutcome, transport: dict[str, An
     """Write a sample folder (under ``failed/`` when the agent broke it) with its probe.json log."""
     sample, rec, sr = outcome.sample, outcome.recording, outcome.recording.sample_rate
     agent = rec.agent_track(outcome.caller.size)
-    scale = sr / 16000
     ref = sample.reference_s
     outcome.timing = timing(agent, sr, ref, sample.event) if outcome.status == "ok" else {}
     lateness = rec.send_lateness_s or [0.0]
@@ -163,8 +162,7 @@ def write_outcome(out_dir: Path, outcome: SampleOutcome, transport: dict[str, An
         "caller_send_lateness_ms": {"median": round(1000 * statistics.median(lateness), 3),
                                     "max": round(1000 * max(lateness), 3)},
         "agent_chunks": [[a, n, p] for a, n, p in rec.arrivals], "clears_s": rec.clears,
-        "messages": [[t, m] for t, m in rec.messages][:200],
-        "sample_rate_scale": scale,
+        "messages": [[t, m] for t, m in rec.messages][:200],  # the first 200: a chatty agent must not bloat the log
     }
     base = out_dir if outcome.status == "ok" else out_dir / "failed"
     outcome.folder = write_sample(base / sample.folder, outcome.caller, agent, sr, sample.write_metadata, log)

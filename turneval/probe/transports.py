@@ -12,7 +12,7 @@ one more subclass of :class:`AgentTransport` and a line in :data:`TRANSPORTS`.
   one that carries ``sample_rate`` is checked against the probe's rate.
 - ``pipecat`` (:class:`PipecatTransport`): Pipecat's ``ProtobufFrameSerializer`` frames
   (:mod:`turneval.probe.pipecat_frames`); an ``InterruptionFrame`` drops the queued audio, as
-  Pipecat's own clients do.
+  Pipecat's own clients do; start and end messages travel as ``MessageFrame`` (RTVI).
 
 ``websockets`` is imported when a connection opens, so importing this module stays light.
 """
@@ -106,16 +106,23 @@ class AgentTransport(ABC):
 class WebSocketTransport(AgentTransport):
     """The connection handling every WebSocket wire format shares; subclasses encode and decode."""
 
-    def __init__(self, url: str, sample_rate: int = 16000, frame_ms: int = 20, headers: dict[str, str] | None = None):
+    def __init__(self, url: str, sample_rate: int = 16000, frame_ms: int = 20, headers: dict[str, str] | None = None,
+                 start_message: dict | None = None, end_message: dict | None = None):
         super().__init__(url, sample_rate, frame_ms)
         self.headers = dict(headers or {})
+        self.start_message = start_message
+        self.end_message = end_message
         self._ws: Any = None
 
+    def encode_message(self, data: dict) -> bytes | str:
+        """A JSON control message as this wire format carries it."""
+        return json.dumps(data)
+
     def start_messages(self) -> list[bytes | str]:
-        return []
+        return [self.encode_message(self.start_message)] if self.start_message is not None else []
 
     def end_messages(self) -> list[bytes | str]:
-        return []
+        return [self.encode_message(self.end_message)] if self.end_message is not None else []
 
     @abstractmethod
     def encode_audio(self, samples: np.ndarray) -> bytes | str:
@@ -197,16 +204,8 @@ class RawPCMTransport(WebSocketTransport):
 
     def __init__(self, url: str, sample_rate: int = 16000, frame_ms: int = 20, headers: dict[str, str] | None = None,
                  start_message: dict | None = None, end_message: dict | None = None, clear_type: str = "clear"):
-        super().__init__(url, sample_rate, frame_ms, headers)
-        self.start_message = start_message
-        self.end_message = end_message
+        super().__init__(url, sample_rate, frame_ms, headers, start_message, end_message)
         self.clear_type = clear_type
-
-    def start_messages(self) -> list[bytes | str]:
-        return [json.dumps(self.start_message)] if self.start_message is not None else []
-
-    def end_messages(self) -> list[bytes | str]:
-        return [json.dumps(self.end_message)] if self.end_message is not None else []
 
     def encode_audio(self, samples: np.ndarray) -> bytes:
         return _int16(samples).tobytes()
@@ -239,6 +238,10 @@ class PipecatTransport(WebSocketTransport):
     """Pipecat's ``ProtobufFrameSerializer`` over WebSocket."""
 
     name = "pipecat"
+
+    def encode_message(self, data: dict) -> bytes:
+        """A ``MessageFrame`` (e.g. RTVI's ``client-ready``); the bot sees an ``InputTransportMessageFrame``."""
+        return pipecat_frames.encode_message(data)
 
     def encode_audio(self, samples: np.ndarray) -> bytes:
         return pipecat_frames.encode_audio(_int16(samples).tobytes(), self.sample_rate, 1)
