@@ -118,6 +118,7 @@ def test_benchmark_counts_and_figures(spokenwoz_root, tiny_predictors, tmp_path)
             assert 0 <= s["wins"] <= s["pairs"]
             if s["pairs"]:
                 assert s["share"] == pytest.approx(s["wins"] / s["pairs"]) and s["ci95"][0] <= s["share"] <= s["ci95"][1]
+                assert s["ci95_resampling_recordings"][0] <= s["share"] <= s["ci95_resampling_recordings"][1]
                 wins = sum(r["natural_m"][name] > r["perturbed_m"][name] for r in result["pairs"] if kind in ("all", r["type"]))
                 assert s["wins"] == wins
     for kind, info in summary["types"].items():
