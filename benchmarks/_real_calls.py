@@ -67,10 +67,11 @@ def real_recordings(spokenwoz_root: str | None = None, ami_root: str | None = No
 
 
 def checkpoint_label(path: str | Path) -> str:
-    """The name a checkpoint gives itself (``provenance.json``), else its folder's name."""
-    from real_speech import checkpoint_name
+    """The name a checkpoint gives itself (``provenance.json``), else its folder's name: the key
+    of its range of m in the data file (:func:`turneval.naturalness_range.checkpoint_key`)."""
+    from turneval.naturalness_range import checkpoint_key
 
-    return checkpoint_name(Path(path))
+    return checkpoint_key(path)
 
 
 def predictors(extra: Sequence[str] = ()) -> list[tuple[str, Any]]:

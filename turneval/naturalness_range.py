@@ -41,7 +41,8 @@ def naturalness_ranges() -> dict[str, Any]:
 
 def checkpoint_key(checkpoint: str | Path) -> str:
     """The name under which a checkpoint's range is stored: its ``provenance.json`` name when
-    the folder has one, else the folder's (or a Hub id's last part's) name."""
+    the folder has one, else the folder's (or a Hub id's last part's) name, with the run folder
+    for a training run's ``final`` / ``step_N`` (as the benchmarks name checkpoints)."""
     folder = Path(str(checkpoint))
     provenance = folder / "provenance.json"
     if provenance.is_file():
@@ -51,6 +52,8 @@ def checkpoint_key(checkpoint: str | Path) -> str:
             name = None
         if isinstance(name, str) and name:
             return name
+    if folder.name == "final" or folder.name.startswith("step_"):
+        return f"{folder.parent.name}/{folder.name}"
     return folder.name
 
 
