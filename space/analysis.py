@@ -27,6 +27,7 @@ from turneval.dataset_scripts.files import atomic_write_bytes, atomic_write_text
 from turneval.reporting import report
 from turneval.reporting.html import render_html, timeline_png
 from turneval.reporting.summary import format_number
+from turneval.reporting.verdict import about_models, gaps_png, verdict_line
 
 
 MAX_SECONDS_ENV_VAR = "TURNEVAL_SPACE_MAX_SECONDS"
@@ -168,7 +169,8 @@ def run_report(
 
 @dataclass
 class AnalysisResult:
-    """What the Analyse tab shows: headline figures, the summary table, and files."""
+    """What the Analyse tab shows: the verdict (headline figures beside the human ranges), the
+    response-gap plot, the timeline, the full table, and files."""
 
     report: dict[str, Any]
     headline: dict[str, Any]
@@ -177,6 +179,7 @@ class AnalysisResult:
     report_json: Path
     report_html: Path | None
     notes: list[str] = field(default_factory=list)
+    gaps_png: Path | None = None
 
 
 TABLE_COLUMNS = ["Section", "Metric", "This conversation", "Unit", "Reference (human)", "Reference source"]
@@ -191,19 +194,16 @@ def summary_table(report: dict[str, Any]) -> list[list[Any]]:
 
 
 def headline(report: dict[str, Any]) -> dict[str, Any]:
-    """The few figures shown above the table."""
-    stats = report["statistics"]
-    natural = report.get("naturalness") or {}
+    """What the tab shows first: the verdict rows of the report (each headline figure beside its
+    human range), the sentence that sums them up, and the one note about the models."""
+    rows = (report.get("headline") or {}).get("verdict") or []
     return {
         "conversation": report["conversation"]["id"],
         "duration_s": report["conversation"]["duration_s"],
         "system_channel": report["conversation"]["system_channel"],
-        "gaps_per_min": stats.get("gap_per_min"),
-        "mean_gap_s": stats.get("gap_mean_s"),
-        "overlaps_per_min": stats.get("overlap_per_min"),
-        "system_backchannels_per_min": stats.get("backchannels_per_min_system"),
-        "system_interruptions_per_min": stats.get("interruptions_per_min_system"),
-        "naturalness_score": natural.get("naturalness_score"),
+        "verdict_line": verdict_line(rows) if rows else None,
+        "verdict": rows,
+        "about_models": about_models(report.get("models")),
     }
 
 
@@ -253,11 +253,14 @@ def analyse(
     data = rep.to_dict()
     # Render everything before writing anything: no half-written output set.
     png = timeline_png(rep)
+    gaps = gaps_png(rep.headline["response_gaps_s"], bool(rep.conversation.get("has_words")))
     page = render_html(rep)
     out = Path(tempfile.mkdtemp(prefix="analysis_", dir=root))
     stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(data["conversation"]["id"]))[:60] or "conversation"
-    paths = {"png": out / f"{stem}_timeline.png", "json": out / f"{stem}_report.json", "html": out / f"{stem}_report.html"}
+    paths = {"png": out / f"{stem}_timeline.png", "gaps": out / f"{stem}_gaps.png", "json": out / f"{stem}_report.json",
+             "html": out / f"{stem}_report.html"}
     atomic_write_bytes(paths["png"], png)
+    atomic_write_bytes(paths["gaps"], gaps)
     atomic_write_text(paths["json"], rep.to_json())
     atomic_write_text(paths["html"], page)
     return AnalysisResult(
@@ -267,7 +270,9 @@ def analyse(
         timeline_png=paths["png"],
         report_json=paths["json"],
         report_html=paths["html"],
-        notes=list(data.get("notes") or []),
+        # the model warnings are in the one note about the models (headline["about_models"])
+        notes=[n for n in data.get("notes") or [] if not n.startswith("WARNING:")],
+        gaps_png=paths["gaps"],
     )
 
 

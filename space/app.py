@@ -3,8 +3,9 @@
 Tabs:
 
 1. Analyse: upload a stereo conversation (one speaker per channel) or the user's and the
-   system's mono files, pick the system channel, and get the timeline plot, the metric tables
-   (with the human reference values of the papers) and the report JSON / HTML to download.
+   system's mono files, pick the system channel, and get the verdict (the figures to check
+   first, each beside the human range measured on real conversations), the response-gap and
+   timeline plots, the full metric table and the report JSON / HTML to download.
 2. Listening test (naturalness): natural vs perturbed pairs in random A/B order; the rater
    picks the more natural clip and rates both on a 5-point scale.
 3. Switching backchannel test (SWOZ): the listener's backchannels switch between the human
@@ -105,33 +106,40 @@ def _num(value: Any, pattern: str = "{:.2f}") -> str:
 
 
 def headline_markdown(result: AnalysisResult) -> str:
-    """The conversation's name and the few figures shown above the table, as a Markdown table."""
+    """The verdict as Markdown: the conversation, the sentence, each headline figure beside its
+    human range with a plain mark, and the one note about the models."""
+    from turneval.reporting.verdict import MARKS, range_notes
+
     h = result.headline
-    lines = [
-        f"### {h['conversation']} ({h['duration_s']:.1f} s, system = channel {h['system_channel']})",
-        "| Gaps per minute | Mean gap | Overlaps per minute | System backchannels per minute | System interruptions per minute | Naturalness m |",
-        "|---|---|---|---|---|---|",
-        f"| {_num(h['gaps_per_min'], '{:.1f}')} | {_num(h['mean_gap_s'])} s | {_num(h['overlaps_per_min'], '{:.1f}')} "
-        f"| {_num(h['system_backchannels_per_min'], '{:.1f}')} | {_num(h['system_interruptions_per_min'], '{:.1f}')} "
-        f"| {_num(h['naturalness_score'])} |",
-    ]
+    lines = [f"### {h['conversation']} ({h['duration_s']:.1f} s, system = channel {h['system_channel']})"]
+    if h["verdict"]:
+        lines += [f"**{h['verdict_line']}**", "", "| Figure | This conversation | Human range | | Gate name |", "|---|---|---|---|---|"]
+        for r in h["verdict"]:
+            value = "n/a" if r["value"] is None else f"{_num(r['value'], '{:.3g}')} {r['unit']}".strip()
+            rng = "-" if r["human_low"] is None else f"{_num(r['human_low'], '{:.2g}')}-{_num(r['human_high'], '{:.2g}')} {r['unit']}".strip()
+            shown = MARKS[r["mark"]]
+            lines.append(f"| {r['label']} | {value} | {rng} | {'**' + shown + '**' if r['mark'] in ('above', 'below') else shown} | `{r['name']}` |")
+        lines += [""] + range_notes(h["verdict"])
+    if h["about_models"]:
+        lines.append(f"\n> {h['about_models']}")
     return "\n".join(lines)
 
 
 def run_analysis(stereo: str | None, user: str | None, system: str | None, system_channel: int):
-    """Gradio handler: (status markdown, timeline image, table, files, notes)."""
+    """Gradio handler: (verdict markdown, response-gap plot, timeline image, table, files, notes)."""
     try:
         result = analyse(stereo or None, user or None, system or None, int(system_channel))
     except AnalysisError as err:
         gr.Warning(str(err))
-        return f"**Cannot analyse:** {err}", None, None, None, ""
+        return f"**Cannot analyse:** {err}", None, None, None, None, ""
     except Exception as err:  # noqa: BLE001 - never a bare "Error" on the page; the log keeps the traceback
         logging.getLogger(__name__).exception("analysis failed")
         name = Path(stereo or system or user or "upload").name
-        return f"**Cannot analyse:** {name}: unexpected problem ({type(err).__name__}: {err}). Please report it with the file.", None, None, None, ""
+        return f"**Cannot analyse:** {name}: unexpected problem ({type(err).__name__}: {err}). Please report it with the file.", None, None, None, None, ""
     notes = "\n".join(f"- {n}" for n in result.notes)
     return (
         headline_markdown(result),
+        None if result.gaps_png is None else str(result.gaps_png),
         str(result.timeline_png),
         result.table,
         [str(result.report_json), str(result.report_html)],
@@ -158,13 +166,14 @@ def _analyse_tab() -> None:
             system = gr.Audio(label="System (mono)", type="filepath", sources=["upload"])
     example_slot = gr.Column()  # the examples sit here, but need the outputs (below) to exist first
     status = gr.Markdown(elem_id="analysis-status")
+    gaps = gr.Image(label="The system's response gaps beside people's (Switchboard)", type="filepath", elem_id="gaps", interactive=False)
     timeline = gr.Image(label="Timeline", type="filepath", elem_id="timeline", interactive=False)
     # tall enough for every row: the page scrolls, not the table inside it
-    table = gr.Dataframe(headers=TABLE_COLUMNS, label="Metrics (reference values: Talking Turns, human, in domain)", elem_id="summary-table", interactive=False, wrap=True,
+    table = gr.Dataframe(headers=TABLE_COLUMNS, label="All figures (reference values: Talking Turns, human, in domain)", elem_id="summary-table", interactive=False, wrap=True,
                          max_height=100_000, column_widths=["9%", "33%", "11%", "7%", "10%", "30%"])
     files = gr.File(label="report.json and report.html", file_count="multiple", elem_id="report-files", interactive=False)
     notes = gr.Markdown(elem_id="analysis-notes")
-    outputs = [status, timeline, table, files, notes]
+    outputs = [status, gaps, timeline, table, files, notes]
     run.click(run_analysis, inputs=[stereo, user, system, system_channel], outputs=outputs, concurrency_limit=1, concurrency_id="analysis")
     examples = example_files()
     if examples:

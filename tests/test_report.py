@@ -132,7 +132,7 @@ def test_cli_writes_json_and_self_contained_html(conversation, checkpoints, tmp_
     assert "reference (human)" in printed and "15.9 %" in printed
     data = json.loads((out / "report.json").read_text())
     page = (out / "report.html").read_text()
-    assert page.count('src="data:image/png;base64,') == 1
+    assert page.count('src="data:image/png;base64,') == 2  # the response gaps and the timeline, embedded
     assert "<script" not in page and "http://" not in page and "https://" not in page
     assert f"{data['naturalness']['naturalness_score']:.3g}" in page
     assert "Turn-taking agreement" in page and "Worst boundary units" in page and "FD-Bench" in page

@@ -373,7 +373,8 @@ def test_analyse_writes_plot_json_and_html(tmp_path: Path) -> None:
     assert "<html" in result.report_html.read_text().lower()
     labels = [row[1] for row in result.table]
     assert "Gaps per minute" in labels and len(result.table[0]) == len(analysis.TABLE_COLUMNS)
-    assert result.headline["gaps_per_min"] == saved["statistics"]["gap_per_min"]
+    assert result.headline["verdict"] == saved["headline"]["verdict"] and result.headline["verdict_line"].startswith("Verdict:")
+    assert result.gaps_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert result.timeline_png.parent.parent == tmp_path / "work"
 
 

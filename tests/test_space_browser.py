@@ -5,7 +5,8 @@ figures against the downloadable report JSON. Also: a mono upload and a 0.5 s up
 messages; the naturalness test is blind (nothing on the page or in the browser's requests names
 the condition of a clip, both clips are equally long, the results stay hidden until Finish); a
 'Not human' press of the switching backchannel test is stored with its playback time, and Finish
-stops the audio and the counting. Every state is saved as a screenshot (``tests/artifacts/``
+stops the audio and the counting; the HTML report the Space offers leads with the verdict on its
+first screen. Every state is saved as a screenshot (``tests/artifacts/``
 or ``$TURNEVAL_TEST_ARTIFACTS``). Skipped (with the reason) where Chromium
 (``$TURNEVAL_CHROMIUM``, default /usr/bin/chromium) or the playwright package is missing; CI
 installs both.
@@ -118,9 +119,9 @@ PERTURBATION_NAMES = ("late_response", "early_entry", "hold_instead_of_shift", "
 CONDITION_WORDS = ("natural.", "natural_", "_natural", "perturbed", *PERTURBATION_NAMES, *(n.replace("_", " ") for n in PERTURBATION_NAMES))
 
 
-def screenshot(page, name: str) -> None:
+def screenshot(page, name: str, full_page: bool = True) -> None:
     path = artifacts_dir() / f"space_{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=full_page)
     print(f"screenshot: {path}")
 
 
@@ -147,8 +148,22 @@ def test_analyse_bundled_example(page) -> None:
     status = page.inner_text("#analysis-status")
     stats = report["statistics"]
     assert "cascaded_like (60.0 s, system = channel 1)" in status
-    assert f"{stats['gap_per_min']:.1f}" in status and f"{stats['gap_mean_s']:.2f} s" in status
-    assert f"{stats['backchannels_per_min_system']:.1f}" in status
+    # the verdict leads: every headline figure with its gate name, the cascaded system's slow answers marked
+    assert "Verdict:" in status and "About the models" in status
+    rows = {r["name"]: r for r in report["headline"]["verdict"]}
+    assert all(name in status for name in rows) and rows["response_latency_s"]["mark"] == "above" and "ABOVE" in status
+    assert page.eval_on_selector("#gaps img", "img => img.complete && img.naturalWidth") > 300
+
+    # the HTML report the Space offers opens with the verdict: on the first screen of a 1280 x 1000 window
+    html_link = next(href for href in links if href.endswith("_report.html"))
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    page.goto(html_link)
+    first_h2 = page.inner_text("h2")
+    assert first_h2.startswith("Verdict")
+    box = page.locator("table.verdict").bounding_box()
+    assert box is not None and box["y"] + box["height"] < 1000, "the verdict table is not on the first screen"
+    assert page.eval_on_selector("img.gaps", "img => img.complete && img.naturalWidth") > 300
+    screenshot(page, "report_first_screen", full_page=False)
     table = page.inner_text("#summary-table")
     for row in report["summary"][:3]:
         assert row["label"] in table

@@ -21,6 +21,7 @@ from turneval.model_provenance import models_html
 
 from .references import reference_values
 from .summary import format_number
+from .verdict import VERDICT_CSS, gaps_png, report_verdict, verdict_html
 
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -41,7 +42,7 @@ table{border-collapse:collapse;margin:.6em 0;font-size:.92em}td,th{border:1px so
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}.ref{color:#555}
 .note{background:#fff8e1;border-left:4px solid #ffb300;padding:.4em .8em;margin:.3em 0}
 img.timeline{width:100%;border:1px solid #ddd}details{margin:.6em 0}.ok{color:#2e7d32}.bad{color:#c62828}
-"""
+""" + VERDICT_CSS
 
 
 def _fmt(value: Any) -> str:
@@ -305,15 +306,29 @@ def _models_section(rep: "Report") -> str:
     return models_html(getattr(rep, "models", None))
 
 
+def _verdict_section(rep: "Report") -> str:
+    rows, _ = report_verdict(rep)
+    if not rows:
+        return "<p>This report has no headline figures.</p>"
+    gaps = rep.headline.get("response_gaps_s") or []
+    png = base64.b64encode(gaps_png(gaps, bool(rep.conversation.get("has_words")))).decode("ascii")
+    return (verdict_html(rows) + "\n<h3>The system's response gaps beside people's</h3>\n"
+            f'<img class="gaps" alt="response gaps against the human distribution" src="data:image/png;base64,{png}">')
+
+
 def render_html(rep: "Report") -> str:
-    """The full page as a string."""
+    """The full page as a string: the verdict first, then the pictures, every figure, the notes."""
     conv = rep.conversation
     png = base64.b64encode(timeline_png(rep)).decode("ascii")
     source = conv.get("audio") or f"user {conv.get('user_audio')}, system {conv.get('system_audio')}"
-    notes = "".join(f'<div class="note">{html.escape(n)}</div>' for n in rep.notes)
+    _, models_note = report_verdict(rep)
+    about = "" if models_note is None else f'<div class="note">{html.escape(models_note)}</div>'
+    # the model warnings are in the one note above; the other notes close the page
+    notes = [n for n in rep.notes if not (models_note and n.startswith("WARNING:"))]
     sections = [
-        ("Summary", _summary_section(rep)),
+        ("Verdict", _verdict_section(rep) + about),
         ("Timeline", f'<img class="timeline" alt="timeline plot" src="data:image/png;base64,{png}">'),
+        ("All figures", _summary_section(rep)),
         ("Turn-taking agreement (judge vs decisions taken)", _agreement_section(rep)),
         ("Naturalness", _naturalness_section(rep)),
         ("Full-duplex timing", _timing_section(rep)),
@@ -321,11 +336,12 @@ def render_html(rep: "Report") -> str:
         ("Turn-taking statistics", _statistics_section(rep)),
         ("Reference values", _references_section(rep)),
         ("Models (checkpoints, training data, measured quality)", _models_section(rep)),
+        ("Notes", "".join(f"<p>{html.escape(n)}</p>" for n in notes) or "<p>None.</p>"),
     ]
     if getattr(rep, "turn_end_judge", None) is not None:
-        sections.insert(3, (f"Turn-end agreement: {rep.turn_end_judge['name']} beside the judge (metrics a and d)", _turn_end_judge_section(rep)))
+        sections.insert(4, (f"Turn-end agreement: {rep.turn_end_judge['name']} beside the judge (metrics a and d)", _turn_end_judge_section(rep)))
     if getattr(rep, "transcript", None) is not None:
-        sections.insert(-2, ("Recognised words (--transcribe)", _transcript_section(rep)))
+        sections.insert(-3, ("Recognised words (--transcribe)", _transcript_section(rep)))
     body = "\n".join(f"<h2>{html.escape(title)}</h2>\n{content}" for title, content in sections)
     title = f"turneval report: {conv['id']}"
     return (
@@ -333,7 +349,7 @@ def render_html(rep: "Report") -> str:
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n"
         f"<h1>{html.escape(title)}</h1>\n<p>{html.escape(source)} &middot; {conv['duration_s']:.1f} s &middot; "
         f"system on channel {conv['system_channel']}, user on channel {conv['user_channel']} &middot; speech from "
-        f"{html.escape(str(conv.get('segments_source')))}</p>\n{notes}\n{body}\n</body></html>\n"
+        f"{html.escape(str(conv.get('segments_source')))}</p>\n{body}\n</body></html>\n"
     )
 
 

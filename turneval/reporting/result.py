@@ -78,7 +78,7 @@ class Report:
             "schema_version": REPORT_SCHEMA_VERSION,
             "turneval_version": __version__,
             "conversation": self.conversation,
-            "headline": self.headline,
+            "headline": self.headline_section(),
             "summary": list(self.summary_rows()),
             "reference_values": reference_values(),
             "segments": self.segments,
@@ -99,6 +99,16 @@ class Report:
 
     def to_json(self, indent: int | None = 1) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def headline_section(self) -> dict[str, Any] | None:
+        """The headline figures, the response gaps and the verdict rows (each figure beside its
+        human range, :mod:`turneval.reporting.verdict`), as report.json holds them."""
+        if self.headline is None:
+            return None
+        from .verdict import predictor_of, verdict_rows
+
+        rows = verdict_rows(self.headline["figures"], bool(self.conversation.get("has_words")), predictor_of(self))
+        return {**self.headline, "verdict": rows}
 
     def summary_rows(self) -> list[dict[str, Any]]:
         """The compact table of the terminal and the HTML page (see :func:`~turneval.reporting.summary.summary_rows`)."""

@@ -115,11 +115,19 @@ def format_number(value: Any, digits: int = 4) -> str:
 
 
 def format_summary(rep: "Report") -> str:
-    """The terminal table: our figure beside the human reference value where the papers have one."""
+    """The terminal text: the verdict (headline figures beside the human ranges), the one note
+    about the models, then every figure beside the papers' human reference value, then the notes."""
+    from .verdict import format_verdict, report_verdict
+
     rows = rep.summary_rows()
     width = max(len(r["label"]) for r in rows)
     lines = [f"turneval report: {rep.conversation['id']} ({rep.conversation['duration_s']:.1f} s, system = channel {rep.conversation['system_channel']})"]
-    lines.append(f"{'':{width}}  {'this conversation':>18}  {'reference (human)':>18}")
+    verdict, models_note = report_verdict(rep)
+    if verdict:
+        lines += [format_verdict(verdict), ""]
+    if models_note:
+        lines += [models_note, ""]
+    lines.append(f"{'All figures':{width}}  {'this conversation':>18}  {'reference (human)':>18}")
     section = None
     for r in rows:
         if r["section"] != section:
@@ -129,5 +137,6 @@ def format_summary(rep: "Report") -> str:
         ref = "" if r["reference"] is None else f"{format_number(r['reference'])} {r['unit']}".strip()
         lines.append(f"{r['label']:{width}}  {ours:>18}  {ref:>18}")
     lines.append("Reference values: Talking Turns (Arora et al. 2025) Tables 2, 6 and 8, human in-domain (Switchboard); see reference_values in report.json.")
-    lines += [f"note: {n}" for n in rep.notes]
+    # the model warnings are in the note above; the rest once each
+    lines += [f"note: {n}" for n in rep.notes if not (models_note and n.startswith("WARNING:"))]
     return "\n".join(lines)
