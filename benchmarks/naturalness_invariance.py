@@ -12,8 +12,10 @@ skipped and says so). Every version is scored as ``turneval score FILE.wav`` sco
 then m), by both bundled predictors and any ``--predictor``. The figure per predictor and
 version is the largest relative change of m against the 16 kHz eSpeak version over the
 dialogues, ``|m - m_16k| / |m_16k|``, beside the :data:`TOLERANCE` that
-``tests/test_naturalness_invariance.py`` asserts for the predictors that meet it. Quick mode: one
-dialogue of 20 s.
+``tests/test_naturalness_invariance.py`` asserts for the predictors that meet it. On real speech,
+where the AMI folder is found (``$TURNEVAL_AMI_ROOT``, ``../shared/real/ami``), the close-talk
+channel pairs of ES2004a at 16 and 8 kHz (a voice cannot be swapped there). Quick mode: one
+dialogue of 20 s, no AMI.
 """
 from __future__ import annotations
 
@@ -51,20 +53,28 @@ def second_engine() -> str | None:
     return next((e for e in SECOND_ENGINES if e in found), None)
 
 
+def write_rates(audio: np.ndarray, folder: Path, rates: Sequence[int] = RATES) -> dict[str, Path]:
+    """Stereo 16 kHz ``audio`` as wav files: ``16000 Hz`` and one per rate of ``rates``."""
+    import soundfile as sf
+    import soxr
+
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {"16000 Hz": folder / "16000.wav"}
+    sf.write(out["16000 Hz"], audio.T, 16000, subtype="FLOAT")
+    for rate in rates:
+        out[f"{rate} Hz"] = folder / f"{rate}.wav"
+        sf.write(out[f"{rate} Hz"], soxr.resample(audio.T, 16000, rate, quality="VHQ"), rate, subtype="FLOAT")
+    return out
+
+
 def write_versions(dialogue, folder: Path, engine: str | None, seed: int) -> dict[str, Path]:
     """The dialogue as stereo wav files: ``16000 Hz`` (its own audio), one per rate of
     :data:`RATES`, and ``<engine> voices`` (re-voiced at 16 kHz) when ``engine`` is given."""
     import soundfile as sf
-    import soxr
 
     from turneval.dataset_scripts.synthetic.revoice import draw_speaker_voices, revoice_dialogue
 
-    folder.mkdir(parents=True, exist_ok=True)
-    out = {"16000 Hz": folder / "16000.wav"}
-    sf.write(out["16000 Hz"], dialogue.audio.T, 16000, subtype="FLOAT")
-    for rate in RATES:
-        out[f"{rate} Hz"] = folder / f"{rate}.wav"
-        sf.write(out[f"{rate} Hz"], soxr.resample(dialogue.audio.T, 16000, rate, quality="VHQ"), rate, subtype="FLOAT")
+    out = write_rates(dialogue.audio, folder)
     if engine is not None:
         voices = draw_speaker_voices([engine], np.random.default_rng(seed))
         audio, _ = revoice_dialogue(dialogue, voices)
@@ -95,7 +105,27 @@ def relative_changes(scores: dict[str, float]) -> dict[str, float]:
     return {k: abs(v - ref) / abs(ref) for k, v in scores.items() if k != "16000 Hz"}
 
 
-def evaluate(dialogues: int, duration_s: float, extra_predictors: Sequence[str] = ()) -> dict[str, Any]:
+def real_band_changes(models: Sequence[tuple[str, Any]], folder: Path, ami_root: str | None = None) -> dict[str, Any] | None:
+    """Real speech at 16 and 8 kHz: every close-talk channel pair of the AMI excerpt
+    (``_real_calls.ami_channel_pairs``), per predictor the relative change of m at 8 kHz; None
+    without the AMI folder."""
+    from _ami import AmiDataMissing
+    from _real_calls import ami_channel_pairs
+
+    try:
+        pairs = ami_channel_pairs(ami_root)
+    except AmiDataMissing:
+        return None
+    changes: dict[str, list[float]] = {name: [] for name, _ in models}
+    for i, pair in enumerate(pairs):
+        files = write_rates(pair.audio, folder / f"ami{i}", rates=(8000,))
+        for name, model in models:
+            changes[name].append(relative_changes(version_scores(files, model))["8000 Hz"])
+    return {"recordings": [p.id for p in pairs], "worst": {k: max(v) for k, v in changes.items()},
+            "mean": {k: float(np.mean(v)) for k, v in changes.items()}}
+
+
+def evaluate(dialogues: int, duration_s: float, extra_predictors: Sequence[str] = (), real: bool = True) -> dict[str, Any]:
     from _real_calls import predictors
 
     from turneval.dataset_scripts.synthetic import generate_dialogue
@@ -111,6 +141,7 @@ def evaluate(dialogues: int, duration_s: float, extra_predictors: Sequence[str] 
             for name, model in models:
                 scores = version_scores(files, model)
                 rows.append({"seed": seed, "predictor": name, "m": scores, "relative_change": relative_changes(scores)})
+        real_speech = real_band_changes(models, Path(tmp)) if real else None
     changes: dict[str, dict[str, list[float]]] = {}
     for row in rows:
         for version, change in row["relative_change"].items():
@@ -118,7 +149,7 @@ def evaluate(dialogues: int, duration_s: float, extra_predictors: Sequence[str] 
     worst = {name: {v: max(c) for v, c in per.items()} for name, per in changes.items()}
     mean = {name: {v: float(np.mean(c)) for v, c in per.items()} for name, per in changes.items()}
     return {"dialogues": dialogues, "duration_s": duration_s, "second_engine": engine, "tolerance": TOLERANCE, "rows": rows,
-            "worst": worst, "mean": mean}
+            "worst": worst, "mean": mean, "real_speech": real_speech}
 
 
 def figures(result: dict[str, Any]) -> list[dict]:
@@ -129,6 +160,11 @@ def figures(result: dict[str, Any]) -> list[dict]:
                               note=f"largest |m - m_16k| / |m_16k| over {result['dialogues']} synthetic dialogues of {result['duration_s']:g} s "
                                    f"(mean {100 * result['mean'][name][version]:.1f} %), "
                                    f"scored as `turneval score` does; tolerance {100 * TOLERANCE:g} %"))
+    real = result.get("real_speech")
+    for name, change in (real or {}).get("worst", {}).items():
+        out.append(figure(f"naturalness m change, 8 kHz vs 16 kHz on real AMI headset pairs: {name}", 100 * change, "%",
+                          note=f"largest over {len(real['recordings'])} channel pairs of AMI ES2004a (mean {100 * real['mean'][name]:.1f} %); "
+                               f"tolerance {100 * TOLERANCE:g} %"))
     if result["second_engine"] is None:
         out.append(figure("naturalness m change, second engine vs eSpeak", math.nan, "%",
                           note=f"skipped: none of {', '.join(SECOND_ENGINES)} is installed (make synth-deps)"))
@@ -145,6 +181,10 @@ def markdown(result: dict[str, Any]) -> str:
     lines += ["", "| seed | predictor | " + " | ".join(["16000 Hz", *versions]) + " |", "|---|---|" + "---|" * (len(versions) + 1)]
     for row in result["rows"]:
         lines.append(f"| {row['seed']} | {row['predictor']} | " + " | ".join(f"{row['m'][v]:.3f}" for v in ["16000 Hz", *versions]) + " |")
+    real = result.get("real_speech")
+    if real:
+        lines.append(f"\nReal speech, the {len(real['recordings'])} AMI ES2004a channel pairs at 8 vs 16 kHz, largest (mean) change: "
+                     + "; ".join(f"{name} {100 * w:.1f} % ({100 * real['mean'][name]:.1f} %)" for name, w in real["worst"].items()))
     if result["second_engine"] is None:
         lines.append(f"\nNo second engine installed ({', '.join(SECOND_ENGINES)}): voice invariance not measured.")
     return "\n".join(lines)
@@ -153,7 +193,7 @@ def markdown(result: dict[str, Any]) -> str:
 def run(quick: bool) -> list[dict]:
     """run_all.py entry (quick: one dialogue of 20 s)."""
     counts = QUICK if quick else FULL
-    return figures(evaluate(counts["dialogues"], counts["duration_s"]))
+    return figures(evaluate(counts["dialogues"], counts["duration_s"], real=not quick))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
