@@ -18,9 +18,10 @@ Stages (model_cards/turn_taking_judge, "Training procedure" and "Reproduce"):
 5. thresholds: the val calls voiced a second time by SVOX Pico, and the agreement thresholds
    tuned on both voicings (``training.tune_judge_thresholds --write``).
 
-The result is ``OUT/judge_4eng/final``, the bundled checkpoint's weights and config (its card,
-provenance and code copies are added by hand from the measured figures). Needs ``make
-synth-deps`` (Festival, Flite, SVOX Pico) and about 5 h on 2 CPU cores (the card's compute table).
+The result is ``OUT/judge_4eng/final``, the bundled checkpoint's weights and config; the folder
+under ``checkpoints/`` adds the card, ``provenance.json`` (the benchmarks' figures, written by
+hand) and the code copies (``make sync-checkpoints``). Needs ``make synth-deps`` (Festival,
+Flite, SVOX Pico) and about 4 h on 2 CPU cores (the card's compute table).
 ``--quick`` runs the same stages on made-up calls with eSpeak NG alone, a tiny random Whisper and
 a few steps: it checks the recipe, not the model.
 """
