@@ -74,7 +74,8 @@ class Stage:
             raise RecipeError(f"stage {self.name!r} failed ({type(err).__name__}: {err}); fix it and continue "
                               f"with --from-stage {self.name}, or run it alone: {self.command()}") from err
         if self.function == "main" and status not in (0, None):
-            raise RecipeError(f"stage {self.name!r} ended with exit code {status}: {self.command()}")
+            raise RecipeError(f"stage {self.name!r} ended with exit code {status} (its message is above): {self.command()}; "
+                              f"once fixed, continue with --from-stage {self.name}")
 
 
 def _as_in_a_fresh_process() -> None:
