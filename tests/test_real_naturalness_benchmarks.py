@@ -140,3 +140,13 @@ def test_range_scores_each_source_with_the_predictors_that_can_read_it(spokenwoz
     entry = document["naturalness_m"]["tiny_va"]
     assert entry["range"]["low"] <= entry["range"]["median"] <= entry["range"]["high"] and entry["range"]["n"] == 3 and entry["input"] == "vad"
     assert document["command"].startswith("python benchmarks/naturalness_range.py") and "spokenwoz_word_times" in document["source"]
+
+
+def test_run_all_passes_the_spokenwoz_folder_to_the_benchmarks(tmp_path, monkeypatch, capsys):
+    import run_all
+
+    monkeypatch.setenv(_spokenwoz.ENV_VAR, "unchanged")  # restored after the test
+    args = run_all.build_parser().parse_args(["--spokenwoz-root", str(tmp_path), "--list", "--only", "real_perturbations"])
+    assert run_all.run_from_args(args) == 0
+    assert _spokenwoz.default_root() == tmp_path.resolve()
+    assert capsys.readouterr().out.startswith("real_perturbations")
