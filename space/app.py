@@ -108,17 +108,16 @@ def _num(value: Any, pattern: str = "{:.2f}") -> str:
 def headline_markdown(result: AnalysisResult) -> str:
     """The verdict as Markdown: the conversation, the sentence, each headline figure beside its
     human range with a plain mark, and the one note about the models."""
-    from turneval.reporting.verdict import MARKS, range_notes
+    from turneval.reporting.verdict import MARKS, range_notes, shown_range, shown_value
 
     h = result.headline
     lines = [f"### {h['conversation']} ({h['duration_s']:.1f} s, system = channel {h['system_channel']})"]
     if h["verdict"]:
         lines += [f"**{h['verdict_line']}**", "", "| Figure | This conversation | Human range | | Gate name |", "|---|---|---|---|---|"]
         for r in h["verdict"]:
-            value = "n/a" if r["value"] is None else f"{_num(r['value'], '{:.3g}')} {r['unit']}".strip()
-            rng = "-" if r["human_low"] is None else f"{_num(r['human_low'], '{:.2g}')}-{_num(r['human_high'], '{:.2g}')} {r['unit']}".strip()
             shown = MARKS[r["mark"]]
-            lines.append(f"| {r['label']} | {value} | {rng} | {'**' + shown + '**' if r['mark'] in ('above', 'below') else shown} | `{r['name']}` |")
+            lines.append(f"| {r['label']} | {shown_value(r['value'], r['unit'])} | {shown_range(r)} "
+                         f"| {'**' + shown + '**' if r['mark'] in ('above', 'below') else shown} | `{r['name']}` |")
         lines += [""] + range_notes(h["verdict"])
     if h["about_models"]:
         lines.append(f"\n> {h['about_models']}")

@@ -118,14 +118,16 @@ def verdict_line(rows: Sequence[Mapping[str, Any]]) -> str:
     return f"Verdict: {len(outside)} of {len(ranged)} figures outside the human range: {which}."
 
 
-def _show(value: Any, unit: str) -> str:
+def shown_value(value: Any, unit: str) -> str:
+    """A verdict figure as printed: 3 significant digits and its unit (m: 4 digits), ``n/a`` when not measured."""
     if value is None:
         return "n/a"
     # m is a log-likelihood near -3 to -7: three digits would round its differences away
     return f"{format_number(value, 3 if unit else 4)} {unit}".strip()
 
 
-def _range_text(row: Mapping[str, Any]) -> str:
+def shown_range(row: Mapping[str, Any]) -> str:
+    """A row's human range as printed (``0.16-0.47 s``, ``-8 to -5.6``), ``-`` when there is none."""
     if row["human_low"] is None:
         return "-"
     low, high = format_number(row["human_low"], 2), format_number(row["human_high"], 2)
@@ -153,7 +155,7 @@ def format_verdict(rows: Sequence[Mapping[str, Any]]) -> str:
     width = max(len(r["label"]) for r in rows)
     lines = [verdict_line(rows), f"{'':{width}}  {'this conversation':>17}  {'human range':>15}"]
     for r in rows:
-        lines.append(f"{r['label']:{width}}  {_show(r['value'], r['unit']):>17}  {_range_text(r):>15}  {MARKS[r['mark']]}")
+        lines.append(f"{r['label']:{width}}  {shown_value(r['value'], r['unit']):>17}  {shown_range(r):>15}  {MARKS[r['mark']]}")
     lines += range_notes(rows)
     return "\n".join(lines)
 
@@ -214,8 +216,8 @@ def verdict_html(rows: Sequence[Mapping[str, Any]]) -> str:
     out = [f'<p class="lead">{html.escape(verdict_line(rows).removeprefix("Verdict: "))}</p>', '<table class="verdict">',
            "<tr><th>figure</th><th>this conversation</th><th>human range</th><th></th><th>gate name</th></tr>"]
     for r in rows:
-        out.append(f"<tr><td>{html.escape(r['label'])}</td><td class=\"num\">{html.escape(_show(r['value'], r['unit']))}</td>"
-                   f"<td class=\"num\">{html.escape(_range_text(r))}</td><td class=\"mark-{r['mark'].replace(' ', '-')}\">"
+        out.append(f"<tr><td>{html.escape(r['label'])}</td><td class=\"num\">{html.escape(shown_value(r['value'], r['unit']))}</td>"
+                   f"<td class=\"num\">{html.escape(shown_range(r))}</td><td class=\"mark-{r['mark'].replace(' ', '-')}\">"
                    f"{html.escape(MARKS[r['mark']])}</td><td class=\"gate\">{r['name']}</td></tr>")
     out.append("</table>")
     notes = " ".join(html.escape(n) for n in range_notes(rows))
