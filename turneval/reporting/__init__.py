@@ -16,7 +16,10 @@ evaluate modules):
 ``build``      :func:`report`: events, statistics, full-duplex timing, agreement,
                naturalness and backchannel timing -> a :class:`Report`
 ``result``     :class:`Report`, its JSON form and schema
-``summary``    the headline table (terminal and HTML) beside the papers' reference values
+``headline``   the headline figures a voice-agent builder checks first (what ``--require`` gates)
+``verdict``    those figures beside the human ranges measured on real conversations, marked
+               when outside; the response-gap plot; the one note about the models
+``summary``    the terminal text (verdict first) and the full table beside the papers' values
 ``references`` the papers' human reference values
 ``html``       the self-contained HTML page
 =============  ==========================================================================
