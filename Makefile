@@ -12,6 +12,7 @@ REPORT_DIR ?= reports/cascaded_like
 install:
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -c constraints.txt -e ".[space,test]"
+	$(PIP) install -q --no-deps -c constraints.txt pipecat-ai
 
 demo: install
 	HF_HUB_OFFLINE=1 turneval report $(EXAMPLE) --system-channel 1 --out $(REPORT_DIR)
@@ -19,10 +20,10 @@ demo: install
 test: install
 	HF_HUB_OFFLINE=1 $(PYTHON) -m pytest -q -p no:cacheprovider tests
 
-# smart-turn v3.2, the peer of the judge, is the ONNX model inside pipecat-ai; only that file is
-# used, so pipecat's own (large) dependency tree is not installed.
+# smart-turn v3.2 (the judge's turn-completion cue is converted from it, and it is the judge's peer in
+# the benchmarks) is the ONNX model inside pipecat-ai; only that file is used, so `install` adds
+# pipecat-ai without its own (large) dependency tree.
 bench-deps: install
-	$(PIP) install -q --no-deps -c constraints.txt pipecat-ai
 
 bench: bench-deps
 	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py --docs docs/performance.md

@@ -78,7 +78,8 @@ setup(
     ],
     extras_require={
         "space": ["gradio", "krippendorff"],
-        "test": ["pytest", "ruff", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema"],
+        # onnx reads smart-turn's ONNX file for the judge's conversion stage (training/convert_smart_turn.py)
+        "test": ["pytest", "ruff", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema", "onnx"],
     },
     entry_points={"console_scripts": ["turneval=turneval.cli:main"]},
 )

@@ -367,12 +367,22 @@ class PauseReading:
             silence's first chunk, since a chunk's label describes the chunk after it.
         horizon: the end of the audio the model may hear (s): ``stop_s`` after the speech end,
             or the decision chunk's start if that comes first.
+        silence_s: how long nobody has spoken when the decision is taken (s): the silent
+            chunks before the decision chunk, what a judge deciding at the end of the silence
+            (Talking Turns' protocol) knows.
+        time: when that decision is taken (s): the end of the silence, the decision chunk's start.
+        turn_start: where the pauser's current turn began (s): the first chunk of their floor
+            after the other party last held it (backchannels do not take it), or after the
+            conversation's start.
     """
 
     chunk: int
     pauser: int
     speech_end: float
     horizon: float
+    silence_s: float = 0.0
+    turn_start: float = 0.0
+    time: float = 0.0
 
 
 def silence_start_chunk(names: Sequence[str], chunk: int) -> int:
@@ -398,7 +408,7 @@ def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0
     >>> [(inst.decision, inst.chunk) for inst in found]
     [('C', 38), ('T', 61)]
     >>> pause_readings(labels, [38, 61])[61]
-    PauseReading(chunk=61, pauser=0, speech_end=2.0, horizon=2.2)
+    PauseReading(chunk=61, pauser=0, speech_end=2.0, horizon=2.2, silence_s=0.48, turn_start=0.0, time=2.44)
     """
     owners = floor_owners(labels.floor, labels.dialogue_id or "")
     out = {}
@@ -408,8 +418,20 @@ def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0
             raise DialogueError(f"chunk {chunk} does not end a silence after one speaker's floor; it is not an (a)/(d) decision")
         speech_end = float(labels.chunk_ends[first_silent])
         horizon = min(speech_end + stop_s, float(labels.chunk_starts[chunk]))
-        out[chunk] = PauseReading(chunk, int(owners[first_silent - 1]), round(speech_end, 6), round(horizon, 6))
+        pauser = int(owners[first_silent - 1])
+        silence_s = float(labels.chunk_starts[chunk] - labels.chunk_starts[first_silent])
+        turn_start = float(labels.chunk_starts[_turn_start_chunk(owners, pauser, first_silent)])
+        out[chunk] = PauseReading(chunk, pauser, round(speech_end, 6), round(horizon, 6), round(silence_s, 6), round(turn_start, 6),
+                                  round(float(labels.chunk_starts[chunk]), 6))
     return out
+
+
+def _turn_start_chunk(owners: np.ndarray, speaker: int, before: int) -> int:
+    """The first chunk of ``speaker``'s floor after the other party last held it before chunk ``before``."""
+    other = np.flatnonzero(owners[:before] == 1 - speaker)
+    since = int(other[-1]) + 1 if len(other) else 0
+    own = np.flatnonzero(owners[since:before] == speaker)
+    return since + int(own[0]) if len(own) else max(0, before - 1)
 
 
 def _with_head_probabilities(instances: Sequence[AgreementInstance], p_turn: dict[int, float], metrics: Sequence[str]) -> list[AgreementInstance]:

@@ -26,6 +26,14 @@ BACKBONE_MODES = ("frozen", "partial", "lora", "full")
 DEFAULT_LABELS = ("NA", "BC", "I", "T", "C")
 
 
+TURN_COMPLETION_CUE_DEFAULTS: dict[str, Any] = {
+    "d_model": 384, "encoder_layers": 4, "attention_heads": 6, "ffn_dim": 1536, "num_mel_bins": 80,
+    "window_s": 8.0, "pool_dim": 256, "classifier_dims": [256, 64], "pre_speech_s": 0.5, "listens_until": "decision",
+}
+"""smart-turn v3.2's layout (pipecat-ai, BSD-2-Clause): a Whisper-tiny encoder over 8 s, attention pooling, an MLP."""
+PAUSE_DECISION_FEATURES = ("turn_end_logit", "turn_complete_logit", "log_silence_s")
+"""What ``pause_decision`` may read at an (a)/(d) decision: the turn-end head's logit, the
+turn-completion cue's logit, and the log of the silence's length in seconds (floored at 40 ms)."""
 TURN_END_HEAD_DEFAULTS: dict[str, Any] = {"window_s": 8.0, "stop_s": 0.2, "shared_layers": 2, "pool_frames": [25, 5], "timing_features": []}
 """The turn-end head's reading: the last 8 s of the pausing speaker's channel up to 200 ms after
 the IPU end (pipecat's VAD stop time), pooled over the last 0.5 s and 0.1 s; no timing features."""
@@ -97,6 +105,23 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             speech segments). Keys: `window_s` (8.0), `stop_s` (0.2), `shared_layers` (2),
             `pool_frames` ([25, 5]), `timing_features` ([]), plus provenance. `None`: no such
             head; (a)/(d) read `p_T - p_C` (the paper).
+        turn_completion_cue (`dict`, *optional*):
+            A model that heard real human turn ends: smart-turn v3.2's Whisper-tiny encoder,
+            attention pooling and classifier, converted offline from pipecat-ai's ONNX file
+            (`training/convert_smart_turn.py`; weights int8 with one scale per output row, as
+            shipped). It hears the pausing speaker's own channel from the turn start (minus
+            `pre_speech_s`), the last `window_s` seconds, and gives P(turn complete).
+            `listens_until`: "decision" (the end of the silence, when (a)/(d) are decided: the
+            cue hears the silence grow) or "stop" (the turn-end head's `stop_s` after the IPU
+            end, where pipecat asks smart-turn). Keys: the layout (`TURN_COMPLETION_CUE_DEFAULTS`)
+            plus provenance. `None`: no cue.
+        pause_decision (`dict`, *optional*):
+            The decision of metrics (a) and (d), taken at the end of the silence (Talking Turns'
+            protocol), so the silence's length is known: a logistic regression over `features`
+            (names from `PAUSE_DECISION_FEATURES`: the turn-end
+            head's and the cue's logits, the log silence length) with `weight` (one per
+            feature) and `bias`, fitted on real speech and named with its `source`. `None`: (a)/(d)
+            read the turn-end head (or `p_T - p_C` without one).
         interruption_head (`dict`, *optional*):
             A logistic regression for the decision of metric (e): when one speaker talks over
             the floor holder, does the holder fall silent (the interruption takes the floor)?
@@ -129,6 +154,8 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         agreement_thresholds: dict[str, float] | None = None,
         turn_end_head: dict[str, Any] | None = None,
         interruption_head: dict[str, Any] | None = None,
+        turn_completion_cue: dict[str, Any] | None = None,
+        pause_decision: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         labels = list(label_names) if label_names is not None else list(DEFAULT_LABELS)
@@ -161,9 +188,12 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             raise ValueError(f"agreement_thresholds has unknown metric ids {unknown}; use a, b, c, d, e")
         self.turn_end_head = None if turn_end_head is None else {**TURN_END_HEAD_DEFAULTS, **turn_end_head}
         self.interruption_head = None if interruption_head is None else dict(interruption_head)
+        self.turn_completion_cue = None if turn_completion_cue is None else {**TURN_COMPLETION_CUE_DEFAULTS, **turn_completion_cue}
+        self.pause_decision = None if pause_decision is None else dict(pause_decision)
         self._check_grid()
         self._check_turn_end_head()
         self._check_interruption_head()
+        self._check_pause_decision()
 
     def _check_grid(self) -> None:
         """Windows and hops must be whole chunks, and fit in the encoder's positions."""
@@ -210,6 +240,25 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         if len(head["weight"]) != len(head["features"]):
             raise ValueError(f"interruption_head has {len(head['weight'])} weights for {len(head['features'])} features")
 
+    def _check_pause_decision(self) -> None:
+        rule = self.pause_decision
+        if rule is None:
+            return
+        missing = [k for k in ("features", "weight", "bias") if k not in rule]
+        if missing:
+            raise ValueError(f"pause_decision lacks {missing}; it needs features (names), weight (one per feature) and bias")
+        unknown = [name for name in rule["features"] if name not in PAUSE_DECISION_FEATURES]
+        if unknown:
+            raise ValueError(f"pause_decision names unknown features {unknown}; known: {list(PAUSE_DECISION_FEATURES)}")
+        if self.turn_completion_cue is not None and self.turn_completion_cue["listens_until"] not in ("decision", "stop"):
+            raise ValueError(f"turn_completion_cue.listens_until={self.turn_completion_cue['listens_until']!r} must be 'decision' or 'stop'")
+        if len(rule["weight"]) != len(rule["features"]):
+            raise ValueError(f"pause_decision has {len(rule['weight'])} weights for {len(rule['features'])} features")
+        needs = {"turn_end_logit": self.turn_end_head, "turn_complete_logit": self.turn_completion_cue}
+        absent = [name for name, part in needs.items() if name in rule["features"] and part is None]
+        if absent:
+            raise ValueError(f"pause_decision reads {absent} but the judge has no matching head (turn_end_head / turn_completion_cue)")
+
     @property
     def samples_per_chunk(self) -> int:
         return int(round(self.chunk_s * self.sample_rate))
@@ -225,4 +274,4 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         return max(1, int(round(hop_s / self.chunk_s)))
 
 
-__all__ = ["TURN_END_HEAD_DEFAULTS", "TurnTakingJudgeConfig"]
+__all__ = ["PAUSE_DECISION_FEATURES", "TURN_COMPLETION_CUE_DEFAULTS", "TURN_END_HEAD_DEFAULTS", "TurnTakingJudgeConfig"]

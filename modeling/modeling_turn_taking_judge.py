@@ -34,11 +34,12 @@ from transformers.audio_utils import mel_filter_bank
 from transformers.modeling_outputs import ModelOutput
 from transformers.models.whisper.modeling_whisper import WhisperEncoderLayer, sinusoids
 
-from .configuration_turn_taking_judge import TurnTakingJudgeConfig
+from .configuration_turn_taking_judge import PAUSE_DECISION_FEATURES, TurnTakingJudgeConfig
 
 
 N_FFT = 400
 HOP_LENGTH = 160
+MIN_SILENCE_S = 0.04  # the log silence length of the pause decision is floored at one chunk
 ENCODER_FRAME_SAMPLES = 2 * HOP_LENGTH  # conv2 has stride 2: one encoder frame per 20 ms
 
 
@@ -277,6 +278,106 @@ def pause_window(channel: np.ndarray, horizon_s: float, window_s: float, sample_
     return piece
 
 
+# ---------------------------------------------------------------------------------------
+# The turn-completion cue: smart-turn v3.2, which heard real human turn ends
+# ---------------------------------------------------------------------------------------
+class Int8Linear(nn.Module):
+    """A linear layer whose weight is kept as smart-turn v3.2 ships it: int8, one scale per
+    output row (symmetric, weight-only); it is dequantized for each call."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
+        super().__init__()
+        self.register_buffer("weight_int8", torch.zeros(out_features, in_features, dtype=torch.int8))
+        self.register_buffer("weight_scale", torch.ones(out_features))
+        self.bias = nn.Parameter(torch.zeros(out_features)) if bias else None
+
+    def weight(self, dtype: torch.dtype) -> torch.Tensor:
+        return self.weight_int8.to(dtype) * self.weight_scale.to(dtype)[:, None]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(x, self.weight(x.dtype), self.bias)
+
+
+class Int8Conv1d(nn.Module):
+    """``nn.Conv1d`` (kernel 3, padding 1) with an int8 weight and one scale per output channel."""
+
+    def __init__(self, in_channels: int, out_channels: int, stride: int) -> None:
+        super().__init__()
+        self.stride = stride
+        self.register_buffer("weight_int8", torch.zeros(out_channels, in_channels, 3, dtype=torch.int8))
+        self.register_buffer("weight_scale", torch.ones(out_channels))
+        self.bias = nn.Parameter(torch.zeros(out_channels))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        weight = self.weight_int8.to(x.dtype) * self.weight_scale.to(x.dtype)[:, None, None]
+        return F.conv1d(x, weight, self.bias, stride=self.stride, padding=1)
+
+
+class CueEncoderLayer(nn.Module):
+    """A pre-norm Whisper encoder layer (bidirectional) with int8 projections."""
+
+    def __init__(self, d_model: int, heads: int, ffn_dim: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.self_attn_layer_norm = nn.LayerNorm(d_model)
+        self.q_proj, self.k_proj = Int8Linear(d_model, d_model), Int8Linear(d_model, d_model, bias=False)
+        self.v_proj, self.out_proj = Int8Linear(d_model, d_model), Int8Linear(d_model, d_model)
+        self.final_layer_norm = nn.LayerNorm(d_model)
+        self.fc1, self.fc2 = Int8Linear(d_model, ffn_dim), Int8Linear(ffn_dim, d_model)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        b, n, d = hidden.shape
+        x = self.self_attn_layer_norm(hidden)
+        q, k, v = (proj(x).view(b, n, self.heads, d // self.heads).transpose(1, 2) for proj in (self.q_proj, self.k_proj, self.v_proj))
+        attended = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d)
+        hidden = hidden + self.out_proj(attended)
+        return hidden + self.fc2(F.gelu(self.fc1(self.final_layer_norm(hidden))))
+
+
+class TurnCompletionCue(nn.Module):
+    """smart-turn v3.2 in PyTorch: log-mel of 8 s -> Whisper-tiny encoder (400 positions) ->
+    attention pooling -> MLP -> the logit of "the turn is complete". Its weights come from
+    pipecat-ai's ONNX file (``training/convert_smart_turn.py``); it was trained by its authors on
+    real human speech, which the re-voiced training audio of the judge lacks at turn ends."""
+
+    def __init__(self, cue: dict[str, Any]) -> None:
+        super().__init__()
+        d, n_frames = int(cue["d_model"]), int(round(float(cue["window_s"]) * 50))
+        self.conv1 = Int8Conv1d(int(cue["num_mel_bins"]), d, stride=1)
+        self.conv2 = Int8Conv1d(d, d, stride=2)
+        self.embed_positions = nn.Parameter(torch.zeros(n_frames, d), requires_grad=False)
+        self.layers = nn.ModuleList([CueEncoderLayer(d, int(cue["attention_heads"]), int(cue["ffn_dim"])) for _ in range(int(cue["encoder_layers"]))])
+        self.layer_norm = nn.LayerNorm(d)
+        pool = int(cue["pool_dim"])
+        self.pool_attention = nn.ModuleList([Int8Linear(d, pool), Int8Linear(pool, 1)])
+        widths = [d, *(int(w) for w in cue["classifier_dims"])]
+        self.classifier_norm = nn.LayerNorm(widths[1])
+        self.classifier = nn.ModuleList([Int8Linear(a, b) for a, b in zip(widths, widths[1:] + [1])])
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        """Logits ``[B]`` from log-mel features ``[B, n_mels, 2 * positions]``."""
+        hidden = F.gelu(self.conv2(F.gelu(self.conv1(features)))).transpose(1, 2)
+        hidden = hidden + self.embed_positions.to(hidden.dtype)
+        for layer in self.layers:
+            hidden = layer(hidden)
+        hidden = self.layer_norm(hidden)
+        weights = torch.softmax(self.pool_attention[1](torch.tanh(self.pool_attention[0](hidden))), dim=1)
+        x = (hidden * weights).sum(1)
+        x = F.gelu(self.classifier_norm(self.classifier[0](x)))
+        for i, layer in enumerate(self.classifier[1:]):
+            x = layer(x) if i == len(self.classifier) - 2 else F.gelu(layer(x))
+        return x[:, 0]
+
+
+def cue_segment(audio: np.ndarray, window_s: float, sample_rate: int = 16000) -> np.ndarray:
+    """What pipecat hands smart-turn: the audio as int16 samples (pipecat buffers int16), the
+    last ``window_s`` seconds, zero-padded at the start."""
+    pcm = np.clip(np.round(np.asarray(audio, dtype=np.float64) * 32768.0), -32768, 32767)
+    piece = (pcm / 32768.0).astype(np.float32)
+    n = int(round(window_s * sample_rate))
+    return piece[-n:] if piece.size >= n else np.pad(piece, (n - piece.size, 0))
+
+
 class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
     """Whisper encoder + weighted layer sum + linear head over NA, BC, I, T, C."""
 
@@ -291,6 +392,8 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
         self.classifier = nn.Linear(self.whisper_config.d_model, len(config.label_names))
         head = getattr(config, "turn_end_head", None)
         self.turn_end_head = TurnEndHead(self.whisper_config, head) if head else None
+        cue = getattr(config, "turn_completion_cue", None)
+        self.turn_completion_cue = TurnCompletionCue(cue) if cue else None
         # Fixed analysis constants are plain attributes, not buffers: they are not weights,
         # and from_pretrained's meta-device initialisation would leave buffers empty.
         self._front_end_cache: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -457,6 +560,40 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
             extra = None if timing is None else timing[start : start + batch_size].to(device)
             out.append(torch.sigmoid(self.turn_end_head(self.encoder, features, extra).float()).cpu())
         return torch.cat(out).numpy() if out else np.zeros(0, dtype=np.float32)
+
+    # ------------------------------------------------------------------ turn-completion cue
+    @torch.no_grad()
+    def turn_complete_logits(self, clips: list[np.ndarray], batch_size: int = 16) -> np.ndarray:
+        """The cue's logit of "the turn is complete" for each clip: the pausing speaker's own
+        channel (16 kHz) from the turn start (minus ``pre_speech_s``) to the decision horizon,
+        any length (the last ``window_s`` seconds are heard)."""
+        if self.turn_completion_cue is None:
+            raise ValueError("this judge has no turn-completion cue (config.turn_completion_cue is None)")
+        window_s = float(self.config.turn_completion_cue["window_s"])
+        device, dtype = self.classifier.weight.device, self.classifier.weight.dtype
+        out = []
+        for start in range(0, len(clips), batch_size):
+            batch = torch.from_numpy(np.stack([cue_segment(c, window_s, self.config.sample_rate) for c in clips[start : start + batch_size]]))
+            # smart-turn's feature extractor normalises each clip to zero mean, unit variance
+            batch = (batch - batch.mean(1, keepdim=True)) / torch.sqrt(batch.var(1, unbiased=False, keepdim=True) + 1e-7)
+            features = self.log_mel(batch.to(device), causal=False).to(dtype)
+            out.append(self.turn_completion_cue(features).float().cpu())
+        return torch.cat(out).numpy() if out else np.zeros(0, dtype=np.float32)
+
+    def pause_decision_probabilities(self, features: dict[str, np.ndarray]) -> np.ndarray:
+        """P(the other party takes the turn) at (a)/(d) decisions from ``config.pause_decision``,
+        a logistic regression over named ``features`` (:data:`PAUSE_DECISION_FEATURES`; each an
+        array with one value per decision; ``log_silence_s`` may be given as ``silence_s``)."""
+        rule = self.config.pause_decision
+        if rule is None:
+            raise ValueError("this judge has no pause decision rule (config.pause_decision is None)")
+        if "log_silence_s" not in features and "silence_s" in features:
+            features = {**features, "log_silence_s": np.log(np.maximum(np.asarray(features["silence_s"], dtype=np.float64), MIN_SILENCE_S))}
+        missing = [name for name in rule["features"] if name not in features]
+        if missing:
+            raise ValueError(f"the pause decision reads {list(rule['features'])}; missing {missing}")
+        z = float(rule["bias"]) + sum(float(w) * np.asarray(features[name], dtype=np.float64) for name, w in zip(rule["features"], rule["weight"]))
+        return 1.0 / (1.0 + np.exp(-np.asarray(z, dtype=np.float64)))
 
     # ------------------------------------------------------------------ inference
     @torch.no_grad()
@@ -750,6 +887,8 @@ class TurnTakingJudgeStream:
 
 
 __all__ = [
+    "PAUSE_DECISION_FEATURES",
+    "TurnCompletionCue",
     "TurnEndHead",
     "TurnTakingJudge",
     "TurnTakingJudgeOutput",

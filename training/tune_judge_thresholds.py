@@ -19,6 +19,16 @@ Several ``--data`` manifests are pooled (e.g. the same validation calls voiced b
 synthesizers, so that no one engine sets the thresholds). The output also gives each metric's
 ``agreement_ceiling``: the best lower-direction agreement any threshold reaches on these very
 conversations, which tells a threshold that does not transfer from a judge that cannot rank.
+
+Real speech (``--recordings``: stereo files or ``LEFT+RIGHT`` mono pairs, speech by the
+report's VAD, as a user's recording is read) is where the thresholds must hold. Real
+conversations are short and people rarely interrupt, so a metric is retuned only where both of
+its decisions have at least ``--min_per_decision`` instances; the others keep the checkpoint's
+values (and the output says which).
+
+    python -m turneval.training.tune_judge_thresholds --judge checkpoints/turn_taking_judge_swb_revoiced \
+        --recordings ../shared/real/spokenwoz/audio/*.flac AMI/source0.flac+AMI/source1.flac ... \
+        --min_per_decision 5 --write
 """
 from __future__ import annotations
 
@@ -44,15 +54,21 @@ def load_manifest(path: str | Path, limit: int | None = None) -> list:
     return [with_audio(dialogue) for _, dialogue in islice(read_dialogue_manifest(manifest), limit)]
 
 
-def tune(judge: Any, dialogues: Sequence) -> dict[str, Any]:
+def tune(judge: Any, dialogues: Sequence, min_per_decision: int = 1) -> dict[str, Any]:
     """Instances of ``dialogues`` under ``judge``, the tuned thresholds, the agreements at the
-    paper's and at the tuned thresholds, and each metric's ``agreement_ceiling`` on them."""
+    paper's and at the tuned thresholds, and each metric's ``agreement_ceiling`` on them. A
+    metric with fewer than ``min_per_decision`` instances of either decision keeps the judge's
+    own threshold (listed under ``kept_from_checkpoint``)."""
     from turneval.metrics.agreement import DEFAULT_THRESHOLDS, agreement, agreement_ceiling, tune_thresholds
     from turneval.reporting import two_party_judged_instances
 
     instances = [inst for d in dialogues for inst in two_party_judged_instances(judge, d)]
     tuned = tune_thresholds(instances, wide=True)
     thresholds = {metric: r["threshold"] for metric, r in tuned.items()}
+    current = dict(judge.config.agreement_thresholds or {})
+    kept = {m: {"threshold": current.get(m), "n_instances": r["n_instances"]} for m, r in tuned.items()
+            if min(r["n_instances"].values(), default=0) < min_per_decision and m in current}
+    thresholds.update({m: k["threshold"] for m, k in kept.items()})
 
     def directions(ths) -> dict[str, float]:
         return {f"{m}.{d}": s["agreement"] for m, r in agreement(instances, ths).items() for d, s in r["decisions"].items()}
@@ -64,6 +80,7 @@ def tune(judge: Any, dialogues: Sequence) -> dict[str, Any]:
         "agreement_tuned_thresholds": directions(thresholds),
         "paper_thresholds": dict(DEFAULT_THRESHOLDS),
         "agreement_ceiling": agreement_ceiling(instances),
+        "kept_from_checkpoint": kept,
     }
 
 
@@ -87,9 +104,13 @@ def write_thresholds(checkpoint: str | Path, thresholds: dict[str, float], sourc
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--judge", required=True, help="judge checkpoint folder")
-    p.add_argument("--data", required=True, nargs="+",
+    p.add_argument("--data", nargs="+", default=[],
                    help="manifest.jsonl (or its folder) of two-speaker validation conversations with audio; several are pooled")
+    p.add_argument("--recordings", nargs="+", default=[],
+                   help="real two-party recordings (stereo, one speaker per channel, or LEFT+RIGHT mono files), speech by the report's VAD; pooled with --data")
     p.add_argument("--limit", type=int, help="only the first N conversations of each manifest")
+    p.add_argument("--min_per_decision", type=int, default=1,
+                   help="retune a metric only when each of its two decisions has at least this many instances; else keep the checkpoint's threshold")
     p.add_argument("--json", help="write the instances' figures here")
     p.add_argument("--write", action="store_true", help="store the thresholds in the checkpoint's config.json")
     args = p.parse_args(argv)
@@ -97,20 +118,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.time()
     judge = load_judge(args.judge).eval()
-    dialogues = [d for data in args.data for d in load_manifest(data, args.limit)]
-    result = tune(judge, dialogues)
+    if not args.data and not args.recordings:
+        p.error("give --data manifests and/or --recordings")
+    from turneval.training.fit_pause_decision import load_recording
+
+    dialogues = [d for data in args.data for d in load_manifest(data, args.limit)] + [load_recording(r) for r in args.recordings]
+    result = tune(judge, dialogues, args.min_per_decision)
     result.update(judge=str(args.judge), data=[str(d) for d in args.data], n_dialogues=len(dialogues), seconds=time.time() - started)
     print(f"{len(dialogues)} conversations ({sum(d.duration for d in dialogues) / 3600:.2f} h), {result['seconds']:.0f} s")
     print("| metric.decision | paper thresholds | tuned |\n|---|---|---|")
     for key, value in result["agreement_tuned_thresholds"].items():
         print(f"| {key} | {100 * result['agreement_paper_thresholds'][key]:.1f} % | {100 * value:.1f} % |")
     print("thresholds:", {k: round(v, 3) for k, v in result["thresholds"].items()}, "(paper:", result["paper_thresholds"], ")")
+    if result["kept_from_checkpoint"]:
+        print(f"kept from the checkpoint (fewer than {args.min_per_decision} instances of a decision):", result["kept_from_checkpoint"])
     print("ceiling (the best any threshold does on these conversations, lower direction):",
           {m: round(100 * c["lowest"], 1) for m, c in result["agreement_ceiling"].items()})
     if args.json:
         atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1))
     if args.write:
-        source = f"training/tune_judge_thresholds.py on {len(dialogues)} conversations ({', '.join(map(data_name, args.data))})"
+        names = list(map(data_name, args.data))
+        if args.recordings:
+            names.append(f"{len(args.recordings)} real recordings: " + ", ".join(d.id for d in dialogues[-len(args.recordings):]))
+        source = f"training/tune_judge_thresholds.py on {len(dialogues)} conversations ({', '.join(names)})"
+        if result["kept_from_checkpoint"]:
+            source += f"; kept from the checkpoint, fewer than {args.min_per_decision} instances of a decision: " + ", ".join(sorted(result["kept_from_checkpoint"]))
         print(f"wrote {write_thresholds(args.judge, result['thresholds'], source)}")
     return 0
 

@@ -16,7 +16,13 @@ Stages (model_cards/turn_taking_judge, "Training procedure" and "Reproduce"):
 4. heads: the turn-end head (``training.turn_end_probe``, on the 32 h; the checkpoint compacted
    after it) and the interruption head (``training.interruption_probe``);
 5. thresholds: the val calls voiced a second time by SVOX Pico, and the agreement thresholds
-   tuned on both voicings (``training.tune_judge_thresholds --write``).
+   tuned on both voicings (``training.tune_judge_thresholds --write``);
+6. real speech: smart-turn v3.2 converted into the judge as its turn-completion cue
+   (``training.convert_smart_turn``; needs ``pip install --no-deps pipecat-ai onnx``), the
+   (a)/(d) pause-decision rule fitted on the SpokenWOZ dev calls (``training.fit_pause_decision``,
+   three numbers), and the thresholds tuned again on the real dev recordings (SpokenWOZ and the
+   AMI ES2004a channel pairs) where both decisions of a metric have at least 5 instances
+   (``--real-root``, default ``../shared/real`` beside the repository).
 
 The result is ``OUT/judge_4eng/final``, the bundled checkpoint's weights and config; the folder
 under ``checkpoints/`` adds the card, ``provenance.json`` (the benchmarks' figures, written by
@@ -33,6 +39,7 @@ from pathlib import Path
 from typing import Sequence
 
 from turneval.training.recipes.stages import (
+    QUICK_DATA,
     Stage,
     add_switchboard_arguments,
     recipe_parser,
@@ -80,8 +87,23 @@ QUICK = JudgeSize(
 )
 
 
-def stages(out: Path, swb_root: Path, splits_dir: Path, backbone: str = "tiny.en", size: JudgeSize = SHIPPED) -> list[Stage]:
-    """The judge's stages in order, writing below ``out``."""
+REAL_ROOT = Path(__file__).resolve().parents[2].parent / "shared" / "real"
+AMI_PAIRS = ("0+1", "0+2", "0+3", "1+2", "1+3", "2+3")
+
+
+def real_dev_recordings(real_root: Path) -> tuple[list[str], list[str]]:
+    """(the SpokenWOZ dev calls, the AMI ES2004a close-talk channel pairs as ``LEFT+RIGHT``)."""
+    calls = sorted(str(p) for p in (real_root / "spokenwoz" / "audio").glob("*.flac"))
+    ami = real_root / "ami" / "ES2004a_excerpt"
+    pairs = [f"{ami}/source{a}.flac+{ami}/source{b}.flac" for a, b in (p.split("+") for p in AMI_PAIRS)]
+    return calls, pairs
+
+
+def stages(out: Path, swb_root: Path, splits_dir: Path, backbone: str = "tiny.en", size: JudgeSize = SHIPPED,
+           real: tuple[Sequence[str], Sequence[str]] | None = None) -> list[Stage]:
+    """The judge's stages in order, writing below ``out``; ``real``: (calls the pause rule is fitted
+    on, recordings that only check it), default :func:`real_dev_recordings` of :data:`REAL_ROOT`."""
+    calls, check = real if real is not None else real_dev_recordings(REAL_ROOT)
     r = {name: str(out / name) for name in ("revoice", "revoice_rest", "revoice_pico_a", "revoice_pico_b", "revoice_val_pico")}
     feats = {name: str(out / "feats" / name) for name in ("train", "rest", "val", "pico_a", "pico_b")}
     judge_10h, judge = out / "judge_10h", out / "judge_4eng"
@@ -127,15 +149,31 @@ def stages(out: Path, swb_root: Path, splits_dir: Path, backbone: str = "tiny.en
         revoice("revoice-val-pico", "val", r["revoice_val_pico"], ("--engines", size.val_pico_engines), size.calls_val, "--seed", "1"),
         Stage("thresholds", "thresholds", "turneval.training.tune_judge_thresholds",
               ("--judge", final, "--data", f"{r['revoice']}/val", f"{r['revoice_val_pico']}/val", "--write")),
+        Stage("smart-turn-cue", "heads", "turneval.training.convert_smart_turn", ("--install_into", final)),
+        Stage("pause-decision", "thresholds", "turneval.training.fit_pause_decision",
+              ("--judge", final, "--recordings", *calls, "--check", *check, "--install_into", final)),
+        Stage("thresholds-real", "thresholds", "turneval.training.tune_judge_thresholds",
+              ("--judge", final, "--recordings", *calls, *check, "--min_per_decision", "5", "--write")),
     ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = recipe_parser(__doc__.split("\n\n")[0])
     add_switchboard_arguments(parser)
+    parser.add_argument("--real-root", type=Path, default=REAL_ROOT, help="the real dev recordings: shared/real (spokenwoz/, ami/)")
     args = parser.parse_args(argv)
     first, swb_root, splits_dir, backbone = switchboard_inputs(args, parser, backbone=True)
-    plan = first + stages(args.out, swb_root, splits_dir, backbone, QUICK if args.quick else SHIPPED)
+    if args.quick:
+        made_up = args.out / "quick_inputs" / "calls"
+        first.append(Stage("made-up-calls", "data", QUICK_DATA, (str(made_up),), function="made_up_two_party_calls"))
+        paths = [str(made_up / f"call{k}.wav") for k in range(3)]
+        real = (paths, paths[:1])
+    else:
+        real = real_dev_recordings(args.real_root)
+        missing = [p for spec in real[0] + real[1] for p in spec.split("+") if not Path(p).is_file()]
+        if missing or not real[0]:
+            parser.error(f"the real dev recordings are not under {args.real_root} (missing: {missing[:3] or 'spokenwoz/audio/*.flac'}); pass --real-root")
+    plan = first + stages(args.out, swb_root, splits_dir, backbone, QUICK if args.quick else SHIPPED, real)
     run_stages(plan, dry_run=args.dry_run, from_stage=args.from_stage)
     if not args.dry_run:
         print(f"the judge: {args.out / 'judge_4eng' / 'final'}")

@@ -136,10 +136,25 @@ def _own_channels(dialogue: Any, head: str) -> np.ndarray:
 
 
 def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[int, float]:
-    """The judge's turn-end head at every (a)/(d) decision of a two-speaker conversation:
-    ``{decision chunk: P(the other party speaks next)}``, each read from the pausing speaker's
-    own channel up to the decision's horizon (:func:`~turneval.dataset_scripts.agreement_instances.pause_readings`).
-    Empty when the judge has no turn-end head."""
+    """The judge's decision at every (a)/(d) pause of a two-speaker conversation:
+    ``{decision chunk: P(the other party speaks next)}``. With ``config.pause_decision``, its
+    rule over :func:`pause_decision_features` (taken at the end of the silence); else the
+    turn-end head alone. Empty when the judge has neither."""
+    readings = judge_pause_readings(judge, dialogue, labels)
+    if not readings:
+        return {}
+    if getattr(judge.config, "pause_decision", None):
+        p = judge.pause_decision_probabilities(pause_decision_features(judge, dialogue, readings))
+    else:
+        audio = _own_channels(dialogue, "turn-end head")
+        p = turn_end_head_probabilities(judge, audio, dialogue, [(r.pauser, r.speech_end, r.horizon) for r in readings.values()])
+    return {chunk: float(v) for chunk, v in zip(readings, p)}
+
+
+def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, Any]:
+    """Every (a)/(d) decision of a two-speaker conversation (both views: (a) the user's pauses,
+    (d) the system's) as a :class:`~turneval.dataset_scripts.agreement_instances.PauseReading`
+    at the judge's ``stop_s``; empty when the judge has no turn-end head or pause decision."""
     from dataclasses import replace
 
     from turneval.dataset_scripts.agreement_instances import (
@@ -149,16 +164,36 @@ def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[in
     )
 
     head = getattr(judge.config, "turn_end_head", None)
-    if not head:
+    if not head and not getattr(judge.config, "pause_decision", None):
         return {}
-    audio = _own_channels(dialogue, "turn-end head")
     placeholder = np.zeros((len(labels), len(judge.config.label_names)))
-    # One view holds every pause: (a) the user's, (d) the system's; the other view swaps them.
     view = dialogue if dialogue.system_speaker is not None else replace(dialogue, system_speaker=1)
     chunks = {inst.chunk for inst in dialogue_agreement_instances(view, placeholder, labels=labels, metrics=PAUSE_METRICS)}
-    readings = pause_readings(labels, sorted(chunks), float(head["stop_s"]))
-    pauses = [(r.pauser, r.speech_end, r.horizon) for r in readings.values()]
-    return {chunk: float(p) for chunk, p in zip(readings, turn_end_head_probabilities(judge, audio, dialogue, pauses))}
+    return pause_readings(labels, sorted(chunks), float((head or {}).get("stop_s", 0.2)))
+
+
+def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Any]) -> dict[str, np.ndarray]:
+    """What ``config.pause_decision`` reads at each reading, in order, as far as the rule names
+    them: the turn-end head's logit (the pausing speaker's own channel up to the reading's
+    horizon), the turn-completion cue's logit (that channel from the turn start minus the cue's
+    pre-speech margin to the decision, the end of the silence, or to the horizon, as its
+    ``listens_until`` says) and the silence's length."""
+    names = list(judge.config.pause_decision["features"])
+    audio = _own_channels(dialogue, "pause decision")
+    rows = list(readings.values())
+    out: dict[str, np.ndarray] = {}
+    if "turn_end_logit" in names:
+        p = turn_end_head_probabilities(judge, audio, dialogue, [(r.pauser, r.speech_end, r.horizon) for r in rows])
+        p = np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6)
+        out["turn_end_logit"] = np.log(p / (1 - p))
+    if "turn_complete_logit" in names:
+        cue = judge.config.turn_completion_cue
+        margin = float(cue["pre_speech_s"])
+        ends = [max(r.horizon, r.time) if cue["listens_until"] == "decision" else r.horizon for r in rows]
+        clips = [audio[r.pauser, int(max(0.0, r.turn_start - margin) * SAMPLE_RATE) : int(round(end * SAMPLE_RATE))] for r, end in zip(rows, ends)]
+        out["turn_complete_logit"] = np.asarray(judge.turn_complete_logits(clips), dtype=np.float64)
+    out["silence_s"] = np.array([r.silence_s for r in rows], dtype=np.float64)
+    return out
 
 
 def judge_interruption_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[int, float]:

@@ -1,0 +1,238 @@
+"""The judge on real two-party calls: its pause decisions against a stopwatch and smart-turn, and
+its agreement (a)-(e) beside Talking Turns' figures.
+
+    python benchmarks/real_calls_judge.py [--quick] [--spokenwoz-root DIR] [--ami-root DIR]
+    python benchmarks/run_all.py --only real_speech      # real_speech.py runs this part too
+
+The recordings (``_real_calls.real_recordings``): the SpokenWOZ dev calls (telephone, 8 kHz,
+one speaker per channel) and every pair of AMI ES2004a close-talk channels, speech found by
+the report's VAD and no transcript, as a user's recording is read. Skips with one NaN figure without them.
+
+1. **Pause decisions** (metrics (a)/(d): after an IPU and a silence, does the other party take
+   the turn?), scored as ROC-AUC (shift positive) with 95 % intervals resampling recordings
+   and resampling decisions:
+   * the judge as the report asks it: its ``pause_decision`` rule at the end of the silence
+     (Talking Turns' protocol), or its turn-end head where it has no rule;
+   * smart-turn v3.2 (onnxruntime) as pipecat asks it: 200 ms after the IPU end;
+   * the silence's length (a stopwatch; what any judge deciding at its end knows);
+   with the paired differences judge minus each. The rule was fitted on the SpokenWOZ calls
+   (``training/fit_pause_decision.py``: its weights and bias): the figures say so, and the
+   rule is also refitted leaving each call out (a held-out score per call).
+2. **Agreement (a)-(e)** per direction at the judge's thresholds, and with thresholds tuned on
+   the other recordings only (leave one recording out; ``metrics.agreement.tune_thresholds``,
+   a metric retuned where both decisions have :data:`MIN_PER_DECISION` instances), beside
+   Talking Turns' judge on Switchboard (Table 6).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from _harness import figure, limit_threads  # noqa: E402
+
+
+MIN_PER_DECISION = 5  # as the shipped thresholds were tuned (training/tune_judge_thresholds.py)
+TABLE_6 = {  # Talking Turns Table 6: its judge against human decisions, Switchboard validation (%)
+    ("a", "T"): 81.2, ("a", "C"): 75.5, ("b", "BC"): 71.6, ("b", "C"): 74.8,
+    ("c", "I"): 76.6, ("c", "C"): 72.8, ("e", "T"): 61.3, ("e", "C"): 57.0,
+}
+
+
+def _corpus(dialogue: Any) -> str:
+    return str(dialogue.metadata.get("corpus", "real"))
+
+
+def pause_rows(dialogues: list, judge: Any, smart_turn: Any | None) -> list[dict[str, Any]]:
+    """One row per (a)/(d) pause decision: the recording, whether the other party took the
+    turn, the judge's P(shift), smart-turn's P(complete) at 200 ms, and the silence (s)."""
+    from dataclasses import replace
+
+    from turneval.dataset_scripts.labels import chunk_labels
+    from turneval.reporting.inference import judge_pause_probabilities, judge_pause_readings
+    from turneval.smart_turn import pause_decisions, pauser_audio
+
+    rows = []
+    for dialogue in dialogues:
+        view = replace(dialogue, system_speaker=1)
+        labels = chunk_labels(view)
+        readings = judge_pause_readings(judge, view, labels)
+        judged = judge_pause_probabilities(judge, view, labels)
+        smart = {}
+        if smart_turn is not None:
+            smart = {d.chunk: smart_turn.probability(pauser_audio(view, d)) for d in pause_decisions(view, labels)}
+        taken = {d.chunk: d.decision for d in pause_decisions(view, labels)}
+        for chunk, reading in readings.items():
+            if chunk not in taken:
+                continue  # a silence not entered from the pauser's IPU (e.g. after an overlap)
+            rows.append({"recording": dialogue.id, "corpus": _corpus(dialogue), "shift": taken[chunk] == "T",
+                         "judge": judged[chunk], "smart": smart.get(chunk, math.nan), "silence": reading.silence_s})
+    return rows
+
+
+def decision_figures(rows: list[dict], where: str, note: str, n_resamples: int) -> list[dict]:
+    """ROC-AUC of each contestant and the judge's paired differences, on ``rows``."""
+    from turneval.metrics.intervals import bootstrap_roc_auc, bootstrap_roc_auc_difference
+
+    y = np.array([r["shift"] for r in rows], dtype=int)
+    clusters = np.array([r["recording"] for r in rows])
+    out = [figure(f"{where} pause decisions", len(rows), "decisions",
+                  note=f"{int(y.sum())} shifts, {int(len(y) - y.sum())} holds in {len(set(clusters.tolist()))} recordings; {note}")]
+    if len(set(y.tolist())) < 2:
+        return out + [figure(f"{where} pause decisions ROC-AUC: judge", math.nan, "", note="needs shifts and holds")]
+    scores = {"judge": np.array([r["judge"] for r in rows]), "smart-turn v3.2 at 200 ms": np.array([r["smart"] for r in rows]),
+              "silence length": np.array([r["silence"] for r in rows])}
+    for name, score in scores.items():
+        if not np.all(np.isfinite(score)):
+            out.append(figure(f"{where} pause decisions ROC-AUC: {name}", math.nan, "", note="not measured (pipecat-ai's ONNX file not installed)"))
+            continue
+        by_rec = bootstrap_roc_auc(y, score, clusters=clusters, n_resamples=n_resamples)
+        by_dec = bootstrap_roc_auc(y, score, n_resamples=n_resamples)
+        out.append(figure(f"{where} pause decisions ROC-AUC: {name}", by_rec.value, "", headline=name == "judge",
+                          note=f"95 % CI [{by_rec.low:.3f}, {by_rec.high:.3f}] resampling recordings, [{by_dec.low:.3f}, {by_dec.high:.3f}] resampling decisions"))
+        if name != "judge":
+            for label, cl in (("recordings", clusters), ("decisions", None)):
+                diff = bootstrap_roc_auc_difference(y, scores["judge"], score, clusters=cl, n_resamples=n_resamples)
+                out.append(figure(f"{where} pause decisions ROC-AUC: judge minus {name} (paired, resampling {label})", diff.value, "",
+                                  note=f"95 % CI [{diff.low:+.3f}, {diff.high:+.3f}]" + (": clears 0" if diff.low > 0 else ": touches 0")))
+    return out
+
+
+def held_out_rule_figures(dialogues: list, judge: Any, n_resamples: int) -> list[dict]:
+    """The judge's pause rule refitted without each recording in turn and scored on it (the
+    same features, the same choice of C): an estimate for calls the rule never saw."""
+    from turneval.metrics.intervals import bootstrap_roc_auc
+    from turneval.training.fit_pause_decision import decision_table, fit
+
+    rule = getattr(judge.config, "pause_decision", None)
+    if not rule or len(dialogues) < 3:
+        return []
+    table = decision_table(judge, dialogues, rule["features"])
+    held = fit(table, rule["features"])["cv_scores"]
+    y, clusters = table["shift"].astype(int), table["recording"]
+    ci = bootstrap_roc_auc(y, held, clusters=clusters, n_resamples=n_resamples)
+    per = []
+    for g in np.unique(clusters):
+        m = clusters == g
+        if 0 < y[m].sum() < m.sum():
+            from sklearn.metrics import roc_auc_score
+
+            per.append(f"{g} {roc_auc_score(y[m], held[m]):.3f}")
+    return [figure("SpokenWOZ pause decisions ROC-AUC: judge's rule refitted leaving each call out", ci.value, "",
+                   note=f"pooled held-out scores (each call's from a rule fitted on the others; intercepts differ between folds, "
+                        f"which lowers the pooled figure); 95 % CI [{ci.low:.3f}, {ci.high:.3f}] resampling calls; per call: {', '.join(per)}")]
+
+
+def judged_instances(dialogues: list, judge: Any) -> dict[str, list]:
+    """Every agreement instance of each recording, both speakers as the system in turn."""
+    from turneval.reporting import two_party_judged_instances
+
+    return {d.id: two_party_judged_instances(judge, d) for d in dialogues}
+
+
+def agreement_figures(by_recording: dict[str, list], corpus: dict[str, str], thresholds: dict[str, float] | None) -> list[dict]:
+    """Per corpus, metric and direction: agreement at ``thresholds`` and with thresholds tuned
+    leaving the recording out, beside Table 6."""
+    from turneval.metrics.agreement import agreement, tune_thresholds
+
+    held_out = []
+    for rec, instances in by_recording.items():
+        others = [i for r, inst in by_recording.items() if r != rec for i in inst]
+        tuned = tune_thresholds(others, wide=True)
+        ths = dict(thresholds or {})
+        ths.update({m: r["threshold"] for m, r in tuned.items() if min(r["n_instances"].values(), default=0) >= MIN_PER_DECISION})
+        result = agreement(instances, ths)
+        held_out += [(rec, m, d, s["n_instances"], s["agreement"]) for m, r in result.items() for d, s in r["decisions"].items()]
+    out = []
+    for name in sorted(set(corpus.values())):
+        instances = [i for r, inst in by_recording.items() if corpus[r] == name for i in inst]
+        if not instances:
+            continue
+        for metric, result in agreement(instances, thresholds).items():
+            for decision, s in result["decisions"].items():
+                if not s["n_instances"]:
+                    continue
+                rows = [(n, a) for r, m, d, n, a in held_out if corpus[r] == name and m == metric and d == decision and n]
+                held = sum(n * a for n, a in rows) / max(1, sum(n for n, _ in rows))
+                paper = TABLE_6.get((metric, decision))
+                out.append(figure(f"{name} agreement ({metric}) {s['description']}", 100 * s["agreement"], "%", headline=metric in ("a", "b", "c", "d"),
+                                  note=f"threshold {result['threshold']:g}; n = {s['n_instances']}; thresholds tuned without the recording: {100 * held:.1f} %"
+                                       + (f"; Talking Turns' judge on Switchboard: {paper} % (Table 6)" if paper else "")))
+    return out
+
+
+def skipped(reason: str) -> list[dict]:
+    print(f"[real_calls_judge] skipped: {reason}", file=sys.stderr)
+    return [figure("real calls: judge benchmark", math.nan, "", note=f"skipped: {reason}")]
+
+
+def run_on(quick: bool, spokenwoz_root: str | None = None, ami_root: str | None = None) -> list[dict]:
+    from _real_calls import real_recordings
+
+    from turneval.checkpoints import default_checkpoint
+    from turneval.modeling.judge_loading import load_judge
+    from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
+
+    threads = limit_threads()
+    from dataclasses import replace
+
+    dialogues, missing = real_recordings(spokenwoz_root, ami_root, quick=quick)
+    if not dialogues:
+        return skipped("; ".join(missing) or "no recordings")
+    # as a user's recording is read: speech from VAD, no transcript (SpokenWOZ's words would
+    # otherwise define the IPUs, and the decisions would not be the report's)
+    dialogues = [replace(d, words=None) for d in dialogues]
+    judge = load_judge(default_checkpoint("judge"))
+    try:
+        smart_turn = SmartTurnV3(threads=threads)
+    except SmartTurnUnavailable:
+        smart_turn = None
+    n = 300 if quick else 2000
+    rows = pause_rows(dialogues, judge, smart_turn)
+    rule = getattr(judge.config, "pause_decision", None)
+    fitted = f"the judge's rule was fitted on these calls ({len(rule['weight']) + 1} numbers)" if rule else "no rule fitted"
+    out = []
+    for name, note in (("spokenwoz", fitted), ("ami", "never used to fit the rule")):
+        subset = [r for r in rows if r["corpus"] == name]
+        if subset:
+            out += decision_figures(subset, "SpokenWOZ" if name == "spokenwoz" else "AMI channel pairs", note, n)
+    out += held_out_rule_figures([d for d in dialogues if _corpus(d) == "spokenwoz"], judge, n)
+    corpus = {d.id: _corpus(d) for d in dialogues}
+    out += agreement_figures(judged_instances(dialogues, judge), corpus, judge.config.agreement_thresholds)
+    return out
+
+
+def run(quick: bool) -> list[dict]:
+    """The run_all entry: the recordings from ``$TURNEVAL_SPOKENWOZ_ROOT`` / ``$TURNEVAL_AMI_ROOT`` or the defaults."""
+    return run_on(quick)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spokenwoz-root", default=None)
+    parser.add_argument("--ami-root", default=None)
+    parser.add_argument("--quick", action="store_true", help="SpokenWOZ only, fewer bootstrap resamples")
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    figures = run_on(args.quick, args.spokenwoz_root, args.ami_root)
+    for f in figures:
+        value = "n/a" if not math.isfinite(f["value"]) else f"{f['value']:.3f}"
+        print(f"{f['name']}: {value} {f['unit']}".rstrip() + (f"  ({f['note']})" if f.get("note") else ""))
+    if args.json:
+        import json
+
+        Path(args.json).write_text(json.dumps(figures, indent=1, allow_nan=True), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

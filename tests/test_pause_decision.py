@@ -1,0 +1,190 @@
+"""The judge's (a)/(d) decision: the turn-completion cue (smart-turn v3.2 in PyTorch), the
+pause-decision rule over named features, what it hears at a pause, and its fitting stage."""
+from __future__ import annotations
+
+import copy
+import importlib.util
+
+import numpy as np
+import pytest
+import torch
+
+from turneval.dataset_scripts.agreement_instances import pause_readings, two_party_instances
+from turneval.dataset_scripts.labels import chunk_labels
+from turneval.dataset_scripts.synthetic import generate_dialogue
+from turneval.modeling.configuration_turn_taking_judge import TURN_COMPLETION_CUE_DEFAULTS, TurnTakingJudgeConfig
+from turneval.modeling.modeling_turn_taking_judge import Int8Linear, TurnCompletionCue, TurnTakingJudge, cue_segment
+from turneval.reporting.inference import judge_pause_probabilities, judge_pause_readings, pause_decision_features
+
+
+TINY_WHISPER = {"d_model": 32, "encoder_layers": 2, "encoder_attention_heads": 2, "encoder_ffn_dim": 64, "max_source_positions": 1500}
+TINY_CUE = {"d_model": 32, "encoder_layers": 1, "attention_heads": 2, "ffn_dim": 64, "window_s": 2.0, "pool_dim": 16, "classifier_dims": [16, 8]}
+RULE = {"features": ["turn_complete_logit", "log_silence_s"], "weight": [0.5, 0.4], "bias": 1.0, "source": "test"}
+
+
+def _random_int8(module: torch.nn.Module, seed: int = 0) -> None:
+    """Give every int8 weight random values and plausible scales (they start at zero)."""
+    gen = torch.Generator().manual_seed(seed)
+    for name, buffer in module.named_buffers():
+        if name.endswith("weight_int8"):
+            buffer.copy_(torch.randint(-127, 128, buffer.shape, generator=gen, dtype=torch.int8))
+        elif name.endswith("weight_scale"):
+            buffer.fill_(0.02)
+    with torch.no_grad():
+        for name, param in module.named_parameters():
+            if name.endswith("embed_positions"):
+                param.copy_(0.1 * torch.randn(param.shape, generator=gen))
+
+
+def _judge_with_cue(rule: dict | None = RULE) -> TurnTakingJudge:
+    torch.manual_seed(0)
+    config = TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, context_mode="causal", context_s=4.0,
+                                   turn_completion_cue=TINY_CUE, pause_decision=rule)
+    judge = TurnTakingJudge(config).eval()
+    _random_int8(judge.turn_completion_cue)
+    return judge
+
+
+def test_int8_linear_is_the_dequantized_linear():
+    layer = Int8Linear(6, 4)
+    _random_int8(layer, seed=3)
+    with torch.no_grad():
+        layer.bias.copy_(torch.arange(4.0))
+    x = torch.randn(5, 6)
+    dense = layer.weight_int8.float() * layer.weight_scale[:, None]
+    torch.testing.assert_close(layer(x), x @ dense.T + torch.arange(4.0))
+
+
+def test_cue_scores_a_window_and_depends_on_every_part_of_it():
+    cue = TurnCompletionCue({**TURN_COMPLETION_CUE_DEFAULTS, **TINY_CUE}).eval()
+    _random_int8(cue)
+    features = torch.randn(3, 80, 200)
+    with torch.no_grad():
+        logits = cue(features)
+        moved = features.clone()
+        moved[:, :, :10] += 1.0  # the start of the window (attention pooling reads all of it)
+        assert logits.shape == (3,) and torch.all(torch.isfinite(logits))
+        assert not torch.allclose(cue(moved), logits)
+
+
+def test_cue_segment_is_pipecats_int16_last_window_left_padded():
+    audio = np.linspace(-0.5, 0.5, 16000 * 3, dtype=np.float32)
+    window = cue_segment(audio, 2.0)
+    assert window.shape == (32000,)
+    np.testing.assert_allclose(window, np.round(audio[-32000:] * 32768) / 32768, atol=1e-7)
+    short = cue_segment(audio[:8000], 2.0)
+    assert np.all(short[:24000] == 0) and short.shape == (32000,)
+
+
+def test_bundled_judge_carries_smart_turn_and_reproduces_its_recorded_logits():
+    from turneval.checkpoints import default_checkpoint
+    from turneval.modeling.judge_loading import load_judge
+
+    judge = load_judge(default_checkpoint("judge"))
+    assert judge.turn_completion_cue is not None and "smart-turn v3.2" in judge.config.turn_completion_cue["source"]
+    rng = np.random.default_rng(7)
+    t = np.arange(3 * 16000) / 16000
+    clip = (0.1 * np.sin(2 * np.pi * 140 * t) * (np.sin(2 * np.pi * 3 * t) > 0) + 0.005 * rng.standard_normal(t.size)).astype(np.float32)
+    clip[-3200:] = 0.0
+    # recorded when the cue was converted (training/convert_smart_turn.py); a wrong weight moves them
+    np.testing.assert_allclose(judge.turn_complete_logits([clip, clip[:16000], np.zeros(8000, np.float32)]),
+                               [4.277144, 4.1170173, -0.36676568], atol=2e-3)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("onnx") is None or importlib.util.find_spec("pipecat") is None,
+                    reason="the conversion reads pipecat-ai's ONNX file with onnx (make bench-deps; pip install onnx)")
+def test_conversion_maps_every_onnx_weight_onto_the_bundled_cue():
+    from turneval.checkpoints import default_checkpoint
+    from turneval.modeling.judge_loading import load_judge
+    from turneval.smart_turn import model_path
+    from turneval.training.convert_smart_turn import check_against_onnx, load_cue, onnx_to_cue_state
+
+    state = onnx_to_cue_state(model_path())
+    bundled = load_judge(default_checkpoint("judge")).turn_completion_cue.state_dict()
+    assert set(state) == set(bundled)
+    for name, value in state.items():
+        np.testing.assert_array_equal(np.asarray(value), bundled[name].numpy().astype(np.asarray(value).dtype), err_msg=name)
+    mean, worst = check_against_onnx(load_cue(state), model_path(), n_clips=4)
+    assert mean < 0.1 and worst < 0.5
+
+
+def test_config_refuses_rules_it_cannot_compute():
+    with pytest.raises(ValueError, match="unknown features"):
+        TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE, pause_decision={**RULE, "features": ["pitch", "log_silence_s"]})
+    with pytest.raises(ValueError, match="weights for"):
+        TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE, pause_decision={**RULE, "weight": [1.0]})
+    with pytest.raises(ValueError, match="no matching head"):
+        TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, pause_decision=RULE)
+    with pytest.raises(ValueError, match="listens_until"):
+        TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue={**TINY_CUE, "listens_until": "later"}, pause_decision=RULE)
+
+
+def test_rule_is_a_logistic_regression_over_its_named_features():
+    judge = _judge_with_cue()
+    cue, silence = np.array([-1.0, 0.0, 2.0]), np.array([0.01, 0.5, 2.0])
+    p = judge.pause_decision_probabilities({"turn_complete_logit": cue, "silence_s": silence})
+    z = 1.0 + 0.5 * cue + 0.4 * np.log(np.maximum(silence, 0.04))  # the log silence is floored at one chunk
+    np.testing.assert_allclose(p, 1 / (1 + np.exp(-z)))
+    with pytest.raises(ValueError, match="missing"):
+        judge.pause_decision_probabilities({"silence_s": silence})
+
+
+def test_pause_readings_say_how_long_the_silence_is_and_where_the_turn_began():
+    from turneval.dataset_scripts.dialogue import Dialogue
+
+    # A: 0-1.0 s and 1.6-2.0 s (one turn), then B answers at 2.5 s; a decision chunk is the last
+    # before the speech, whose label already says who speaks next (chunk labels look one chunk ahead)
+    dialogue = Dialogue("demo", [[(0.0, 1.0), (1.6, 2.0)], [(2.5, 3.5)]], system_speaker=1)
+    labels = chunk_labels(dialogue)
+    chunks = sorted(i.chunk for i in two_party_instances(dialogue, np.zeros((len(labels), 5)), labels) if i.metric == "a")
+    readings = pause_readings(labels, chunks)
+    hold, shift = readings[chunks[0]], readings[chunks[-1]]
+    assert hold.turn_start == shift.turn_start == 0.0
+    assert shift.time == pytest.approx(labels.chunk_starts[chunks[-1]]) and shift.silence_s == pytest.approx(0.48)
+    assert hold.silence_s == pytest.approx(0.56) and hold.time == pytest.approx(1.52)
+    assert shift.time == pytest.approx(2.44) and shift.time < 2.5
+
+
+def test_report_reads_the_rule_at_every_pause_from_the_pausers_own_channel_until_the_decision():
+    judge = _judge_with_cue()
+    dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
+    labels = chunk_labels(dialogue)
+    p = judge_pause_probabilities(judge, dialogue, labels)
+    chunks = {i.chunk for i in two_party_instances(dialogue, np.zeros((len(labels), 5)), labels) if i.metric in ("a", "d")}
+    assert set(p) == chunks and all(0.0 < v < 1.0 for v in p.values())
+    readings = judge_pause_readings(judge, dialogue, labels)
+    features = pause_decision_features(judge, dialogue, readings)
+    np.testing.assert_allclose([p[c] for c in readings], judge.pause_decision_probabilities(features))
+    # the other party's channel is not heard, nor anything after the decision
+    chunk, reading = next(iter(readings.items()))
+    quiet = copy.deepcopy(dialogue)
+    quiet.audio = dialogue.audio.copy()
+    quiet.audio[1 - reading.pauser] = 0.0
+    quiet.audio[:, int(round((reading.time + 0.04) * 16000)):] = 0.0
+    assert judge_pause_probabilities(judge, quiet, labels)[chunk] == pytest.approx(p[chunk], abs=1e-6)
+
+
+def test_rule_survives_save_and_load(tmp_path):
+    judge = _judge_with_cue()
+    judge.save_pretrained(tmp_path / "judge")
+    loaded = TurnTakingJudge.from_pretrained(tmp_path / "judge").eval()
+    assert loaded.config.pause_decision["weight"] == RULE["weight"]
+    clip = np.random.default_rng(0).standard_normal(20000).astype(np.float32) * 0.1
+    np.testing.assert_allclose(loaded.turn_complete_logits([clip]), judge.turn_complete_logits([clip]), atol=1e-5)
+
+
+def test_fit_stage_recovers_a_rule_that_ranks_by_its_features():
+    from turneval.training.fit_pause_decision import fit
+
+    rng = np.random.default_rng(0)
+    n = 120
+    cue = rng.normal(size=n)
+    silence = np.log(rng.uniform(0.05, 2.0, size=n))
+    shift = (1.5 * cue + 1.0 * silence + rng.normal(scale=0.5, size=n)) > 0
+    table = {"shift": shift, "recording": np.repeat(["r1", "r2", "r3"], n // 3), "turn_complete_logit": cue, "log_silence_s": silence}
+    rule = fit(table, ["turn_complete_logit", "log_silence_s"], c_grid=(0.1, 1.0))
+    assert rule["weight"][0] > 0 and rule["weight"][1] > 0 and rule["c"] in (0.1, 1.0)
+    assert rule["cv_scores"].shape == (n,)
+    from sklearn.metrics import roc_auc_score
+
+    assert roc_auc_score(shift, rule["in_sample_scores"]) > 0.9
