@@ -58,6 +58,19 @@ def test_probe_end_to_end_writes_runs_that_fdb_and_report_score(tmp_path, capsys
     assert cli.main(["fdb", str(out), "--transcribe", "--quiet", "--no-samples"]) == 0
 
 
+def test_an_earlier_run_is_refused_unless_overwritten(tmp_path):
+    from turneval.probe.session import prepare_run_dir
+    from turneval.probe.transports import ProbeError
+
+    out = tmp_path / "run"
+    (out / "v1.0" / "candor_turn_taking" / "9").mkdir(parents=True)
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(ProbeError, match="already holds a probe run.*--overwrite"):
+        prepare_run_dir(out)
+    prepare_run_dir(out, overwrite=True)
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]  # only what a run writes is removed
+
+
 def test_pipecat_wire_round_trip(tmp_path):
     (sample,) = load_scenarios(_calls(tmp_path))
     settings = ProbeSettings(agent="mock", transport="pipecat")

@@ -27,7 +27,7 @@ conversation.wav (all samples, caller left, agent right), probe.json and probe.m
 beside the transport delay), fdb/ (turneval fdb, words by offline Whisper) and report/ (turneval report).
 
 examples:
-  turneval probe mock:duplex --scenarios smoke --out runs/mock
+  turneval probe mock:duplex --scenarios smoke --out runs/mock --overwrite
   turneval probe ws://127.0.0.1:8765 --scenarios my_calls.yaml --out runs/a --timeout 20
   turneval probe ws://127.0.0.1:7860/ws --transport pipecat --scenarios fdb --out runs/bot \\
       --require 'probe.response_latency_s<=1.0' --require 'fdb.synthetic_pause_handling.tor<=0.5'
@@ -72,6 +72,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--scenarios", required=True, metavar="SUITE|FILE|DIR",
                         help="fdb, fdb-v1, fdb-v1.5, smoke, a YAML/JSON scenario file, or a stimuli folder")
     parser.add_argument("--out", required=True, metavar="RUN_DIR", help="the run folder to write")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an earlier probe run in RUN_DIR (default: refuse, so old samples are not scored)")
     wire = parser.add_argument_group("transport")
     wire.add_argument("--transport", choices=("raw", "pipecat"), default="raw",
                       help="raw: 16-bit PCM in binary messages, JSON control in text messages (default); "
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     from turneval.gates import run_gates
     from turneval.probe.runner import ProbeSettings
     from turneval.probe.scenarios import load_scenarios
-    from turneval.probe.session import probe, score, write_run_files
+    from turneval.probe.session import prepare_run_dir, probe, score, write_run_files
     from turneval.probe.transports import ProbeError
     from turneval.validation import check_output_dir
 
@@ -123,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
                              frame_ms=args.frame_ms, timeout_s=args.timeout, transport_options=options)
     show = not args.quiet and sys.stderr.isatty()
     try:
-        samples = load_scenarios(args.scenarios)
+        samples = load_scenarios(args.scenarios)  # a bad scenario file fails before the folder is touched
+        prepare_run_dir(args.out, overwrite=args.overwrite)
         result = probe(samples, settings, args.out, scenarios=args.scenarios, progress=show)
         print(result.table())
         if not any(o.status == "ok" for o in result.outcomes):

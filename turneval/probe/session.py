@@ -32,6 +32,30 @@ from turneval.probe.transports import ProbeError
 
 
 MOCK_PREFIX = "mock:"
+RUN_ENTRIES = ("v1.0", "v1.5", "failed", "fdb", "report", "conversation.wav", "probe.json", "probe.md")
+"""What a probe run writes at the top of RUN_DIR (what ``overwrite`` removes first)."""
+
+
+def prepare_run_dir(out_dir: str | Path, overwrite: bool = False) -> Path:
+    """Refuse a folder that holds an earlier run (its samples would be scored with the new ones), or clear it.
+
+    Only the entries a run writes (:data:`RUN_ENTRIES`) are removed; anything else in the folder stays.
+    """
+    import shutil
+
+    out = Path(out_dir)
+    found = [name for name in RUN_ENTRIES if (out / name).exists()]
+    if found and not overwrite:
+        raise ProbeError(f"{out} already holds a probe run ({', '.join(found)}); its samples would be scored with the "
+                         "new ones. Give a new --out folder, or --overwrite to replace that run")
+    for name in found:
+        path = out / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 @dataclass
@@ -114,7 +138,7 @@ def probe(samples: list[Sample], settings: ProbeSettings, out_dir: str | Path, *
     from turneval.probe.mock_agents import MOCK_BEHAVIOURS, MockAgent
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)  # prepare_run_dir (the command calls it) refuses an earlier run first
     mock = None
     if settings.agent.startswith(MOCK_PREFIX):
         name = settings.agent[len(MOCK_PREFIX):]
