@@ -250,17 +250,22 @@ def _festival(texts: Sequence[str], voice: EngineVoice, rates: Sequence[float]) 
         return results
 
 
-def _flite(text: str, voice: EngineVoice, rate: float) -> np.ndarray:
+def run_flite(text: str, voice: EngineVoice, rate: float, extra: Sequence[str] = ()) -> tuple[np.ndarray, str]:
+    """Flite's 16 kHz audio for ``text`` and what it printed (``extra`` flags such as ``-psdur``)."""
     stretch = _duration_stretch(voice, rate)
     with tempfile.TemporaryDirectory(prefix="revoice_flite_") as tmp:
         out = Path(tmp) / "u.wav"
         proc = subprocess.run(
-            ["flite", "-voice", voice.name, "--setf", f"duration_stretch={stretch:.3f}", "-t", text, "-o", str(out)],
+            ["flite", "-voice", voice.name, "--setf", f"duration_stretch={stretch:.3f}", *extra, "-t", text, "-o", str(out)],
             capture_output=True, text=True, timeout=120,
         )
         if proc.returncode != 0 or not out.is_file():
             raise SynthesisError(f"flite ({voice.name}) failed on {text!r}: {proc.stderr.strip()[-400:]}")
-        return _read_16k(out)
+        return _read_16k(out), proc.stdout
+
+
+def _flite(text: str, voice: EngineVoice, rate: float) -> np.ndarray:
+    return run_flite(text, voice, rate)[0]
 
 
 _PICO_ENGINES: dict[str, Any] = {}
