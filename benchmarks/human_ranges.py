@@ -135,8 +135,19 @@ def judge_on_real_audio(progress: bool) -> dict[str, Any]:
             if progress:
                 print(f"  {side}: (a) agreement {values[side]}", file=sys.stderr)
     judge = rep.models["judge"] if dialogues else {}
+    calls = sorted({d.id for d in dialogues})
     return {"judge": judge.get("name"), "judge_weights_sha256": _weights_digest(judge.get("path")), "missing": missing,
-            "calls": sorted({d.id for d in dialogues}), **spread(values.values()), "values": values}
+            "calls": calls, "tuned_on": _tuned_on(judge.get("path"), calls), **spread(values.values()), "values": values}
+
+
+def _tuned_on(checkpoint: str | None, calls: list[str]) -> list[str]:
+    """The calls among ``calls`` whose recordings the judge's thresholds were tuned on (its
+    config's ``agreement_thresholds_source`` names them): there the range is in sample."""
+    config = Path(checkpoint or "") / "config.json"
+    if not config.is_file():
+        return []
+    source = str(json.loads(config.read_text(encoding="utf-8")).get("agreement_thresholds_source") or "")
+    return [c for c in calls if c.split(":")[0] in source]
 
 
 def _weights_digest(checkpoint: str | None) -> str | None:
@@ -179,7 +190,8 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     ranges["judge_agreement_a"] = {
         "range": None if judge is None or not judge["n"] else {
             key: judge[key] for key in ("low", "high", "median", "n")
-        } | {"source": f"{judge['judge']} on {_calls_text(judge['calls'])}, speech by VAD, each speaker as the system"},
+        } | {"source": f"{judge['judge']} on {_calls_text(judge['calls'])}, speech by VAD, each speaker as the system"
+                       + ("; in sample: the judge's thresholds were tuned on these recordings" if judge["tuned_on"] else "")},
         "per_call": judge,
     }
     ranges["naturalness_m"] = {

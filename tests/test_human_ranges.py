@@ -53,3 +53,11 @@ def test_spread_leaves_out_what_was_not_measured():
     bench = _load("human_ranges")
     assert bench.spread([None, 1.0, 2.0, 3.0, float("nan")]) == pytest.approx({"low": 1.2, "high": 2.8, "median": 2.0, "n": 3})
     assert bench.spread([None]) == {"low": None, "high": None, "median": None, "n": 0}
+
+
+def test_a_judge_tuned_on_the_dev_calls_is_marked_in_sample(tmp_path):
+    bench = _load("human_ranges")
+    (tmp_path / "config.json").write_text(json.dumps({"agreement_thresholds_source": "tuned on SNG0072, ES2004a_excerpt/source0+source1"}))
+    calls = ["SNG0072", "SNG0480", "ES2004a_excerpt:FEE013+FEE016"]
+    assert bench._tuned_on(str(tmp_path), calls) == ["SNG0072", "ES2004a_excerpt:FEE013+FEE016"]
+    assert bench._tuned_on(str(tmp_path / "nowhere"), calls) == []

@@ -138,10 +138,14 @@ def shown_range(row: Mapping[str, Any]) -> str:
 def range_notes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """Where the ranges come from, in a sentence or two (terminal, HTML and Space alike)."""
     notes = []
-    source = next((r["human_source"] for r in rows if r["human_source"] and r["name"] != "naturalness_m"), None)
+    own_notes = ("naturalness_m", "judge_agreement_a")  # measured on other data: each says where below
+    source = next((r["human_source"] for r in rows if r["human_source"] and r["name"] not in own_notes), None)
     if source:
         notes.append("Human range: the 10th-90th percentile over real conversations, each speaker in turn as the system "
-                      f"({source}; the judge's on real calls; turneval/data/human_ranges.json).")
+                      f"({source}; turneval/data/human_ranges.json).")
+    judge = next((r for r in rows if r["name"] == "judge_agreement_a" and r["human_source"]), None)
+    if judge:
+        notes.append(f"The judge's range: {judge['human_source']}.")
     m = next((r for r in rows if r["name"] == "naturalness_m"), None)
     if m and m["human_source"]:
         notes.append(f"m's range was measured with the same predictor ({m['human_source']}; turneval/data/naturalness_human_range.json).")
