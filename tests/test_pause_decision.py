@@ -86,9 +86,13 @@ def test_bundled_judge_carries_smart_turn_and_reproduces_its_recorded_logits():
     t = np.arange(3 * 16000) / 16000
     clip = (0.1 * np.sin(2 * np.pi * 140 * t) * (np.sin(2 * np.pi * 3 * t) > 0) + 0.005 * rng.standard_normal(t.size)).astype(np.float32)
     clip[-3200:] = 0.0
-    # recorded when the cue was converted (training/convert_smart_turn.py); a wrong weight moves them
-    np.testing.assert_allclose(judge.turn_complete_logits([clip, clip[:16000], np.zeros(8000, np.float32)]),
-                               [4.277144, 4.1170173, -0.36676568], atol=2e-3)
+    clips = [clip, clip[:16000], np.zeros(8000, np.float32)]
+    fast = judge.turn_complete_logits(clips)  # bfloat16 matrix products, as the config says
+    judge.config.turn_completion_cue["compute_dtype"] = "float32"
+    # recorded in float32 when the cue was converted (training/convert_smart_turn.py); a wrong weight moves them
+    exact = judge.turn_complete_logits(clips)
+    np.testing.assert_allclose(exact, [4.277144, 4.1170173, -0.36676568], atol=2e-3)
+    np.testing.assert_allclose(fast, exact, atol=0.15)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("onnx") is None or importlib.util.find_spec("pipecat") is None,

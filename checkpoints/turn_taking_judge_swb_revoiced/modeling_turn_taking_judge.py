@@ -569,15 +569,18 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
         any length (the last ``window_s`` seconds are heard)."""
         if self.turn_completion_cue is None:
             raise ValueError("this judge has no turn-completion cue (config.turn_completion_cue is None)")
-        window_s = float(self.config.turn_completion_cue["window_s"])
+        cue = self.config.turn_completion_cue
+        window_s = float(cue["window_s"])
         device, dtype = self.classifier.weight.device, self.classifier.weight.dtype
+        low_precision = cue["compute_dtype"] == "bfloat16"
         out = []
         for start in range(0, len(clips), batch_size):
             batch = torch.from_numpy(np.stack([cue_segment(c, window_s, self.config.sample_rate) for c in clips[start : start + batch_size]]))
             # smart-turn's feature extractor normalises each clip to zero mean, unit variance
             batch = (batch - batch.mean(1, keepdim=True)) / torch.sqrt(batch.var(1, unbiased=False, keepdim=True) + 1e-7)
             features = self.log_mel(batch.to(device), causal=False).to(dtype)
-            out.append(self.turn_completion_cue(features).float().cpu())
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=low_precision):
+                out.append(self.turn_completion_cue(features).float().cpu())
         return torch.cat(out).numpy() if out else np.zeros(0, dtype=np.float32)
 
     def pause_decision_probabilities(self, features: dict[str, np.ndarray]) -> np.ndarray:
