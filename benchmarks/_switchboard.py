@@ -44,6 +44,21 @@ def find_swb_root(explicit: str | os.PathLike | None = None) -> Path | None:
     return None
 
 
+ACTS_ARCHIVE_NAME = "swb_dialog_acts_words_VAP.tar.gz"
+ACTS_ENV = "TURNEVAL_SWB_ACTS"
+
+
+def find_dialog_acts(explicit: str | os.PathLike | None = None) -> Path | None:
+    """The word-level dialogue acts (folder or archive): ``explicit``, ``$TURNEVAL_SWB_ACTS``, or the shared archive."""
+    for candidate in (explicit, os.environ.get(ACTS_ENV)):
+        if candidate:
+            return Path(candidate)
+    for shared in _shared_dirs():
+        if (shared / "raw" / ACTS_ARCHIVE_NAME).is_file():
+            return shared / "raw" / ACTS_ARCHIVE_NAME
+    return None
+
+
 def find_splits(explicit: str | os.PathLike | None = None) -> Path | None:
     """The splits folder: ``explicit``, ``$TURNEVAL_SWB_SPLITS``, or the shared one."""
     for candidate in (explicit, os.environ.get(SPLITS_ENV)):

@@ -17,6 +17,7 @@ backchannel): :mod:`turneval.dataset_scripts.synthetic.turn_prosody`.
 """
 from __future__ import annotations
 
+import csv
 import re
 import tarfile
 from dataclasses import dataclass
@@ -49,10 +50,10 @@ CallActs = tuple[tuple[ActWord, ...], tuple[ActWord, ...]]
 def parse_act_lines(lines: Iterable[str], where: str) -> tuple[ActWord, ...]:
     """The words of one ``-word-da.csv`` file; ``where`` names it in errors (``file:line``)."""
     out = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+    # csv, not split(","): a few tags are quoted lists ("sd,o@")
+    for number, fields in enumerate(csv.reader(lines), start=1):
+        if not fields or not any(f.strip() for f in fields):
             continue
-        fields = line.rstrip("\r\n").split(",")
         if len(fields) != 7:
             raise DialogueError(f"{where}:{number}: expected 7 comma-separated fields (utterance,start,end,word,BIO,tag,act id), got {len(fields)}")
         try:
@@ -61,7 +62,7 @@ def parse_act_lines(lines: Iterable[str], where: str) -> tuple[ActWord, ...]:
             raise DialogueError(f"{where}:{number}: start and end must be seconds, got {fields[1]!r}, {fields[2]!r}") from err
         if end < start:
             raise DialogueError(f"{where}:{number}: word ends ({end}) before it starts ({start})")
-        out.append(ActWord(start, end, fields[3], fields[5].strip()))
+        out.append(ActWord(start, end, fields[3], fields[5].split(",")[0].strip()))
     return tuple(sorted(out, key=lambda w: (w.start, w.end)))
 
 

@@ -40,7 +40,7 @@ from ..vocabulary import NON_SPEECH_TOKENS
 from .augment import Augmentation, apply_augmentation, draw_augmentation
 from .engines import ENGINES, EngineVoice, SynthesisError, check_engines, draw_voice, synthesize_batch
 from .stretch import fit_to_length, shift_pitch_formants
-from .turn_prosody import plan_endings
+from .turn_prosody import UnitEnding, plan_endings
 from .turn_synthesis import WHOLE_TURN_ENGINES, speak_turns
 
 
@@ -131,10 +131,10 @@ def dialogue_units(dialogue: Dialogue) -> tuple[list[Unit], int]:
     return units, unspoken
 
 
-def turn_units(
+def unit_plans(
     dialogue: Dialogue, acts: CallActs | None = None, context: Dialogue | None = None, offset: float = 0.0
-) -> tuple[list[Unit], int, dict[str, int]]:
-    """:func:`dialogue_units` with each unit's ending and turn planned (:mod:`.turn_prosody`).
+) -> list[tuple[Unit, UnitEnding]]:
+    """Every spoken unit of ``dialogue`` (:func:`dialogue_units`) with its planned ending (:mod:`.turn_prosody`).
 
     Args:
         dialogue: what is re-voiced (an excerpt, or a whole call).
@@ -142,22 +142,33 @@ def turn_units(
         context: the whole call the excerpt was cut from, so a turn that goes on after the
             excerpt ends is not taken as ended (default: ``dialogue`` itself).
         offset: where ``dialogue`` starts in ``context`` (s).
-
-    Returns the units, how many IPUs have no text, and counts of the planned endings
-    (``"final statement (acts)"``, ``"internal continue (role)"``, ...).
     """
-    units, unspoken = dialogue_units(dialogue)
+    units = dialogue_units(dialogue)[0]
     context_units = dialogue_units(context)[0] if context is not None else units
     plans = {(p.speaker, round(p.start, 3)): p for p in plan_endings(context or dialogue, context_units, acts)}
-    out, counts = [], {}
+    out = []
     for unit in units:
         plan = plans.get((unit.speaker, round(unit.start + offset, 3)))
         if plan is None:
             raise DialogueError(f"{dialogue.id}: unit at {unit.start:.3f} s of speaker {unit.speaker} is not in the call it was cut from")
-        out.append(replace(unit, ending=plan.punctuation, turn=plan.turn))
+        out.append((replace(unit, ending=plan.punctuation, turn=plan.turn), plan))
+    return out
+
+
+def turn_units(
+    dialogue: Dialogue, acts: CallActs | None = None, context: Dialogue | None = None, offset: float = 0.0
+) -> tuple[list[Unit], int, dict[str, int]]:
+    """:func:`dialogue_units` with each unit's ending and turn set (arguments as :func:`unit_plans`).
+
+    Returns the units, how many IPUs have no text, and counts of the planned endings
+    (``"final statement (acts)"``, ``"internal continue (role)"``, ...).
+    """
+    pairs = unit_plans(dialogue, acts, context, offset)
+    counts: dict[str, int] = {}
+    for _, plan in pairs:
         key = f"{plan.role} {plan.act} ({plan.source})"
         counts[key] = counts.get(key, 0) + 1
-    return out, unspoken, dict(sorted(counts.items()))
+    return [unit for unit, _ in pairs], dialogue_units(dialogue)[1], dict(sorted(counts.items()))
 
 
 # ---------------------------------------------------------------------------------------
@@ -174,7 +185,7 @@ def _set_level(audio: np.ndarray, level_db: float) -> np.ndarray:
     return (y * (0.95 / peak) if peak > 0.95 else y).astype(np.float32)
 
 
-def _speak_units(units: Sequence[Unit], voice: EngineVoice, targets: Sequence[int]) -> tuple[list[np.ndarray], int]:
+def _speak_units(units: Sequence[Unit], voice: EngineVoice, targets: Sequence[int]) -> tuple[list[np.ndarray], int, int]:
     """Every unit spoken alone (its ending appended), again with the engine's rate where far off."""
     texts = [u.text + u.ending for u in units]
     spoken = [shift_pitch_formants(a, voice.shift) for a in synthesize_batch(texts, voice)]
@@ -185,13 +196,33 @@ def _speak_units(units: Sequence[Unit], voice: EngineVoice, targets: Sequence[in
         again = synthesize_batch([texts[i] for i in redo], voice, rates)
         for i, a in zip(redo, again):
             spoken[i] = shift_pitch_formants(a, voice.shift)
-    return spoken, len(redo)
+    return spoken, len(redo), 0
 
 
-def _speak_whole_turns(units: Sequence[Unit], voice: EngineVoice, targets: Sequence[int]) -> tuple[list[np.ndarray], int]:
+def _turn_pieces(turn_texts: Sequence[Sequence[str]], voice: EngineVoice, rates: Sequence[float] | None = None) -> tuple[list[list[np.ndarray]], int]:
+    """:func:`speak_turns`, and where a turn cannot be cut (the engine's times or pauses do not
+    match its units), that turn's units spoken alone; returns the pieces and how many units
+    were spoken alone."""
+    try:
+        return speak_turns(turn_texts, voice, rates), 0
+    except SynthesisError:
+        pass
+    out, alone = [], 0
+    for k, texts in enumerate(turn_texts):
+        rate = None if rates is None else [rates[k]]
+        try:
+            out.append(speak_turns([texts], voice, rate)[0])
+        except SynthesisError:
+            out.append(synthesize_batch(texts, voice, None if rate is None else rate * len(texts)))
+            alone += len(texts)
+    return out, alone
+
+
+def _speak_whole_turns(units: Sequence[Unit], voice: EngineVoice, targets: Sequence[int]) -> tuple[list[np.ndarray], int, int]:
     """Every turn spoken as one utterance and cut into its units (:mod:`.turn_synthesis`); a turn
     whose pieces are together far off their real length is spoken again at the engine rate
-    that fits (one rate per turn: the engine's duration model keeps the turn's rhythm)."""
+    that fits (one rate per turn: the engine's duration model keeps the turn's rhythm).
+    Returns the pieces, the units spoken again, and the units spoken alone (turn not cut)."""
     order = list(dict.fromkeys(u.turn for u in units))
     members = {t: [i for i, u in enumerate(units) if u.turn == t] for t in order}
     turn_texts = [[units[i].text + units[i].ending for i in members[t]] for t in order]
@@ -202,20 +233,23 @@ def _speak_whole_turns(units: Sequence[Unit], voice: EngineVoice, targets: Seque
             for i, a in zip(members[t], turn_pieces):
                 spoken[i] = shift_pitch_formants(a, voice.shift)
 
-    place(order, speak_turns(turn_texts, voice))
+    pieces, alone = _turn_pieces(turn_texts, voice)
+    place(order, pieces)
     ratios = {t: sum(targets[i] for i in members[t]) / max(1, sum(len(spoken[i]) for i in members[t])) for t in order}
     redo = [k for k, t in enumerate(order) if not RETRY_BOUNDS[0] <= ratios[t] <= RETRY_BOUNDS[1]]
     if redo:
         rates = [float(np.clip(ratios[order[k]], *RATE_LIMITS)) for k in redo]
-        place([order[k] for k in redo], speak_turns([turn_texts[k] for k in redo], voice, rates))
-    return spoken, sum(len(members[order[k]]) for k in redo)
+        pieces, alone_again = _turn_pieces([turn_texts[k] for k in redo], voice, rates)
+        place([order[k] for k in redo], pieces)
+        alone += alone_again
+    return spoken, sum(len(members[order[k]]) for k in redo), alone
 
 
 def render_channel(units: Sequence[Unit], voice: EngineVoice, n_samples: int) -> tuple[np.ndarray, dict[str, Any]]:
     """One speaker's channel: every unit spoken by ``voice`` and fitted to its real span.
 
     Units with a planned turn (:func:`turn_units`) are spoken turn by turn where the engine
-    ignores final punctuation (Flite, Festival); otherwise each unit alone, its ending appended.
+    ignores final punctuation or a final "," (Flite, Festival, Pico); otherwise each unit alone, its ending appended.
     Returns the channel and fit statistics (WSOLA factors, retries, units beyond the bounds).
     """
     channel = np.zeros(n_samples, dtype=np.float32)
@@ -223,7 +257,7 @@ def render_channel(units: Sequence[Unit], voice: EngineVoice, n_samples: int) ->
         return channel, {"units": 0, "retried": 0, "beyond_bound": 0, "factors": []}
     targets = [int(round(u.end * SAMPLE_RATE)) - int(round(u.start * SAMPLE_RATE)) for u in units]
     whole_turns = voice.engine in WHOLE_TURN_ENGINES and all(u.turn >= 0 for u in units)
-    spoken, retried = (_speak_whole_turns if whole_turns else _speak_units)(units, voice, targets)
+    spoken, retried, alone = (_speak_whole_turns if whole_turns else _speak_units)(units, voice, targets)
     factors = []
     for unit, target, audio in zip(units, targets, spoken):
         if target <= 0:
@@ -234,7 +268,10 @@ def render_channel(units: Sequence[Unit], voice: EngineVoice, n_samples: int) ->
         stop = min(n_samples, start + target)
         channel[start:stop] += fitted[: stop - start]
     beyond = sum(1 for f in factors if not STRETCH_BOUNDS[0] <= f <= STRETCH_BOUNDS[1])
-    return channel, {"units": len(units), "retried": retried, "beyond_bound": beyond, "factors": factors}
+    stats = {"units": len(units), "retried": retried, "beyond_bound": beyond, "factors": factors}
+    if whole_turns:
+        stats["spoken_alone"] = alone
+    return channel, stats
 
 
 def draw_speaker_voices(
@@ -289,6 +326,7 @@ def revoice_dialogue(
     }
     if endings is not None:
         fit["endings"] = endings
+        fit["units_spoken_alone"] = sum(st.get("spoken_alone", 0) for st in stats)
     return np.stack(channels), fit
 
 

@@ -16,6 +16,9 @@ Where the times come from:
   counted by speaking its text alone with ``-ps`` (Flite's post-lexical rules change a phone's
   identity in context, e.g. "the" before a vowel, never the count); the turn's non-pause phones
   are then dealt out in order.
+- **SVOX Pico** reports no times, so the turn is cut in the middle of its longest silences,
+  one per comma (the pause it speaks there); a turn without that many silences of at least
+  :data:`PICO_MIN_PAUSE_S` is a :class:`SynthesisError`, and the caller speaks its units alone.
 - **Festival** prints, per token of the text (our whitespace-separated words), the start of
   its first segment and the end of its last (a Scheme walk of the Token, Word, SylStructure
   relations), from the same process that saves the audio.
@@ -42,8 +45,14 @@ from .engines import (
 from .stretch import trim_silence
 
 
-WHOLE_TURN_ENGINES = ("festival", "flite")
-"""Engines that ignore the punctuation ending a text, so turns are spoken whole and cut."""
+WHOLE_TURN_ENGINES = ("festival", "flite", "pico")
+"""Engines that ignore the punctuation ending a text, so turns are spoken whole and cut. SVOX
+Pico does tell "?" from "." but ends "," with the same fall as "." (measured: the F0 slope over
+the last 300 ms of "... went home," and "... went home." is -11 st/s for both)."""
+
+PICO_MIN_PAUSE_S = 0.08
+"""Pico puts 125-320 ms of silence at a comma inside an utterance (measured, both voices);
+plosive closures are shorter. A cut needs a silence at least this long."""
 
 Span = tuple[float, float]
 
@@ -197,6 +206,43 @@ def festival_turns(turns: Sequence[Sequence[str]], voice: EngineVoice, rates: Se
         return results
 
 
+# ---------------------------------------------------------------------------------------
+# SVOX Pico
+# ---------------------------------------------------------------------------------------
+
+
+def silences(audio: np.ndarray, min_s: float, threshold_db: float = -40.0, frame_s: float = 0.005) -> list[Span]:
+    """Stretches (s) of at least ``min_s`` quieter than ``threshold_db`` re the loudest 5 ms frame."""
+    hop = int(round(frame_s * SAMPLE_RATE))
+    n = len(audio) // hop
+    if n == 0:
+        return []
+    rms = np.sqrt(np.mean(np.asarray(audio[: n * hop], dtype=np.float64).reshape(n, hop) ** 2, axis=1)) + 1e-12
+    quiet = np.r_[False, 20 * np.log10(rms / rms.max()) < threshold_db, False]
+    edges = np.flatnonzero(np.diff(quiet.astype(np.int8)))
+    runs = [(a * frame_s, b * frame_s) for a, b in zip(edges[::2], edges[1::2])]
+    return [(a, b) for a, b in runs if b - a >= min_s - 1e-9]
+
+
+def spans_at_pauses(audio: np.ndarray, n_units: int, min_pause_s: float) -> list[Span]:
+    """Cut a turn at its ``n_units - 1`` longest inner silences (speech edges excluded)."""
+    duration = len(audio) / SAMPLE_RATE
+    inner = [(a, b) for a, b in silences(audio, min_pause_s) if a > 0 and b < duration]
+    if len(inner) < n_units - 1:
+        raise SynthesisError(f"pico: {n_units - 1} comma pause(s) expected, {len(inner)} silence(s) of {min_pause_s * 1000:.0f} ms or more found")
+    cuts = sorted(sorted(inner, key=lambda r: r[1] - r[0], reverse=True)[: n_units - 1])
+    edges = [0.0] + [x for cut in cuts for x in cut] + [duration]
+    return list(zip(edges[::2], edges[1::2]))
+
+
+def pico_turn(texts: Sequence[str], voice: EngineVoice, rate: float = 1.0) -> list[np.ndarray]:
+    """The pieces of one turn spoken whole by Pico: one per text, 16 kHz, trimmed."""
+    from .engines import _pico
+
+    audio = trim_silence(_pico(join_turn(texts), voice, rate))
+    return cut_pieces(audio, spans_at_pauses(audio, len(texts), PICO_MIN_PAUSE_S))
+
+
 def speak_turns(turns: Sequence[Sequence[str]], voice: EngineVoice, rates: Sequence[float] | None = None) -> list[list[np.ndarray]]:
     """Per turn (its units' texts, each with its ending), the units' audio spoken as one utterance.
 
@@ -208,6 +254,8 @@ def speak_turns(turns: Sequence[Sequence[str]], voice: EngineVoice, rates: Seque
         return [flite_turn(texts, voice, r) for texts, r in zip(turns, rates)]
     if voice.engine == "festival":
         return festival_turns(turns, voice, rates)
+    if voice.engine == "pico":
+        return [pico_turn(texts, voice, r) for texts, r in zip(turns, rates)]
     raise SynthesisError(f"{voice.engine} is not spoken turn by turn (only {', '.join(WHOLE_TURN_ENGINES)})")
 
 
@@ -219,6 +267,9 @@ __all__ = [
     "join_turn",
     "parse_festival_tokens",
     "parse_flite_segments",
+    "pico_turn",
+    "silences",
+    "spans_at_pauses",
     "speak_turns",
     "unit_spans_from_phones",
     "unit_spans_from_tokens",
