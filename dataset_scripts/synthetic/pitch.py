@@ -65,19 +65,25 @@ def _median3_semitones(f0: np.ndarray) -> np.ndarray:
 
 
 def end_slope(audio: np.ndarray, start_s: float, end_s: float, window_s: float = 0.3, sample_rate: int = SAMPLE_RATE) -> float:
-    """F0 slope (semitones per second, least squares) over the last ``window_s`` of
-    ``audio[start_s:end_s]``; NaN when fewer than :data:`MIN_VOICED_FRAMES` frames are voiced.
+    """F0 slope (semitones per second) over the last ``window_s`` of ``audio[start_s:end_s]``;
+    NaN when fewer than :data:`MIN_VOICED_FRAMES` frames are voiced there. Negative: falling.
 
-    The tracker runs on the whole span and the window is taken from its frames, so the first
-    window frame sees audio before it as any other frame does. Negative: falling.
+    Robust on purpose, because one octave jump in 300 ms would swamp the slope: every frame is
+    folded to within half an octave of the span's median F0, and the slope is the Theil-Sen
+    estimate (the median of the pairwise slopes), not least squares.
     """
     lo, hi = max(0, int(round(start_s * sample_rate))), int(round(end_s * sample_rate))
     times, f0 = track_f0(audio[lo:hi], sample_rate)
-    keep = (times >= (hi - lo) / sample_rate - window_s) & np.isfinite(f0)
+    voiced = np.isfinite(f0)
+    keep = (times >= (hi - lo) / sample_rate - window_s) & voiced
     if keep.sum() < MIN_VOICED_FRAMES:
         return float("nan")
-    st = 12 * np.log2(f0[keep])
-    return float(np.polyfit(times[keep], st, 1)[0])
+    st = 12 * np.log2(f0[voiced])
+    reference = float(np.median(st))
+    folded = reference + np.mod(12 * np.log2(f0[keep]) - reference + 6, 12) - 6
+    t = times[keep]
+    i, j = np.triu_indices(len(t), k=1)
+    return float(np.median((folded[j] - folded[i]) / (t[j] - t[i])))
 
 
 __all__ = ["end_slope", "track_f0"]
