@@ -33,15 +33,20 @@ def _shared_dirs() -> list[Path]:
     return [parent / SHARED for parent in (REPO, *REPO.parents) if (parent / SHARED).is_dir()]
 
 
-def find_swb_root(explicit: str | os.PathLike | None = None) -> Path | None:
-    """The ms98 folder or archive: ``explicit``, ``$TURNEVAL_SWB_ROOT``, or the shared archive."""
-    for candidate in (explicit, os.environ.get(ROOT_ENV)):
+def _find(explicit: str | os.PathLike | None, env: str, shared_file: str) -> Path | None:
+    """``explicit``, else ``$env``, else ``shared_file`` (relative to the shared folder) where it exists."""
+    for candidate in (explicit, os.environ.get(env)):
         if candidate:
             return Path(candidate)
     for shared in _shared_dirs():
-        if (shared / "raw" / ARCHIVE_NAME).is_file():
-            return shared / "raw" / ARCHIVE_NAME
+        if (shared / shared_file).is_file():
+            return shared / shared_file
     return None
+
+
+def find_swb_root(explicit: str | os.PathLike | None = None) -> Path | None:
+    """The ms98 folder or archive: ``explicit``, ``$TURNEVAL_SWB_ROOT``, or the shared archive."""
+    return _find(explicit, ROOT_ENV, f"raw/{ARCHIVE_NAME}")
 
 
 ACTS_ARCHIVE_NAME = "swb_dialog_acts_words_VAP.tar.gz"
@@ -50,13 +55,7 @@ ACTS_ENV = "TURNEVAL_SWB_ACTS"
 
 def find_dialog_acts(explicit: str | os.PathLike | None = None) -> Path | None:
     """The word-level dialogue acts (folder or archive): ``explicit``, ``$TURNEVAL_SWB_ACTS``, or the shared archive."""
-    for candidate in (explicit, os.environ.get(ACTS_ENV)):
-        if candidate:
-            return Path(candidate)
-    for shared in _shared_dirs():
-        if (shared / "raw" / ACTS_ARCHIVE_NAME).is_file():
-            return shared / "raw" / ACTS_ARCHIVE_NAME
-    return None
+    return _find(explicit, ACTS_ENV, f"raw/{ACTS_ARCHIVE_NAME}")
 
 
 def find_splits(explicit: str | os.PathLike | None = None) -> Path | None:
