@@ -127,6 +127,7 @@ def evaluate(swb_root: Path, splits: Path, acts_source: Path, n_calls: int, exce
     turn_end, scorer = smart_turn_scorer()
     rows: dict[str, dict[str, dict[str, list]]] = {e: {m: {"pitch": [], "decisions": []} for m in MODES} for e in engines}
     used, seconds, t0 = [], 0.0, time.time()
+    endings: list[tuple[str, str]] = []  # (from the dialogue acts, from the words) of turn ends
     for conv, full, acts in select_calls(swb_root, splits, acts_source, n_calls):
         if len(used) >= n_calls:
             break
@@ -137,6 +138,8 @@ def evaluate(swb_root: Path, splits: Path, acts_source: Path, n_calls: int, exce
         if not excerpt.segments[0] or not excerpt.segments[1]:
             continue
         pairs = unit_plans(excerpt, acts, full, bounds[0])
+        by_words = unit_plans(excerpt, None, full, bounds[0])
+        endings += [(p.act, w.act) for (_, p), (_, w) in zip(pairs, by_words) if p.role != "internal" and p.source == "acts"]
         for k, engine in enumerate(engines):
             voices = engine_voices(engine, conv, k)
             for mode in MODES:
@@ -148,7 +151,7 @@ def evaluate(swb_root: Path, splits: Path, acts_source: Path, n_calls: int, exce
         seconds += float(excerpt.duration)
         if progress:
             print(f"[revoice_prosody] {len(used)}/{n_calls} sw{conv} {excerpt.duration:.0f} s, {time.time() - t0:.0f} s so far", file=sys.stderr, flush=True)
-    return {"calls": used, "excerpt_seconds": seconds, "engines": engines, "scorer": scorer, "rows": rows,
+    return {"calls": used, "excerpt_seconds": seconds, "engines": engines, "scorer": scorer, "rows": rows, "endings": endings,
             "dialogue_acts": str(acts_source.name), "wall_s": time.time() - t0}
 
 
@@ -204,9 +207,19 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def ending_agreement(endings: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """How often the word rule gives the ending the dialogue acts give, at turn ends and backchannels."""
+    acts = sorted({a for a, _ in endings} | {w for _, w in endings})
+    n = len(endings)
+    agree = sum(a == w for a, w in endings)
+    return {"n": n, "agreement": agree / n if n else math.nan,
+            "confusion (acts -> words)": {a: {w: sum(1 for x, y in endings if x == a and y == w) for w in acts} for a in acts}}
+
+
 def markdown(result: dict[str, Any]) -> str:
-    """The table docs/revoicing.md shows."""
+    """The tables docs/revoicing.md shows."""
     s = summary(result)
+    agreement = ending_agreement(result["endings"])
     lines = [
         f"{len(result['calls'])} validation calls ({result['excerpt_seconds'] / 60:.1f} min of excerpts), clean audio, "
         f"both speakers one engine; {result['scorer']}.",
@@ -225,6 +238,11 @@ def markdown(result: dict[str, Any]) -> str:
                 f"{f['smart-turn AUC']:.3f} [{f['smart-turn CI'][0]:.3f}, {f['smart-turn CI'][1]:.3f}] | "
                 + (f"{diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}] |" if mode == "turns" else "|")
             )
+    confusion = agreement["confusion (acts -> words)"]
+    lines += ["", f"Endings of turn-final and backchannel IPUs from the words against the dialogue acts: {agreement['n']} IPUs, "
+              f"{100 * agreement['agreement']:.1f} % agree.", "", "| dialogue acts \\ words | " + " | ".join(confusion) + " |",
+              "|---" * (len(confusion) + 1) + "|"]
+    lines += [f"| {a} | " + " | ".join(str(row[w]) for w in confusion) + " |" for a, row in confusion.items()]
     return "\n".join(lines)
 
 
@@ -247,6 +265,9 @@ def figures(result: dict[str, Any]) -> list[dict]:
         diff = by_mode["difference"]
         out.append(figure(f"re-voiced ({engine}): smart-turn ROC-AUC, prosody turns minus units (paired)", diff[0], "",
                           note=f"95 % CI [{diff[1]:+.3f}, {diff[2]:+.3f}] resampling calls; {where}"))
+    agreement = ending_agreement(result["endings"])
+    out.append(figure("re-voicing: turn endings from the words agree with the dialogue acts", 100 * agreement["agreement"], "%",
+                      note=f"{agreement['n']} turn-final and backchannel IPUs; {where}"))
     return out
 
 
