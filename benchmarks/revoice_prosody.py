@@ -125,7 +125,7 @@ def evaluate(swb_root: Path, splits: Path, acts_source: Path, n_calls: int, exce
 
     engines = list(engines or available_engines())
     turn_end, scorer = smart_turn_scorer()
-    rows: dict[str, dict[str, dict[str, list]]] = {e: {m: {"pitch": [], "decisions": []} for m in MODES} for e in engines}
+    rows: dict[str, dict[str, dict[str, list]]] = {e: {m: {"pitch": [], "decisions": [], "fit": []} for m in MODES} for e in engines}
     used, seconds, t0 = [], 0.0, time.time()
     endings: list[tuple[str, str]] = []  # (from the dialogue acts, from the words) of turn ends
     for conv, full, acts in select_calls(swb_root, splits, acts_source, n_calls):
@@ -143,8 +143,9 @@ def evaluate(swb_root: Path, splits: Path, acts_source: Path, n_calls: int, exce
         for k, engine in enumerate(engines):
             voices = engine_voices(engine, conv, k)
             for mode in MODES:
-                audio, _ = revoice_dialogue(excerpt, voices, prosody=mode, acts=acts, context=full, offset=bounds[0])
+                audio, fit = revoice_dialogue(excerpt, voices, prosody=mode, acts=acts, context=full, offset=bounds[0])
                 r = rows[engine][mode]
+                r["fit"].append({"units": fit["units"], "beyond_bound": fit["beyond_bound"], "spoken_alone": fit.get("units_spoken_alone", 0)})
                 r["pitch"] += [{**p, "call": conv} for p in pitch_rows(pairs, audio)]
                 r["decisions"] += [{**d, "call": conv} for d in decision_rows(excerpt, audio, turn_end)]
         used.append(conv)
@@ -168,6 +169,8 @@ def summarise(rows: dict[str, list]) -> dict[str, Any]:
     out: dict[str, Any] = {f"median slope {k}": float(np.median(v)) if v.size else math.nan for k, v in slopes.items()}
     out.update({f"n {k}": int(v.size) for k, v in slopes.items()})
     out["n unvoiced ends"] = len(rows["pitch"]) - len(pitch)
+    for key in ("units", "beyond_bound", "spoken_alone"):
+        out[f"fit {key}"] = sum(f[key] for f in rows.get("fit", []))
     a, b = slopes["internal"], slopes["final statement"]
     out["internal above final statement AUC"] = roc_auc(np.r_[np.ones(a.size), np.zeros(b.size)], np.r_[a, b]) if a.size and b.size else math.nan
     q = slopes["final question"]
@@ -201,7 +204,7 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
     for engine, modes in result["rows"].items():
         out[engine] = {m: summarise(modes[m]) for m in MODES}
         out[engine]["difference"] = paired_difference(modes["units"]["decisions"], modes["turns"]["decisions"])
-    pooled = {m: {k: [r for e in result["rows"].values() for r in e[m][k]] for k in ("pitch", "decisions")} for m in MODES}
+    pooled = {m: {k: [r for e in result["rows"].values() for r in e[m][k]] for k in ("pitch", "decisions", "fit")} for m in MODES}
     out["all engines"] = {m: summarise(pooled[m]) for m in MODES}
     out["all engines"]["difference"] = paired_difference(pooled["units"]["decisions"], pooled["turns"]["decisions"])
     return out
@@ -238,6 +241,9 @@ def markdown(result: dict[str, Any]) -> str:
                 f"{f['smart-turn AUC']:.3f} [{f['smart-turn CI'][0]:.3f}, {f['smart-turn CI'][1]:.3f}] | "
                 + (f"{diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}] |" if mode == "turns" else "|")
             )
+    lines += ["", "| engine | prosody | IPUs | beyond stretch bound 0.5-2 | spoken alone (turn not cut) |", "|---|---|---|---|---|"]
+    lines += [f"| {engine} | {mode} | {by_mode[mode]['fit units']} | {by_mode[mode]['fit beyond_bound']} | {by_mode[mode]['fit spoken_alone']} |"
+              for engine, by_mode in s.items() for mode in MODES]
     confusion = agreement["confusion (acts -> words)"]
     lines += ["", f"Endings of turn-final and backchannel IPUs from the words against the dialogue acts: {agreement['n']} IPUs, "
               f"{100 * agreement['agreement']:.1f} % agree.", "", "| dialogue acts \\ words | " + " | ".join(confusion) + " |",

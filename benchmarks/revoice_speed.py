@@ -63,13 +63,13 @@ def _cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def measure(engine: str, swb_root: Path, calls: int, excerpt_s: float) -> dict[str, float]:
+def measure(engine: str, swb_root: Path, calls: int, excerpt_s: float, prosody: str = "units") -> dict[str, float]:
     """Seconds of conversation and CPU seconds to re-voice ``calls`` calls with one engine."""
     import json
 
     with tempfile.TemporaryDirectory(prefix="revoice_bench_") as tmp:
         start = _cpu()
-        revoice_split(swb_root, "train", [engine], tmp, max_calls=calls, excerpt_s=excerpt_s, progress=False)
+        revoice_split(swb_root, "train", [engine], tmp, max_calls=calls, excerpt_s=excerpt_s, progress=False, prosody=prosody)
         cpu = _cpu() - start
         rows = [json.loads(line) for line in (Path(tmp) / "train" / "manifest.jsonl").read_text().splitlines()]
     audio = sum(r["duration"] for r in rows)
@@ -87,8 +87,13 @@ def run(quick: bool) -> list[dict]:
         write_made_up_calls(Path(tmp), calls, minutes)
         for engine in available_engines():
             m = measure(engine, Path(tmp), calls, excerpt_s=0)
-            figures.append(figure(f"re-voicing with {engine}: seconds of conversation per CPU second", m["audio_s"] / m["cpu_s"], "x",
+            name = f"re-voicing with {engine}: seconds of conversation per CPU second"
+            figures.append(figure(name, m["audio_s"] / m["cpu_s"], "x",
                                   note=f"{m['calls']} made-up call(s), {m['audio_s']:.0f} s, both channels, fitted, augmented, FLAC written"))
+            # --prosody turns: endings planned from the words (made-up calls have no dialogue acts)
+            t = measure(engine, Path(tmp), calls, excerpt_s=0, prosody="turns")
+            figures.append(figure(f"re-voicing with {engine}, prosody turns: seconds of conversation per CPU second", t["audio_s"] / t["cpu_s"],
+                                  "x", reference=name, note="the same calls; endings from the words"))
     return figures
 
 
@@ -97,13 +102,14 @@ def main() -> None:
     parser.add_argument("--swb-root", default=None, help="Switchboard ms98 word alignments (default: made-up calls)")
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--excerpt-s", type=float, default=60.0)
+    parser.add_argument("--prosody", choices=("units", "turns"), default="units")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="revoice_calls_") as tmp:
         root = Path(args.swb_root) if args.swb_root else Path(tmp)
         if not args.swb_root:
             write_made_up_calls(root, args.calls, max(1.0, args.excerpt_s / 60 + 0.5))
         for engine in available_engines():
-            m = measure(engine, root, args.calls, args.excerpt_s)
+            m = measure(engine, root, args.calls, args.excerpt_s, args.prosody)
             print(f"{engine:9s} {m['calls']} calls, {m['audio_s']:7.1f} s of conversation, {m['cpu_s']:6.1f} CPU s: "
                   f"{m['audio_s'] / m['cpu_s']:6.1f} x real time")
 

@@ -120,7 +120,7 @@ def _unit_act(acts: Sequence[ActWord], starts: Sequence[float], unit: SpokenUnit
         i -= 1  # [laughter] and other untagged tokens at the end
     if i < 0 or acts[i].start < unit.start - _WORD_SLACK_S:
         return None
-    while i >= 0 and acts[i].tag.startswith("+"):
+    while i >= 0 and (acts[i].tag.startswith("+") or not acts[i].tag):  # back to the act it continues
         i -= 1
     return act_of_tag(acts[i].tag) if i >= 0 else None
 
