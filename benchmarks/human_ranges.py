@@ -221,6 +221,23 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def run(quick: bool) -> list[dict]:
+    """The run_all entry: the ranges as figures (median, with the 10th-90th percentile in the
+    note), from Switchboard's segments and, outside ``quick``, the judge on the real calls;
+    nothing is written (``--out`` does that)."""
+    from _harness import figure
+
+    if locate(None, None) is None:
+        return [figure("human ranges", float("nan"), "", note="skipped: Switchboard ms98 alignments not found")]
+    result = build(argparse.Namespace(swb_root=None, splits=None, quick=quick, no_judge=quick, verbose=False))
+    out = []
+    for name, entry in result["figures"].items():
+        r = entry.get("range")
+        if r:
+            out.append(figure(f"human range: {name}", r["median"], "", note=f"10-90 %: {r['low']:.3g} to {r['high']:.3g}; n = {r['n']}; {r['source']}"))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     add_data_arguments(parser)

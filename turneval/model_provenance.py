@@ -13,13 +13,14 @@ checkpoint it used and what it learned from. Each checkpoint folder carries that
       "sound_sources": ["eSpeak NG"],                    # optional: engines or corpora of the sound
       "measured": {"ROC-AUC macro (synthetic eSpeak test split)": 0.832},
       "measured_on": "where the figures of `measured` come from",   # optional
+      "validated_on_real_speech": "which of its figures were checked on real recordings", # optional
       "model_card": "model_cards/turn_taking_judge/README.md"       # optional
     }
 
 ``training_data`` (text), ``trained_on_synthetic_sound`` (bool) and ``measured`` (figure name
 -> number; figure names say the data they were measured on) are required. A model trained on
 synthetic sound makes the report warn (in ``notes``, on the terminal and in the HTML page):
-its figures on real speech are not validated. A checkpoint without provenance is reported as
+its figures on real speech are not validated, except those ``validated_on_real_speech`` names. A checkpoint without provenance is reported as
 unknown, with a warning too.
 
 >>> info = describe_checkpoint("judge", None)
@@ -49,6 +50,7 @@ OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {
     "measured_on": str,
     "model_card": str,
     "training_compute": str,
+    "validated_on_real_speech": str,
 }
 MODEL_KINDS = ("judge", "predictor")
 
@@ -155,7 +157,11 @@ def provenance_warnings(models: Mapping[str, Any] | None) -> list[str]:
         what = f"The {role.get(kind, kind)} {info.get('name')}"
         if info.get("trained_on_synthetic_sound"):
             sources = ", ".join(info.get("sound_sources") or []) or "synthesised speech"
-            out.append(f"WARNING: {what} was trained on synthetic sound ({sources}); its figures on real speech are not validated.")
+            checked = info.get("validated_on_real_speech")
+            if checked:
+                out.append(f"WARNING: {what} was trained on synthetic sound ({sources}); on real speech only {checked} are validated.")
+            else:
+                out.append(f"WARNING: {what} was trained on synthetic sound ({sources}); its figures on real speech are not validated.")
         elif str(info.get("provenance", "")).startswith("invalid"):
             out.append(f"WARNING: {what} has a malformed provenance ({info['provenance'][len('invalid: '):]}); its training data is unknown.")
         elif info.get("provenance") == "unknown":
