@@ -188,8 +188,12 @@ class _Engine:
         """Raw 16-bit samples at ``self.sample_rate`` and the word events (text position, sample)."""
         self._chunks, self._words = [], []
         # eSpeak seeds its noise generator (breathy voices) from the clock; seed it from the
-        # text and voice instead, so the output is reproducible.
-        self.lib.espeak_ng_SetRandSeed(zlib.crc32(f"{self._voice}|{text}".encode("utf-8")))
+        # text and voice instead, so the output is reproducible. Its Klatt voices' noise
+        # (whispered variants such as "caleb") comes from the C library's rand(), whose state
+        # is the process's: seed that too, or the same text differs with what ran before it.
+        seed = zlib.crc32(f"{self._voice}|{text}".encode("utf-8"))
+        self.lib.espeak_ng_SetRandSeed(seed)
+        _seed_libc_rand(seed)
         data = text.encode("utf-8")
         buf = ctypes.create_string_buffer(data)
         err = self.lib.espeak_Synth(buf, len(data) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
@@ -197,6 +201,15 @@ class _Engine:
             raise EspeakError(f"espeak_Synth failed with error {err} on text {text!r}")
         audio = np.concatenate(self._chunks) if self._chunks else np.zeros(0, dtype=np.int16)
         return audio, list(self._words)
+
+
+def _seed_libc_rand(seed: int) -> None:
+    """``srand(seed)`` of the C library eSpeak links against (where it can be found)."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.srand(ctypes.c_uint(seed & 0xFFFFFFFF))
+    except (OSError, AttributeError):  # pragma: no cover - no C library handle (Windows)
+        pass
 
 
 _LOCK = threading.Lock()

@@ -145,7 +145,7 @@ def unit_plans(
     """
     units = dialogue_units(dialogue)[0]
     context_units = dialogue_units(context)[0] if context is not None else units
-    plans = {(p.speaker, round(p.start, 3)): p for p in plan_endings(context or dialogue, context_units, acts)}
+    plans = {(p.speaker, round(p.start, 3)): p for p in plan_endings(context if context is not None else dialogue, context_units, acts)}
     out = []
     for unit in units:
         plan = plans.get((unit.speaker, round(unit.start + offset, 3)))
