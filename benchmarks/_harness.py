@@ -67,6 +67,20 @@ def emit_result(result: dict[str, Any], json_path: str | os.PathLike | None, mar
     return 0
 
 
+def print_figures(figures: list[dict[str, Any]], json_path: str | os.PathLike | None = None) -> int:
+    """How a standalone benchmark that returns figures ends: one line a figure on stdout (name,
+    value, unit, note), and the figures as JSON at ``json_path`` when given; returns 0."""
+    import json
+    import math
+
+    for f in figures:
+        value = "n/a" if not math.isfinite(f["value"]) else f"{f['value']:.3f}"
+        print(f"{f['name']}: {value} {f['unit']}".rstrip() + (f"  ({f['note']})" if f.get("note") else ""))
+    if json_path:
+        Path(json_path).write_text(json.dumps(figures, indent=1, allow_nan=True), encoding="utf-8")
+    return 0
+
+
 def bench_threads() -> int:
     """Threads a benchmark may use (``$TURNEVAL_BENCH_THREADS``, default 1: the numbers then
     compare across machines and do not depend on what else runs)."""

@@ -38,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from _harness import figure, limit_threads  # noqa: E402
+from _harness import figure, limit_threads, print_figures  # noqa: E402
 
 
 MIN_PER_DECISION = 5  # as the shipped thresholds were tuned (training/tune_judge_thresholds.py)
@@ -224,14 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     figures = run_on(args.quick, args.spokenwoz_root, args.ami_root)
-    for f in figures:
-        value = "n/a" if not math.isfinite(f["value"]) else f"{f['value']:.3f}"
-        print(f"{f['name']}: {value} {f['unit']}".rstrip() + (f"  ({f['note']})" if f.get("note") else ""))
-    if args.json:
-        import json
-
-        Path(args.json).write_text(json.dumps(figures, indent=1, allow_nan=True), encoding="utf-8")
-    return 0
+    return print_figures(figures, args.json)
 
 
 if __name__ == "__main__":

@@ -233,16 +233,8 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             raise ValueError(f"turn_end_head.pool_frames={head['pool_frames']} must be two frame counts within the window")
 
     def _check_interruption_head(self) -> None:
-        head = self.interruption_head
-        if head is None:
-            return
-        missing = [k for k in ("features", "weight", "bias") if k not in head]
-        if missing:
-            raise ValueError(f"interruption_head lacks {missing}; it needs features (names), weight (one per feature) and bias")
-        if not isinstance(head["features"], (list, tuple)) or not all(isinstance(n, str) for n in head["features"]):
-            raise ValueError(f"interruption_head.features={head['features']!r} must be a list of feature names")
-        if len(head["weight"]) != len(head["features"]):
-            raise ValueError(f"interruption_head has {len(head['weight'])} weights for {len(head['features'])} features")
+        if self.interruption_head is not None:
+            _check_logistic_rule("interruption_head", self.interruption_head)
 
     def _check_turn_completion_cue(self) -> None:
         cue = self.turn_completion_cue
@@ -257,14 +249,10 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         rule = self.pause_decision
         if rule is None:
             return
-        missing = [k for k in ("features", "weight", "bias") if k not in rule]
-        if missing:
-            raise ValueError(f"pause_decision lacks {missing}; it needs features (names), weight (one per feature) and bias")
+        _check_logistic_rule("pause_decision", rule)
         unknown = [name for name in rule["features"] if name not in PAUSE_DECISION_FEATURES]
         if unknown:
             raise ValueError(f"pause_decision names unknown features {unknown}; known: {list(PAUSE_DECISION_FEATURES)}")
-        if len(rule["weight"]) != len(rule["features"]):
-            raise ValueError(f"pause_decision has {len(rule['weight'])} weights for {len(rule['features'])} features")
         needs = {"turn_end_logit": self.turn_end_head, "turn_complete_logit": self.turn_completion_cue}
         absent = [name for name, part in needs.items() if name in rule["features"] and part is None]
         if absent:
@@ -283,6 +271,17 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         """Chunks between the starts of successive causal windows over long audio."""
         hop_s = self.stream_hop_s if self.stream_hop_s is not None else self.context_s / 2
         return max(1, int(round(hop_s / self.chunk_s)))
+
+
+def _check_logistic_rule(name: str, rule: dict[str, Any]) -> None:
+    """A logistic regression kept in the config: named features, one weight each, a bias."""
+    missing = [k for k in ("features", "weight", "bias") if k not in rule]
+    if missing:
+        raise ValueError(f"{name} lacks {missing}; it needs features (names), weight (one per feature) and bias")
+    if not isinstance(rule["features"], (list, tuple)) or not all(isinstance(n, str) for n in rule["features"]):
+        raise ValueError(f"{name}.features={rule['features']!r} must be a list of feature names")
+    if len(rule["weight"]) != len(rule["features"]):
+        raise ValueError(f"{name} has {len(rule['weight'])} weights for {len(rule['features'])} features")
 
 
 __all__ = ["PAUSE_DECISION_FEATURES", "TURN_COMPLETION_CUE_DEFAULTS", "TURN_END_HEAD_DEFAULTS", "TurnTakingJudgeConfig"]
