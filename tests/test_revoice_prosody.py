@@ -264,6 +264,10 @@ def test_pico_turn_is_cut_at_its_comma_pauses():
     assert [(round(a, 2), round(b, 2)) for a, b in spans] == [(0.0, 0.85), (1.05, 1.45), (1.6, 1.8)]
     with pytest.raises(eng.SynthesisError, match="3 comma pause"):
         spans_at_pauses(audio, 4, 0.08)
+    # a stop closure longer than the comma pause: the units' own durations pick the right silence
+    audio = np.concatenate([tone(0.5), gap(0.15), tone(0.3), gap(0.1), tone(0.6)])
+    assert [round(b, 2) for _, b in spans_at_pauses(audio, 2, 0.08)] == [0.5, 1.65]
+    assert [round(b, 2) for _, b in spans_at_pauses(audio, 2, 0.08, [0.9, 0.55])] == [0.95, 1.65]
 
 
 WHOLE_TURN_VOICES = [

@@ -16,9 +16,10 @@ Where the times come from:
   counted by speaking its text alone with ``-ps`` (Flite's post-lexical rules change a phone's
   identity in context, e.g. "the" before a vowel, never the count); the turn's non-pause phones
   are then dealt out in order.
-- **SVOX Pico** reports no times, so the turn is cut in the middle of its longest silences,
-  one per comma (the pause it speaks there); a turn without that many silences of at least
-  :data:`PICO_MIN_PAUSE_S` is a :class:`SynthesisError`, and the caller speaks its units alone.
+- **SVOX Pico** reports no times, so the turn is cut at silences, one per comma (the pause it
+  speaks there): among its silences of at least :data:`PICO_MIN_PAUSE_S`, those whose pieces
+  come closest to the units' durations spoken alone. A turn without that many silences is a
+  :class:`SynthesisError`, and the caller speaks its units alone.
 - **Festival** prints, per token of the text (our whitespace-separated words), the start of
   its first segment and the end of its last (a Scheme walk of the Token, Word, SylStructure
   relations), from the same process that saves the audio.
@@ -224,23 +225,62 @@ def silences(audio: np.ndarray, min_s: float, threshold_db: float = -40.0, frame
     return [(a, b) for a, b in runs if b - a >= min_s - 1e-9]
 
 
-def spans_at_pauses(audio: np.ndarray, n_units: int, min_pause_s: float) -> list[Span]:
-    """Cut a turn at its ``n_units - 1`` longest inner silences (speech edges excluded)."""
+def spans_at_pauses(audio: np.ndarray, n_units: int, min_pause_s: float, expected_s: Sequence[float] | None = None) -> list[Span]:
+    """Cut a turn at ``n_units - 1`` of its inner silences (speech edges excluded); the pieces
+    are the speech between them.
+
+    Without ``expected_s``, the longest silences. With it (each unit's duration spoken alone),
+    the silences whose pieces come closest to those durations (least squared log ratio, a
+    dynamic programme over the candidates in order): a comma pause is not always the longest
+    silence (a short "yeah," gets a short pause, a stop closure can last 100 ms).
+    """
     duration = len(audio) / SAMPLE_RATE
     inner = [(a, b) for a, b in silences(audio, min_pause_s) if a > 0 and b < duration]
-    if len(inner) < n_units - 1:
-        raise SynthesisError(f"pico: {n_units - 1} comma pause(s) expected, {len(inner)} silence(s) of {min_pause_s * 1000:.0f} ms or more found")
-    cuts = sorted(sorted(inner, key=lambda r: r[1] - r[0], reverse=True)[: n_units - 1])
+    n_cuts = n_units - 1
+    if len(inner) < n_cuts:
+        raise SynthesisError(f"pico: {n_cuts} comma pause(s) expected, {len(inner)} silence(s) of {min_pause_s * 1000:.0f} ms or more found")
+    if n_cuts <= 0:
+        return [(0.0, duration)]
+    if expected_s is None:
+        cuts = sorted(sorted(inner, key=lambda r: r[1] - r[0], reverse=True)[:n_cuts])
+    else:
+        cuts = [inner[j] for j in _best_cuts(inner, list(expected_s), duration)]
     edges = [0.0] + [x for cut in cuts for x in cut] + [duration]
     return list(zip(edges[::2], edges[1::2]))
 
 
+def _best_cuts(inner: Sequence[Span], expected: Sequence[float], duration: float) -> list[int]:
+    """Indices of ``len(expected) - 1`` silences in order whose pieces best match ``expected``."""
+    def cost(start: float, end: float, k: int) -> float:
+        return float(np.log(max(end - start, 1e-3) / max(expected[k], 1e-3)) ** 2)
+
+    n_cuts, m = len(expected) - 1, len(inner)
+    best = np.full((n_cuts, m), np.inf)  # best[k, j]: pieces 0..k with cut k at silence j
+    back = np.zeros((n_cuts, m), dtype=int)
+    for j in range(m):
+        best[0, j] = cost(0.0, inner[j][0], 0)
+    for k in range(1, n_cuts):
+        for j in range(k, m):
+            options = [best[k - 1, i] + cost(inner[i][1], inner[j][0], k) for i in range(k - 1, j)]
+            back[k, j] = int(np.argmin(options)) + k - 1
+            best[k, j] = min(options)
+    last = [best[n_cuts - 1, j] + cost(inner[j][1], duration, n_cuts) for j in range(m)]
+    j = int(np.argmin(last))
+    chosen = [j]
+    for k in range(n_cuts - 1, 0, -1):
+        j = int(back[k, j])
+        chosen.append(j)
+    return chosen[::-1]
+
+
 def pico_turn(texts: Sequence[str], voice: EngineVoice, rate: float = 1.0) -> list[np.ndarray]:
-    """The pieces of one turn spoken whole by Pico: one per text, 16 kHz, trimmed."""
+    """The pieces of one turn spoken whole by Pico: one per text, 16 kHz, trimmed. Each text is
+    also spoken alone (Pico is fast) to tell which silences are the comma pauses."""
     from .engines import _pico
 
     audio = trim_silence(_pico(join_turn(texts), voice, rate))
-    return cut_pieces(audio, spans_at_pauses(audio, len(texts), PICO_MIN_PAUSE_S))
+    expected = [len(trim_silence(_pico(t, voice, rate))) / SAMPLE_RATE for t in texts] if len(texts) > 1 else None
+    return cut_pieces(audio, spans_at_pauses(audio, len(texts), PICO_MIN_PAUSE_S, expected))
 
 
 def speak_turns(turns: Sequence[Sequence[str]], voice: EngineVoice, rates: Sequence[float] | None = None) -> list[list[np.ndarray]]:
