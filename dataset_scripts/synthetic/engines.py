@@ -268,18 +268,16 @@ def _flite(text: str, voice: EngineVoice, rate: float) -> np.ndarray:
     return run_flite(text, voice, rate)[0]
 
 
-_PICO_ENGINES: dict[str, Any] = {}
-"""Open Pico engines by language: creating one loads its language files (tens of ms)."""
-
-
 def _pico(text: str, voice: EngineVoice, rate: float) -> np.ndarray:
     if voice.name not in PICO_VOICES:
         raise SynthesisError(f"unknown Pico voice {voice.name!r}; choose from {', '.join(PICO_VOICES)}")
-    if voice.name not in _PICO_ENGINES:
-        import ttspico
+    import ttspico
 
-        _PICO_ENGINES[voice.name] = ttspico.TtsEngine(voice.name)
-    engine = _PICO_ENGINES[voice.name]
+    # A fresh engine per text: an engine kept open carries state from one text to the next (the
+    # same text came out different after others), so a corpus would depend on the order of
+    # synthesis, not only on its seed. Opening one costs under a millisecond once the
+    # language files are loaded.
+    engine = ttspico.TtsEngine(voice.name)
     # Pico's rate is a speed in percent: the inverse of a duration stretch
     engine.set_property("rate", round(100.0 / _duration_stretch(voice, rate)))
     engine.set_property("pitch", int(np.clip(voice.pitch or 100, 50, 200)))
