@@ -4,7 +4,10 @@
     python benchmarks/run_all.py --only real_speech          # $TURNEVAL_AMI_ROOT or the default
 
 The recordings (``_ami.py``; ~8 minutes, ground-truth speaker segments, CC BY 4.0) were made
-by none of this project's code. Skips with a clear message (one NaN figure whose note says
+by none of this project's code. The judge on real two-party calls as a user's recording is read
+(SpokenWOZ phone calls and AMI channel pairs, speech by VAD; its pause decisions beside the
+silence's length and smart-turn with paired intervals, every agreement direction beside
+Talking Turns' Table 6) is ``real_calls_judge.py``, run beside this one by ``run_all``. Skips with a clear message (one NaN figure whose note says
 why) when the folder is absent.
 
 1. **Turn-end decisions** (metric (a)'s decision, ``turn_end_peers.py``'s contestants): every
