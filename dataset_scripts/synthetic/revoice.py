@@ -6,7 +6,10 @@ its time, but no sound. Re-voicing gives them sound: each speaker's inter-pausal
 synthesizer and time-stretched (WSOLA, pitch kept) to exactly the real IPU start and end, on
 that speaker's channel. The timing, backchannels, overlaps, disfluencies and words are real;
 the voices, prosody and acoustics are synthetic. The labels come from the real word times
-(the Dialogue built here from the alignments), never from the synthesized audio.
+(the Dialogue built here from the alignments), never from the synthesized audio. By default
+each IPU is spoken as a stand-alone sentence; ``--prosody turns`` ends each as in its turn
+(continuation inside a turn; statement, question or backchannel at its end, from the dialogue
+acts given with ``--dialog-acts`` or from the words): :mod:`.turn_prosody`, :mod:`.turn_synthesis`.
 
     python -m turneval.dataset_scripts.synthetic.revoice --swb-root PATH --split train \\
         --splits-dir PATH/splits --engines espeak,festival --out DIR --max-calls 200 --excerpt-s 90
