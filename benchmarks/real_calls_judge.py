@@ -66,11 +66,10 @@ def pause_rows(dialogues: list, judge: Any, smart_turn: Any | None) -> list[dict
         view = replace(dialogue, system_speaker=1)
         labels = chunk_labels(view)
         readings = judge_pause_readings(judge, view, labels)
-        judged = judge_pause_probabilities(judge, view, labels)
-        smart = {}
-        if smart_turn is not None:
-            smart = {d.chunk: smart_turn.probability(pauser_audio(view, d)) for d in pause_decisions(view, labels)}
-        taken = {d.chunk: d.decision for d in pause_decisions(view, labels)}
+        judged = judge_pause_probabilities(judge, view, labels, readings)
+        decisions = pause_decisions(view, labels)
+        smart = {d.chunk: smart_turn.probability(pauser_audio(view, d)) for d in decisions} if smart_turn is not None else {}
+        taken = {d.chunk: d.decision for d in decisions}
         for chunk, reading in readings.items():
             if chunk not in taken:
                 continue  # a silence not entered from the pauser's IPU (e.g. after an overlap)
@@ -110,6 +109,8 @@ def decision_figures(rows: list[dict], where: str, note: str, n_resamples: int) 
 def held_out_rule_figures(dialogues: list, judge: Any, n_resamples: int) -> list[dict]:
     """The judge's pause rule refitted without each recording in turn and scored on it (the
     same features, the same choice of C): an estimate for calls the rule never saw."""
+    from sklearn.metrics import roc_auc_score
+
     from turneval.metrics.intervals import bootstrap_roc_auc
     from turneval.training.fit_pause_decision import decision_table, fit
 
@@ -124,8 +125,6 @@ def held_out_rule_figures(dialogues: list, judge: Any, n_resamples: int) -> list
     for g in np.unique(clusters):
         m = clusters == g
         if 0 < y[m].sum() < m.sum():
-            from sklearn.metrics import roc_auc_score
-
             per.append(f"{g} {roc_auc_score(y[m], held[m]):.3f}")
     return [figure("SpokenWOZ pause decisions ROC-AUC: judge's rule refitted leaving each call out", ci.value, "",
                    note=f"pooled held-out scores (each call's from a rule fitted on the others; intercepts differ between folds, "

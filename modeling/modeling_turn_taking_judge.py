@@ -354,19 +354,28 @@ class TurnCompletionCue(nn.Module):
         self.classifier_norm = nn.LayerNorm(widths[1])
         self.classifier = nn.ModuleList([Int8Linear(a, b) for a, b in zip(widths, widths[1:] + [1])])
 
-    def forward(self, features: torch.Tensor) -> torch.Tensor:
-        """Logits ``[B]`` from log-mel features ``[B, n_mels, 2 * positions]``."""
+    def encode(self, features: torch.Tensor) -> torch.Tensor:
+        """The encoder's last states ``[B, positions, d]`` from log-mel features ``[B, n_mels, 2 * positions]``."""
         hidden = F.gelu(self.conv2(F.gelu(self.conv1(features)))).transpose(1, 2)
         hidden = hidden + self.embed_positions.to(hidden.dtype)
         for layer in self.layers:
             hidden = layer(hidden)
-        hidden = self.layer_norm(hidden)
+        return self.layer_norm(hidden)
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        """Logits ``[B]`` from log-mel features ``[B, n_mels, 2 * positions]``."""
+        hidden = self.encode(features)
         weights = torch.softmax(self.pool_attention[1](torch.tanh(self.pool_attention[0](hidden))), dim=1)
         x = (hidden * weights).sum(1)
         x = F.gelu(self.classifier_norm(self.classifier[0](x)))
         for i, layer in enumerate(self.classifier[1:]):
             x = layer(x) if i == len(self.classifier) - 2 else F.gelu(layer(x))
         return x[:, 0]
+
+
+def log_silence(silence_s: np.ndarray | float) -> np.ndarray:
+    """The pause decision's ``log_silence_s`` feature: log seconds, floored at one chunk."""
+    return np.log(np.maximum(np.asarray(silence_s, dtype=np.float64), MIN_SILENCE_S))
 
 
 def cue_segment(audio: np.ndarray, window_s: float, sample_rate: int = 16000) -> np.ndarray:
@@ -591,7 +600,7 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
         if rule is None:
             raise ValueError("this judge has no pause decision rule (config.pause_decision is None)")
         if "log_silence_s" not in features and "silence_s" in features:
-            features = {**features, "log_silence_s": np.log(np.maximum(np.asarray(features["silence_s"], dtype=np.float64), MIN_SILENCE_S))}
+            features = {**features, "log_silence_s": log_silence(features["silence_s"])}
         missing = [name for name in rule["features"] if name not in features]
         if missing:
             raise ValueError(f"the pause decision reads {list(rule['features'])}; missing {missing}")

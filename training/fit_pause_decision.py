@@ -58,30 +58,23 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
 
     from turneval.dataset_scripts.agreement_instances import PAUSE_METRICS, dialogue_agreement_instances
     from turneval.dataset_scripts.labels import chunk_labels
-    from turneval.modeling.modeling_turn_taking_judge import MIN_SILENCE_S
     from turneval.reporting.inference import judge_pause_readings, pause_decision_features
 
-    saved = judge.config.pause_decision
-    judge.config.pause_decision = {"features": list(features), "weight": [0.0] * len(features), "bias": 0.0}
-    try:
-        columns: dict[str, list] = {"shift": [], "recording": [], "silence_s": [], **{f: [] for f in features}}
-        for dialogue in dialogues:
-            # one view holds every pause: (a) the pauses of channel 0, (d) those of channel 1
-            dialogue = dialogue if dialogue.system_speaker is not None else replace(dialogue, system_speaker=1)
-            labels = chunk_labels(dialogue)
-            readings = judge_pause_readings(judge, dialogue, labels)
-            if not readings:
-                continue
-            values = pause_decision_features(judge, dialogue, readings)
-            values["log_silence_s"] = np.log(np.maximum(values["silence_s"], MIN_SILENCE_S))
-            placeholder = np.zeros((len(labels), len(judge.config.label_names)))
-            taken = {i.chunk: i.decision for i in dialogue_agreement_instances(dialogue, placeholder, labels=labels, metrics=PAUSE_METRICS)}
-            columns["shift"] += [taken[chunk] == "T" for chunk in readings]
-            columns["recording"] += [dialogue.id] * len(readings)
-            for name in ["silence_s", *features]:
-                columns[name] += list(values[name])
-    finally:
-        judge.config.pause_decision = saved
+    columns: dict[str, list] = {"shift": [], "recording": [], "silence_s": [], **{f: [] for f in features}}
+    for dialogue in dialogues:
+        # one view holds every pause: (a) the pauses of channel 0, (d) those of channel 1
+        dialogue = dialogue if dialogue.system_speaker is not None else replace(dialogue, system_speaker=1)
+        labels = chunk_labels(dialogue)
+        readings = judge_pause_readings(judge, dialogue, labels)
+        if not readings:
+            continue
+        values = pause_decision_features(judge, dialogue, readings, names=features)
+        placeholder = np.zeros((len(labels), len(judge.config.label_names)))
+        taken = {i.chunk: i.decision for i in dialogue_agreement_instances(dialogue, placeholder, labels=labels, metrics=PAUSE_METRICS)}
+        columns["shift"] += [taken[chunk] == "T" for chunk in readings]
+        columns["recording"] += [dialogue.id] * len(readings)
+        for name in ["silence_s", *features]:
+            columns[name] += list(values[name])
     return {k: np.asarray(v) for k, v in columns.items()}
 
 

@@ -99,13 +99,11 @@ def _mel_filters() -> np.ndarray:
 
 
 def pipecat_segment(user_audio: np.ndarray) -> np.ndarray:
-    """Steps 1-2: int16 quantisation, then the last 8 s, zero-padded at the start."""
-    pcm = np.clip(np.round(np.asarray(user_audio, dtype=np.float64) * 32768.0), -32768, 32767).astype(np.int16)
-    audio = pcm.astype(np.float32) / 32768.0
-    n = WINDOW_S * SAMPLE_RATE
-    if audio.size > n:
-        return audio[-n:]
-    return np.pad(audio, (n - audio.size, 0))
+    """Steps 1-2: int16 quantisation, then the last 8 s, zero-padded at the start (the judge's
+    turn-completion cue cuts its input the same way: one copy of the rule)."""
+    from turneval.modeling.modeling_turn_taking_judge import cue_segment
+
+    return cue_segment(user_audio, WINDOW_S, SAMPLE_RATE)
 
 
 def log_mel_features(audio_8s: np.ndarray) -> np.ndarray:

@@ -26,8 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def pooled_states(judge, dialogues) -> dict[str, np.ndarray]:
     """Per decision: both encoders' pooled states, smart-turn's own logit, the decision and its recording."""
-    import torch.nn.functional as F
-
     from turneval.dataset_scripts.agreement_instances import PAUSE_METRICS, dialogue_agreement_instances
     from turneval.dataset_scripts.labels import chunk_labels
     from turneval.modeling.modeling_turn_taking_judge import cue_segment, pause_window
@@ -48,10 +46,7 @@ def pooled_states(judge, dialogues) -> dict[str, np.ndarray]:
             window = torch.from_numpy(pause_window(dialogue.audio[r.pauser], end, 4.0, 16000))[None]
             with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
                 features = judge.log_mel(segment, causal=False)
-                hidden = F.gelu(cue.conv2(F.gelu(cue.conv1(features)))).transpose(1, 2) + cue.embed_positions
-                for layer in cue.layers:
-                    hidden = layer(hidden)
-                hidden = cue.layer_norm(hidden).float()
+                hidden = cue.encode(features).float()
                 rows["smart_turn"].append(torch.cat([hidden[:, -25:].mean(1), hidden[:, -5:].mean(1)], -1)[0].numpy())
                 rows["cue_logit"].append(float(cue(features).float()[0]))
                 rows["tiny_en"].append(judge.turn_end_head.pooled(judge.encoder, judge.log_mel(window, causal=False)).float()[0].numpy())

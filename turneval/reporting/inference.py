@@ -135,12 +135,13 @@ def _own_channels(dialogue: Any, head: str) -> np.ndarray:
     return audio
 
 
-def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[int, float]:
+def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any, readings: dict[int, Any] | None = None) -> dict[int, float]:
     """The judge's decision at every (a)/(d) pause of a two-speaker conversation:
     ``{decision chunk: P(the other party speaks next)}``. With ``config.pause_decision``, its
     rule over :func:`pause_decision_features` (taken at the end of the silence); else the
-    turn-end head alone. Empty when the judge has neither."""
-    readings = judge_pause_readings(judge, dialogue, labels)
+    turn-end head alone. Empty when the judge has neither. ``readings``: the pauses'
+    :func:`judge_pause_readings`, when the caller has them already."""
+    readings = judge_pause_readings(judge, dialogue, labels) if readings is None else readings
     if not readings:
         return {}
     if getattr(judge.config, "pause_decision", None):
@@ -154,7 +155,8 @@ def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[in
 def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, Any]:
     """Every (a)/(d) decision of a two-speaker conversation (both views: (a) the user's pauses,
     (d) the system's) as a :class:`~turneval.dataset_scripts.agreement_instances.PauseReading`
-    at the judge's ``stop_s``; empty when the judge has no turn-end head or pause decision."""
+    at the judge's ``stop_s``; empty when the judge has no turn-end head, pause decision or
+    turn-completion cue to read them."""
     from dataclasses import replace
 
     from turneval.dataset_scripts.agreement_instances import (
@@ -164,7 +166,7 @@ def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, An
     )
 
     head = getattr(judge.config, "turn_end_head", None)
-    if not head and not getattr(judge.config, "pause_decision", None):
+    if not any(getattr(judge.config, name, None) for name in ("turn_end_head", "pause_decision", "turn_completion_cue")):
         return {}
     placeholder = np.zeros((len(labels), len(judge.config.label_names)))
     view = dialogue if dialogue.system_speaker is not None else replace(dialogue, system_speaker=1)
@@ -172,13 +174,15 @@ def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, An
     return pause_readings(labels, sorted(chunks), float((head or {}).get("stop_s", 0.2)))
 
 
-def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Any]) -> dict[str, np.ndarray]:
-    """What ``config.pause_decision`` reads at each reading, in order, as far as the rule names
-    them: the turn-end head's logit (the pausing speaker's own channel up to the reading's
+def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Any], names: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+    """The features ``names`` (default: those ``config.pause_decision`` reads) at each reading,
+    in order: the turn-end head's logit (the pausing speaker's own channel up to the reading's
     horizon), the turn-completion cue's logit (that channel from the turn start minus the cue's
     pre-speech margin to the decision, the end of the silence, or to the horizon, as its
-    ``listens_until`` says) and the silence's length."""
-    names = list(judge.config.pause_decision["features"])
+    ``listens_until`` says) and the silence's length (``silence_s`` always, its log when named)."""
+    from turneval.modeling.modeling_turn_taking_judge import log_silence
+
+    names = list(judge.config.pause_decision["features"] if names is None else names)
     audio = _own_channels(dialogue, "pause decision")
     rows = list(readings.values())
     out: dict[str, np.ndarray] = {}
@@ -193,6 +197,8 @@ def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Any])
         clips = [audio[r.pauser, int(max(0.0, r.turn_start - margin) * SAMPLE_RATE) : int(round(end * SAMPLE_RATE))] for r, end in zip(rows, ends)]
         out["turn_complete_logit"] = np.asarray(judge.turn_complete_logits(clips), dtype=np.float64)
     out["silence_s"] = np.array([r.silence_s for r in rows], dtype=np.float64)
+    if "log_silence_s" in names:
+        out["log_silence_s"] = log_silence(out["silence_s"])
     return out
 
 
