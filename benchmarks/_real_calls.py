@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 
-BUNDLED_PREDICTORS = ("future_activity_predictor_demo", "future_activity_predictor_switchboard")
+BUNDLED_PREDICTORS = ("future_activity_predictor_demo", "future_activity_predictor_switchboard", "future_activity_predictor_words")
 """The predictors every naturalness benchmark on real speech reports side by side."""
 
 

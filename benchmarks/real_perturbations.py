@@ -103,37 +103,55 @@ def score_pairs(dialogues: Sequence, models: Sequence[tuple[str, Any]], seeds: i
             if crop not in natural_cache:
                 natural_cache[crop] = {name: score_as_turneval(pair.natural, model) for name, model in models}
             perturbed = {name: score_as_turneval(pair.perturbed, model) for name, model in models}
+            gap_ms = pair.edit.get("pre_response_gap_ms")
             rows.append({"recording": dialogue.id, "type": pair.perturbation_type, "description": pair.description,
-                         "crop": pair.crop, "natural_m": natural_cache[crop], "perturbed_m": perturbed})
+                         "crop": pair.crop, "natural_m": natural_cache[crop], "perturbed_m": perturbed,
+                         "original_gap_s": None if gap_ms is None else gap_ms / 1000.0})
     return {"pairs": rows, "hosting": hosting}
+
+
+LATE_GAP_SPLIT_S = 1.0
+"""Late responses are also counted apart by the gap they lengthen: shorter than this, or not.
+A boundary unit covers the 2 s before a speech onset (TurnNat), so once the original gap lasts
+about a second, the delayed answer's unit holds silence only, which every predictor finds cheap:
+m cannot see a late answer to a question that already waited."""
+
+
+def _shares(rows: Sequence[dict[str, Any]], name: str) -> dict[str, Any]:
+    """Wins (original m > perturbed m), pairs, share, Wilson 95 % CI, a CI that resamples recordings, mean difference."""
+    from turneval.metrics.intervals import bootstrap_interval, wilson_interval
+
+    rows = [r for r in rows if math.isfinite(r["natural_m"][name]) and math.isfinite(r["perturbed_m"][name])]
+    won = [float(r["natural_m"][name] > r["perturbed_m"][name]) for r in rows]
+    wins = int(sum(won))
+    low, high = wilson_interval(wins, len(rows))
+    # pairs of one recording are not independent: beside Wilson's interval, one that resamples recordings
+    by_recording = bootstrap_interval(lambda w: float(w.mean()), [won], clusters=[r["recording"] for r in rows])[1:] if rows else (math.nan, math.nan)
+    deltas = [r["natural_m"][name] - r["perturbed_m"][name] for r in rows]
+    return {"wins": wins, "pairs": len(rows), "share": wins / len(rows) if rows else math.nan,
+            "ci95": [low, high], "ci95_resampling_recordings": list(by_recording),
+            "mean_m_difference": sum(deltas) / len(deltas) if deltas else math.nan,
+            "recordings": len({r["recording"] for r in rows})}
 
 
 def summarize(scored: dict[str, Any], model_names: Sequence[str]) -> dict[str, Any]:
     """Per model and type: wins (original m > perturbed m), pairs, share, Wilson 95 % CI, mean
-    difference; the recordings that host each type and those that cannot."""
+    difference; late responses also split by the original gap (:data:`LATE_GAP_SPLIT_S`); the
+    recordings that host each type and those that cannot."""
     from turneval.dataset_scripts.perturbations.edits import PERTURBATION_TYPES
-    from turneval.metrics.intervals import bootstrap_interval, wilson_interval
 
     out: dict[str, Any] = {"models": {}, "types": {}}
     for kind in PERTURBATION_TYPES:
         hosts = [rec for rec, h in scored["hosting"].items() if h[kind]["pairs"]]
         cannot = {rec: h[kind]["no_place"] for rec, h in scored["hosting"].items() if not h[kind]["pairs"]}
         out["types"][kind] = {"hosted_by": hosts, "cannot_host": cannot}
+    late = [r for r in scored["pairs"] if r["type"] == "late_response" and r.get("original_gap_s") is not None]
     for name in model_names:
-        per_type = {}
-        for kind in [*PERTURBATION_TYPES, "all"]:
-            rows = [r for r in scored["pairs"] if kind in ("all", r["type"])]
-            rows = [r for r in rows if math.isfinite(r["natural_m"][name]) and math.isfinite(r["perturbed_m"][name])]
-            won = [float(r["natural_m"][name] > r["perturbed_m"][name]) for r in rows]
-            wins = int(sum(won))
-            low, high = wilson_interval(wins, len(rows))
-            # pairs of one recording are not independent: beside Wilson's interval, one that resamples recordings
-            by_recording = bootstrap_interval(lambda w: float(w.mean()), [won], clusters=[r["recording"] for r in rows])[1:] if rows else (math.nan, math.nan)
-            deltas = [r["natural_m"][name] - r["perturbed_m"][name] for r in rows]
-            per_type[kind] = {"wins": wins, "pairs": len(rows), "share": wins / len(rows) if rows else math.nan,
-                              "ci95": [low, high], "ci95_resampling_recordings": list(by_recording),
-                              "mean_m_difference": sum(deltas) / len(deltas) if deltas else math.nan,
-                              "recordings": len({r["recording"] for r in rows})}
+        per_type = {kind: _shares([r for r in scored["pairs"] if kind in ("all", r["type"])], name) for kind in [*PERTURBATION_TYPES, "all"]}
+        per_type["late_response"]["by_original_gap"] = {
+            f"< {LATE_GAP_SPLIT_S:g} s": _shares([r for r in late if r["original_gap_s"] < LATE_GAP_SPLIT_S], name),
+            f">= {LATE_GAP_SPLIT_S:g} s": _shares([r for r in late if r["original_gap_s"] >= LATE_GAP_SPLIT_S], name),
+        }
         out["models"][name] = per_type
     return out
 
@@ -173,6 +191,10 @@ def figures(result: dict[str, Any]) -> list[dict]:
             out.append(figure(f"real-call perturbations, original above {kind}: {name}", s["share"], "", headline=kind == "all",
                               note=f"{s['wins']} of {s['pairs']} pairs from {s['recordings']} recordings, {ci}; mean m difference "
                                    f"{s['mean_m_difference']:+.3f}; {hosts}; target >= {TARGET:.2f}"))
+            for split, g in s.get("by_original_gap", {}).items():
+                out.append(figure(f"real-call perturbations, original above late_response, original gap {split}: {name}", g["share"], "",
+                                  note=f"{g['wins']} of {g['pairs']} pairs; mean m difference {g['mean_m_difference']:+.3f}; a unit covers "
+                                       "the 2 s before an onset, so lengthening a gap of a second or more moves silence only"))
     return out
 
 
@@ -191,6 +213,12 @@ def markdown(result: dict[str, Any]) -> str:
             cells.append("no pair" if not s["pairs"] else f"{s['share']:.2f} [{s['ci95'][0]:.2f}, {s['ci95'][1]:.2f}], n = {s['pairs']}")
         hosts = "" if kind == "all" else f"{len(summary['types'][kind]['hosted_by'])} of {len(result['recordings'])}"
         lines.append(f"| {kind} | " + " | ".join(cells) + f" | {hosts} |")
+    for split in next(iter(summary["models"].values()))["late_response"].get("by_original_gap", {}):
+        cells = []
+        for name in names:
+            g = summary["models"][name]["late_response"]["by_original_gap"][split]
+            cells.append("no pair" if not g["pairs"] else f"{g['share']:.2f}, n = {g['pairs']}")
+        lines.append(f"| late_response, original gap {split} | " + " | ".join(cells) + " | |")
     lines += [""] + [f"- {kind}: {_cannot_text(info)}" for kind, info in summary["types"].items()]
     if result["missing"]:
         lines += [f"- not found: {m}" for m in result["missing"]]

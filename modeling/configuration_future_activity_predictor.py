@@ -27,6 +27,9 @@ class FutureActivityPredictorConfig(PretrainedConfig):
             features of the speaker's own and the partner's activity (time since the last onset and
             offset, the last IPU and pause lengths, activity shares over the last 0.2-20 s; see
             `timing_features`), which give a model without attention layers the long context.
+            `"timing+words"`: the timing features and, per channel, a turn-completion cue from the
+            speaker's words, each read from its start (`WordTurnCue`, fitted on Switchboard's words):
+            input `[batch, frames, 4]` from `model.vad_inputs(activity, words)`; without words the cue is 0.
         sample_rate (`int`, *optional*, defaults to 16000): input sample rate.
         frame_hz (`int`, *optional*, defaults to 50): output frame rate (VAP's 20 ms frames).
         n_fft (`int`, *optional*, defaults to 400): analysis window of the causal log-mel front end.
@@ -53,6 +56,7 @@ class FutureActivityPredictorConfig(PretrainedConfig):
         boundary_weight (`float`, *optional*, defaults to 2.0): alpha, the cross-entropy weight of
             frames inside turn-taking boundary units (TurnNat Eq. 5-6).
         va_loss_weight (`float`, *optional*, defaults to 0.5): weight of the voice-activity BCE.
+        word_cue_buckets (`int`, *optional*, defaults to 65536): hashed word features of the word cue.
     """
 
     model_type = "future_activity_predictor"
@@ -80,12 +84,13 @@ class FutureActivityPredictorConfig(PretrainedConfig):
         num_classes: int = 256,
         boundary_weight: float = 2.0,
         va_loss_weight: float = 0.5,
+        word_cue_buckets: int = 65536,
         **kwargs,
     ):
         if input_type not in ("audio", "vad"):
             raise ValueError(f"input_type must be 'audio' or 'vad', got {input_type!r}")
-        if vad_features not in ("activity", "timing"):
-            raise ValueError(f"vad_features must be 'activity' or 'timing', got {vad_features!r}")
+        if vad_features not in ("activity", "timing", "timing+words"):
+            raise ValueError(f"vad_features must be 'activity', 'timing' or 'timing+words', got {vad_features!r}")
         bin_frames = list(bin_frames) if bin_frames is not None else [10, 20, 30, 40]
         if not 0 < stream_context_s < stream_window_s:
             raise ValueError(f"need 0 < stream_context_s < stream_window_s, got {stream_context_s}, {stream_window_s}")
@@ -116,6 +121,7 @@ class FutureActivityPredictorConfig(PretrainedConfig):
         self.num_classes = num_classes
         self.boundary_weight = boundary_weight
         self.va_loss_weight = va_loss_weight
+        self.word_cue_buckets = word_cue_buckets
         super().__init__(**kwargs)
 
     @property

@@ -14,12 +14,18 @@ of frame t and nothing later):
 The voice-activity-only variant (``input_type="vad"``) replaces the audio front end by a
 projection of each channel's past voice activity (``vad_features="activity"``) or of causal
 timing features of both speakers' activity (``vad_features="timing"``: cheap long context, so
-the attention layers may be left out); the rest is identical.
+the attention layers may be left out); the rest is identical. ``vad_features="timing+words"``
+adds, per channel, a turn-completion cue from the speaker's own words (:class:`WordTurnCue`):
+what a listener knows, a moment after a speaker stops, about whether the turn is over.
 """
 from __future__ import annotations
 
+import re
+import zlib
 from dataclasses import dataclass
+from typing import Sequence
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -138,6 +144,91 @@ TIMING_FEATURES = 2 * (5 + len(SHARE_WINDOWS_S))
 """Width of :func:`timing_features`."""
 
 
+WORD_CUE_CLIP = 6.0
+"""Cue log-odds are clipped to +-this: a cue is evidence, not certainty."""
+WORD_CUE_CONTEXT = 3
+"""The cue reads a word with the one or two words before it."""
+_NOT_LETTERS = re.compile(r"[^a-z']+")
+
+
+def normalize_word(text: str) -> str | None:
+    """A word as the cue reads it: lower case letters and apostrophes; ``<partial>`` for a cut-off
+    word (``th[e]-``); None for non-speech marks (``[laughter]``, ``<noise>``) and punctuation."""
+    text = text.strip().lower()
+    if not text or text[0] in "[<{(" and text[-1] in "]>})":
+        return None
+    if text.endswith("-") or text.startswith("-"):
+        return "<partial>"
+    text = _NOT_LETTERS.sub("", text).strip("'")
+    return text or None
+
+
+def word_cue_keys(words: Sequence[str]) -> list[tuple[str, ...]]:
+    """Per word, its feature names: the word, the last two and the last three words up to it."""
+    keys = []
+    for i in range(len(words)):
+        keys.append(tuple(f"last{n}=" + " ".join(words[max(0, i + 1 - n) : i + 1]) for n in range(1, WORD_CUE_CONTEXT + 1)))
+    return keys
+
+
+def hash_bucket(key: str, buckets: int) -> int:
+    """A stable bucket for a feature name (crc32: the same on every machine and Python run)."""
+    return zlib.crc32(key.encode("utf-8")) % buckets
+
+
+def word_cue_track(num_frames: int, word_starts: Sequence[np.ndarray], word_logits: Sequence[np.ndarray], frame_hz: int) -> np.ndarray:
+    """``[T, 2]`` float32 cue track that reads each word as it begins: from the start of word k of
+    channel c until c's next word starts, ``word_logits[c][k]`` (clipped); 0 before c's first word.
+    ``word_starts[c]``: seconds on the track's clock, in order."""
+    track = np.zeros((num_frames, 2), dtype=np.float32)
+    for c in range(2):
+        starts = np.ceil(np.asarray(word_starts[c], dtype=np.float64) * frame_hz - 1e-9).astype(np.int64).clip(0, num_frames)
+        values = np.clip(np.asarray(word_logits[c], dtype=np.float64), -WORD_CUE_CLIP, WORD_CUE_CLIP)
+        for k, lo in enumerate(starts.tolist()):
+            hi = int(starts[k + 1]) if k + 1 < starts.size else num_frames
+            if lo < hi:
+                track[lo:hi, c] = values[k]
+    return track
+
+
+class WordTurnCue(nn.Module):
+    """The turn-completion cue of ``vad_features="timing+words"``: per word, the log-odds that the
+    speaker stops after it and the other party speaks next, from the word and the one or two words
+    before it (hashed; a logistic regression fitted on Switchboard's real words by
+    ``turneval.training.switchboard_words``). ``weights``: the buckets, then the bias.
+
+    The cue of a word is read from the word's start: a one-word look-ahead (about a quarter of a
+    second), as a listener recognises a word from its first sounds. It says *that* the speaker
+    is about to stop, which the timing alone cannot; a cue that arrives only after the speaker
+    has stopped makes a late answer cheaper instead (model card, oracle experiments)."""
+
+    def __init__(self, config: FutureActivityPredictorConfig):
+        super().__init__()
+        self.buckets = config.word_cue_buckets
+        self.frame_hz = config.frame_hz
+        self.register_buffer("weights", torch.zeros(self.buckets + 1))
+
+    def word_logits(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(indices of the words the cue reads, their log-odds); non-speech marks are skipped."""
+        kept = [(i, w) for i, w in enumerate(normalize_word(t) for t in texts) if w is not None]
+        weights = self.weights.detach().cpu().numpy().astype(np.float64)
+        logits = [weights[-1] + sum(weights[hash_bucket(key, self.buckets)] for key in keys) for keys in word_cue_keys([w for _, w in kept])]
+        return np.asarray([i for i, _ in kept], dtype=np.int64), np.asarray(logits, dtype=np.float64)
+
+    def track(self, num_frames: int, words: Sequence[Sequence[tuple[float, float, str]]] | None) -> np.ndarray:
+        """``[num_frames, 2]`` cue for per-speaker ``(start, end, text)`` words on the activity's
+        clock; all 0 when ``words`` is None (no transcript: the model falls back to timing)."""
+        if words is None:
+            return np.zeros((num_frames, 2), dtype=np.float32)
+        starts, logits = [], []
+        for spoken in words:
+            spoken = sorted(spoken, key=lambda w: (w[0], w[1]))
+            kept, logit = self.word_logits([w[2] for w in spoken])
+            starts.append(np.asarray([spoken[i][0] for i in kept], dtype=np.float64))
+            logits.append(logit)
+        return word_cue_track(num_frames, starts, logits, self.frame_hz)
+
+
 class CausalConvBlock(nn.Module):
     """Temporal convolution over frames, left-padded so frame t only sees frames <= t."""
 
@@ -163,7 +254,8 @@ class ChannelEncoder(nn.Module):
             self.proj = nn.Linear(config.num_mel_bins, config.hidden_size)
         else:
             self.front_end = None
-            self.proj = nn.Linear(TIMING_FEATURES if config.vad_features == "timing" else 1, config.hidden_size)
+            widths = {"activity": 1, "timing": TIMING_FEATURES, "timing+words": TIMING_FEATURES + 2}
+            self.proj = nn.Linear(widths[config.vad_features], config.hidden_size)
         self.convs = nn.ModuleList(CausalConvBlock(config.hidden_size, config.conv_kernel_size) for _ in range(config.conv_layers))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -305,7 +397,21 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
             nn.Linear(2 * config.hidden_size, config.hidden_size), nn.GELU(), nn.Linear(config.hidden_size, config.num_classes)
         )
         self.va_head = nn.Linear(config.hidden_size, 1)
+        self.word_cue = WordTurnCue(config) if config.input_type == "vad" and config.vad_features == "timing+words" else None
         self.post_init()
+
+    @property
+    def reads_words(self) -> bool:
+        """True when the model reads a turn-completion cue from words beside the activity."""
+        return self.word_cue is not None
+
+    def vad_inputs(self, voice_activity: np.ndarray, words: Sequence[Sequence[tuple[float, float, str]]] | None = None) -> np.ndarray:
+        """What the voice-activity model reads for ``[T, 2]`` activity: the activity itself, and for a
+        model that reads words their cue track (``[T, 4]``; all-zero cues when ``words`` is None)."""
+        va = np.asarray(voice_activity, dtype=np.float32)
+        if self.word_cue is None:
+            return va
+        return np.concatenate([va, self.word_cue.track(va.shape[0], words)], axis=1)
 
     def _split_channels(self, input_values: torch.Tensor | None, voice_activity: torch.Tensor | None) -> torch.Tensor:
         """Validate the input and return it as `[batch, 2, ...]`."""
@@ -340,9 +446,19 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
             va_labels: `[batch, frames, 2]` voice activity of each frame (targets of the auxiliary head).
             frame_weights: `[batch, frames]` per-frame cross-entropy weights (alpha on boundary-unit frames).
         """
+        cues = None
+        if self.word_cue is not None:
+            if voice_activity is None or voice_activity.shape[-1] != 4:
+                got = None if voice_activity is None else tuple(voice_activity.shape)
+                raise ValueError(f"this model reads activity and word cues: pass voice_activity of shape [batch, frames, 4] (model.vad_inputs), got {got}")
+            voice_activity, cues = voice_activity[..., :2], voice_activity[..., 2:]
         x = self._split_channels(input_values, voice_activity)
         batch = x.shape[0]
-        if self.config.input_type == "vad" and self.config.vad_features == "timing":
+        if cues is not None:
+            c = cues.reshape(batch, -1, 2).transpose(1, 2).to(torch.float32)  # [batch, 2, frames]
+            own, partner = c.reshape(batch * 2, -1, 1), c.flip(1).reshape(batch * 2, -1, 1)
+            h = self.encoder(torch.cat([timing_features(x, self.config.frame_hz), own, partner], dim=-1))
+        elif self.config.input_type == "vad" and self.config.vad_features == "timing":
             h = self.encoder(timing_features(x, self.config.frame_hz))  # each channel sees its own and its partner's timing
         else:
             h = self.encoder(x.reshape(batch * 2, x.shape[-1]))  # shared weights for both channels

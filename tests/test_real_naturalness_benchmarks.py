@@ -123,10 +123,16 @@ def test_benchmark_counts_and_figures(spokenwoz_root, tiny_predictors, tmp_path)
                 assert s["wins"] == wins
     for kind, info in summary["types"].items():
         assert bool(info["hosted_by"]) != bool(info["cannot_host"]), "one recording: it hosts the type or says why not"
+        late = [r for r in result["pairs"] if r["type"] == "late_response"]
+        split = per_type["late_response"]["by_original_gap"]
+        assert sum(g["pairs"] for g in split.values()) == per_type["late_response"]["pairs"] == len(late)
+        assert split["< 1 s"]["pairs"] == sum(r["original_gap_s"] < real_perturbations.LATE_GAP_SPLIT_S for r in late)
     figures = real_perturbations.figures(result)
-    assert len(figures) == len(tiny_predictors) * (len(PERTURBATION_TYPES) + 1)
-    assert all("target >= 0.90" in f["note"] for f in figures)
-    assert "| late_response |" in real_perturbations.markdown(result)
+    per_type_figures = [f for f in figures if "original gap" not in f["name"]]
+    assert len(per_type_figures) == len(tiny_predictors) * (len(PERTURBATION_TYPES) + 1)
+    assert len(figures) - len(per_type_figures) == 2 * len(tiny_predictors), "late responses split by the gap they lengthen"
+    assert all("target >= 0.90" in f["note"] for f in per_type_figures)
+    assert "| late_response |" in real_perturbations.markdown(result) and "original gap >= 1 s" in real_perturbations.markdown(result)
 
 
 def test_range_scores_each_source_with_the_predictors_that_can_read_it(spokenwoz_root, tiny_predictors, tmp_path, monkeypatch):

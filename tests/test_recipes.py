@@ -21,6 +21,7 @@ RECIPES = {
     "turn_taking_judge_swb_revoiced": "turn_taking_judge",
     "future_activity_predictor_demo": "future_activity_predictor",
     "future_activity_predictor_switchboard": "future_activity_predictor_switchboard",
+    "future_activity_predictor_words": "future_activity_predictor_words",
 }
 """recipe (= bundled checkpoint folder) -> its model card folder"""
 
@@ -39,6 +40,8 @@ def _shipped_plan(name: str, out: Path) -> list[Stage]:
     recipe = _recipe(name)
     if name == "future_activity_predictor_demo":
         return recipe.stages(out)
+    if name == "future_activity_predictor_words":
+        return recipe.stages(out, Path("SWB"), Path("SPLITS"), Path("checkpoints/future_activity_predictor_switchboard"))
     return recipe.stages(out, Path("SWB"), Path("SPLITS"))
 
 
@@ -81,10 +84,24 @@ def test_quick_switchboard_predictor_recipe_trains_on_cached_voice_activity(tmp_
     assert (config.input_type, config.vad_features) == ("vad", "timing")
 
 
+def test_quick_words_predictor_recipe_fits_the_cue_and_trains_from_the_voice_activity_model(tmp_path_factory):
+    import numpy as np
+
+    from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
+
+    out = _quick(tmp_path_factory, "future_activity_predictor_words")
+    assert sorted(p.name for p in (out / "cache").iterdir()) == ["swb_words_test.npz", "swb_words_train.npz", "swb_words_val.npz"]
+    model = FutureActivityPredictorModel.from_pretrained(out / "fap_words" / "final")
+    assert model.reads_words and model.config.vad_features == "timing+words"
+    with np.load(out / "word_cue.npz") as cue:  # the fitted cue is the model's, up to its 2 training steps (a buffer: not trained)
+        assert np.array_equal(model.word_cue.weights.numpy(), cue["weights"])
+
+
 @pytest.mark.parametrize("name, kinds", [
     ("turn_taking_judge_swb_revoiced", {"data", "features", "training", "heads", "thresholds"}),
     ("future_activity_predictor_demo", {"data", "training", "evaluation"}),
     ("future_activity_predictor_switchboard", {"data", "training"}),
+    ("future_activity_predictor_words", {"data", "heads", "backbone", "training"}),
 ])
 def test_shipped_plan_runs_the_scripts_its_card_names(name, kinds, tmp_path):
     plan = _shipped_plan(name, tmp_path)
@@ -111,7 +128,7 @@ def test_dry_run_prints_every_command_and_runs_nothing(tmp_path, capsys):
 
 
 def test_shipped_switchboard_runs_need_the_alignments(tmp_path, capsys):
-    for name in ("turn_taking_judge_swb_revoiced", "future_activity_predictor_switchboard"):
+    for name in ("turn_taking_judge_swb_revoiced", "future_activity_predictor_switchboard", "future_activity_predictor_words"):
         with pytest.raises(SystemExit):
             _recipe(name).main(["--out", str(tmp_path), "--dry-run"])
         assert "needs --swb-root and --splits-dir" in capsys.readouterr().err

@@ -16,6 +16,12 @@ which comes from a VAD rather than from hand-corrected word times:
 - ``clean_labels``: targets and boundary units from the DualTurn-cleaned activity, the one
   the naturalness score compares the predictions with (``score_naturalness(clean=True)``).
 
+A word-reading model (``vad_features="timing+words"``) also gets each crop's word cue track,
+computed from the crop's (possibly VAD-like) input activity and the call's words exactly as
+:meth:`FutureActivityPredictorModel.vad_inputs` computes it at run time
+(:meth:`FutureActivityWindows.with_words`); with chance ``word_dropout_p`` a crop gets no words
+(all-zero cues), as a recording without a transcript has none.
+
 Examples are a pure function of (seed, index): a run resumed at step k draws exactly the
 batches it would have drawn, with no data-loader state to save.
 """
@@ -102,6 +108,7 @@ class WindowConfig:
     mask_max_s: float = 1.0
     vad_like_p: float = 0.0  # chance of redrawing a crop's activity as a VAD would report it (vad_like)
     clean_labels: bool = False  # targets and boundary units from the DualTurn-cleaned activity (as scored)
+    word_dropout_p: float = 0.0  # word-reading models: chance that a crop has no words (all-zero cues)
 
 
 class FutureActivityWindows(torch.utils.data.Dataset):
@@ -117,6 +124,7 @@ class FutureActivityWindows(torch.utils.data.Dataset):
         self.input_type = input_type
         self.horizon = DEFAULT_LAYOUT.horizon
         self._va = [d.frame_activity().T for d in dialogues]  # [T, 2] each
+        self._words = None
         weights = np.array([max(1e-3, d.duration) for d in dialogues])
         self._pick_p = weights / weights.sum()
 
@@ -130,11 +138,39 @@ class FutureActivityWindows(torch.utils.data.Dataset):
             raise ValueError(f"voice activity #{bad[0]} has shape {np.shape(voice_activity[bad[0]])}; expected [n_frames, 2]")
         self = cls.__new__(cls)
         self.dialogues, self.config, self.draws, self.seed, self.input_type = None, config, draws, seed, "vad"
+        self._words = None
         self.horizon = DEFAULT_LAYOUT.horizon
         self._va = [np.asarray(va, dtype=np.int8) for va in voice_activity]
         weights = np.array([max(1, va.shape[0]) for va in self._va], dtype=np.float64)
         self._pick_p = weights / weights.sum()
         return self
+
+    def with_words(self, calls: list[dict], cue) -> "FutureActivityWindows":
+        """Give every crop its word cue track: ``calls`` as
+        :func:`turneval.training.switchboard_words.load_words` returns them (one per activity array,
+        same order), ``cue`` the model's :class:`WordTurnCue` (its weights). Returns ``self``."""
+        if len(calls) != len(self._va):
+            raise ValueError(f"{len(calls)} calls with words for {len(self._va)} activity arrays; pass the cache the activity came from")
+        w = cue.weights.detach().cpu().numpy().astype(np.float64)
+        largest = max((int(np.max(b)) for call in calls for b in call["word_buckets"] if len(b)), default=-1)
+        if largest >= cue.buckets:
+            raise ValueError(f"the word cache has bucket {largest} but the model's cue has {cue.buckets} (word_cue_buckets); "
+                             "build the cache with the model's bucket count")
+        self._cue_hz = cue.frame_hz
+        self._words = [([np.asarray(x, np.float64) for x in call["word_starts"]],
+                        [w[-1] + w[np.asarray(b, np.int64)].sum(axis=1) if len(b) else np.zeros(0) for b in call["word_buckets"]]) for call in calls]
+        return self
+
+    def _cue_track(self, index: int, frames: int, start_frame: int, swapped: bool, rng: np.random.Generator) -> np.ndarray:
+        from turneval.modeling.modeling_future_activity_predictor import word_cue_track
+
+        if rng.random() < self.config.word_dropout_p:
+            return np.zeros((frames, 2), dtype=np.float32)
+        starts, logits = self._words[index]
+        starts = [x - start_frame / self._cue_hz for x in starts]
+        if swapped:
+            starts, logits = starts[::-1], logits[::-1]
+        return word_cue_track(frames, starts, logits, self._cue_hz)
 
     def __len__(self) -> int:
         return self.draws
@@ -164,7 +200,8 @@ class FutureActivityWindows(torch.utils.data.Dataset):
         part = va_full[start : start + frames + self.horizon]
         va_ext[: part.shape[0]] = part
         audio = self._audio(index, start, frames) if self.input_type == "audio" else None
-        if rng.random() < self.config.channel_swap_p:
+        swapped = rng.random() < self.config.channel_swap_p
+        if swapped:
             va_ext = va_ext[:, ::-1].copy()
             audio = audio[::-1].copy() if audio is not None else None
         if self.config.vad_like_p > 0 and rng.random() < self.config.vad_like_p:
@@ -183,6 +220,8 @@ class FutureActivityWindows(torch.utils.data.Dataset):
             if audio is not None:
                 audio[ch, at * SAMPLES_PER_FRAME : (at + length) * SAMPLES_PER_FRAME] = 0.0
             inputs_va[at : at + length, ch] = 0.0
+        if self._words is not None:
+            inputs_va = np.concatenate([inputs_va, self._cue_track(index, frames, start, swapped, rng)], axis=1)
         example = {
             "labels": torch.from_numpy(labels),
             "va_labels": torch.from_numpy(va.astype(np.float32)),

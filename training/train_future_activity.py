@@ -16,6 +16,9 @@ Voice-activity-only models can train on voice activity alone: ``--train_va`` / `
 take the ``.npz`` caches of :mod:`turneval.training.switchboard_va` (Switchboard's word times)
 instead of ``--train_dir`` / ``--val_dir``; ``--vad_like_p`` and ``--clean_labels`` prepare
 the model for the VAD output a report gives it (see :mod:`turneval.training.future_activity_data`).
+Word-reading models (``vad_features="timing+words"``) take ``--train_words`` / ``--val_words``, the
+caches of :mod:`turneval.training.switchboard_words` (activity and words), and
+``--word_dropout_p``.
 """
 from __future__ import annotations
 
@@ -58,6 +61,9 @@ class FutureActivityArguments:
     val_dir: str | None = field(default=None, metadata={"help": "validation dialogues (default: none)"})
     train_va: str | None = field(default=None, metadata={"help": "instead of --train_dir (vad models): a voice-activity cache (.npz, turneval.training.switchboard_va)"})
     val_va: str | None = field(default=None, metadata={"help": "instead of --val_dir: a voice-activity cache"})
+    train_words: str | None = field(default=None, metadata={"help": "word-reading models: a word cache (.npz, turneval.training.switchboard_words) instead of --train_va"})
+    val_words: str | None = field(default=None, metadata={"help": "word-reading models: a word cache for validation"})
+    word_dropout_p: float = field(default=0.25, metadata={"help": "word-reading models: chance that a training crop has no words"})
     vad_like_p: float = field(default=0.0, metadata={"help": "chance of redrawing a training crop's activity as a VAD would report it"})
     mask_p: float = field(default=0.2, metadata={"help": "chance of silencing one stretch (up to 1 s) of one input channel; the targets keep it"})
     clean_labels: bool = field(default=False, metadata={"help": "targets from the DualTurn-cleaned activity (as the naturalness score uses)"})
@@ -69,8 +75,9 @@ class FutureActivityArguments:
 
 def parse_args(argv: Sequence[str] | None = None) -> tuple[FutureActivityArguments, TrainingArguments]:
     args, training = parse_arguments(FutureActivityArguments, argv, prog="train_future_activity", defaults=TRAINING_DEFAULTS)
-    if not args.train_dir and not args.train_va and not args.export_latest:
-        raise SystemExit("train_future_activity: give --train_dir (a folder or manifest of dialogues) or --train_va (a voice-activity cache)")
+    if not args.train_dir and not args.train_va and not args.train_words and not args.export_latest:
+        raise SystemExit("train_future_activity: give --train_dir (a folder or manifest of dialogues), --train_va (a voice-activity cache) "
+                         "or --train_words (a word cache)")
     return args, training
 
 
@@ -81,8 +88,20 @@ def build_config(args: FutureActivityArguments, training: TrainingArguments) -> 
     return FutureActivityPredictorConfig(**fields)
 
 
-def windows_for(folder: str | None, va_cache: str | None, window: WindowConfig, draws: int, seed: int, input_type: str) -> FutureActivityWindows:
-    """Training crops from a dialogue folder (audio or vad models) or a voice-activity cache (vad models)."""
+def windows_for(folder: str | None, va_cache: str | None, window: WindowConfig, draws: int, seed: int, input_type: str,
+                words_cache: str | None = None, model: torch.nn.Module | None = None) -> FutureActivityWindows:
+    """Training crops from a dialogue folder (audio or vad models), a voice-activity cache (vad models)
+    or a word cache (word-reading models: activity, words and the model's word cue)."""
+    reads_words = bool(getattr(model, "reads_words", False))
+    if words_cache is not None or reads_words:
+        if words_cache is None or not reads_words:
+            raise SystemExit("train_future_activity: a word cache (--train_words / --val_words) goes with a vad_features='timing+words' "
+                             "model (--init_from a checkpoint made by turneval.training.switchboard_words init), and such a model needs one")
+        from turneval.training.switchboard_words import load_words
+
+        calls = load_words(words_cache)
+        windows = FutureActivityWindows.from_voice_activity([c["va"] for c in calls], window, draws=draws, seed=seed)
+        return windows.with_words(calls, model.word_cue)
     if (folder is None) == (va_cache is None):
         raise SystemExit("train_future_activity: give either a dialogue folder (--train_dir / --val_dir) or a voice-activity cache (--train_va / --val_va)")
     if va_cache is None:
@@ -114,14 +133,15 @@ class FutureActivityRecipe(Recipe):
         config = model.config
         args = self.args
         window = WindowConfig(
-            window_s=args.window_s, alpha=config.boundary_weight, vad_like_p=args.vad_like_p, mask_p=args.mask_p, clean_labels=args.clean_labels
+            window_s=args.window_s, alpha=config.boundary_weight, vad_like_p=args.vad_like_p, mask_p=args.mask_p, clean_labels=args.clean_labels,
+            word_dropout_p=args.word_dropout_p,
         )
         seed = self.training.seed
-        self.train_set = windows_for(args.train_dir, args.train_va, window, 10**9, seed, config.input_type)
+        self.train_set = windows_for(args.train_dir, args.train_va, window, 10**9, seed, config.input_type, args.train_words, model)
         self.val_set = None
-        if args.val_dir or args.val_va:
+        if args.val_dir or args.val_va or args.val_words:
             val_window = WindowConfig(window_s=args.window_s, alpha=config.boundary_weight, channel_swap_p=0.0, mask_p=0.0, clean_labels=args.clean_labels)
-            self.val_set = windows_for(args.val_dir, args.val_va, val_window, VAL_DRAWS, 10_000 + seed, config.input_type)
+            self.val_set = windows_for(args.val_dir, args.val_va, val_window, VAL_DRAWS, 10_000 + seed, config.input_type, args.val_words, model)
 
     def micro_batches(self, start_step: int, accelerator: Any) -> Iterator[dict[str, torch.Tensor]]:
         step = start_step

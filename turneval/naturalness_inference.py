@@ -63,6 +63,19 @@ def stream_windows(total: int, window: int, context: int) -> list[tuple[int, int
     return out
 
 
+def dialogue_words(dialogue: Dialogue) -> list[list[tuple[float, float, str]]] | None:
+    """Per speaker ``(start, end, text)`` of the dialogue's words (a transcript, or ``--transcribe``'s
+    Whisper words), None when it has none: what a word-reading predictor reads."""
+    if not dialogue.has_words:
+        return None
+    return [[(w.start, w.end, w.text) for w in spoken] for spoken in dialogue.words]
+
+
+def reads_words(model: FutureActivityPredictorModel) -> bool:
+    """Whether ``model`` reads the words beside the timing (``vad_features="timing+words"``)."""
+    return bool(getattr(model, "reads_words", False))
+
+
 @torch.no_grad()
 def frame_probabilities(
     dialogue: Dialogue,
@@ -74,7 +87,8 @@ def frame_probabilities(
     """The model's ``[frames, 256]`` future-activity distribution over the whole dialogue.
 
     ``window_s`` / ``context_s``: streaming windows (default: the model configuration's).
-    ``progress``: a progress bar over the windows on stderr. The windows are those of
+    ``progress``: a progress bar over the windows on stderr. A word-reading model reads the
+    dialogue's words (:func:`dialogue_words`); without words its cue inputs are 0. The windows are those of
     ``model.predict_long`` (one call per window), so the result equals a single ``predict_long`` call.
     """
     device = next(model.parameters()).device
@@ -85,7 +99,8 @@ def frame_probabilities(
         inputs = torch.from_numpy(np.ascontiguousarray(_audio(dialogue), dtype=np.float32)).to(device)
         total, hop = inputs.shape[-1] // config.hop_length, config.hop_length
     else:
-        inputs = torch.from_numpy(dialogue.frame_activity().T.astype(np.float32)).to(device)
+        va = dialogue.frame_activity().T.astype(np.float32)
+        inputs = torch.from_numpy(model.vad_inputs(va, dialogue_words(dialogue))).to(device)
         total, hop = inputs.shape[0], None
     window_s = config.stream_window_s if window_s is None else window_s
     context_s = config.stream_context_s if context_s is None else context_s

@@ -198,10 +198,15 @@ def report(
 
     naturalness = None
     if predictor_model is not None:
-        from turneval.naturalness_inference import score_dialogue  # torch: loaded only when the predictor runs
+        # torch: loaded only when the predictor runs
+        from turneval.naturalness_inference import reads_words, score_dialogue
 
         scored = score_dialogue(dialogue, predictor_model, progress=progress)
         naturalness = scored.to_dict(n_worst=N_WORST_UNITS)
+        naturalness["read_words"] = reads_words(predictor_model) and dialogue.has_words
+        if reads_words(predictor_model) and not dialogue.has_words:
+            notes.append("The naturalness predictor reads the words beside the timing, and this conversation has none: m comes from "
+                         "the timing alone. Pass --transcribe (or annotations with words) to let it read them.")
         # beside m, not part of it: how expected each party's speech onsets and offsets were
         for who, speaker in (("system", system), ("user", user)):
             for boundary in ("onset", "offset"):
