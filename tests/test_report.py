@@ -210,18 +210,25 @@ def test_bundled_examples_show_the_system_behaviours(repo_root):
     assert interruptions["eager_duplex_like"] > interruptions["human_like"]
 
 
-def test_bundled_predictor_ranks_the_human_like_example_first(repo_root):
-    from turneval.checkpoints import bundled_checkpoint
+def test_default_predictor_hears_timing_not_the_voice_on_the_examples(repo_root):
+    """The default predictor reads voice activity only (trained on real Switchboard timing), so
+    what it ranks is timing: the eager-duplex-like example, which talks over the user, below the
+    human-like one. Human-like against cascaded-like is within the noise of m for this predictor
+    (model card, "Known groups"); the demo predictor, which ranks them by an eSpeak voice it was
+    trained on, still orders all three."""
+    from turneval.checkpoints import bundled_checkpoint, bundled_root
 
     examples = repo_root / "examples"
     predictor = bundled_checkpoint("predictor")
-    assert predictor is not None, "the bundled predictor checkpoint is missing"
-    score = {
-        name: report(examples / f"{name}.json", judge=False, predictor=predictor, progress=False).naturalness["naturalness_score"]
-        for name in ("human_like", "cascaded_like", "eager_duplex_like")
-    }
-    assert score["human_like"] > score["cascaded_like"]
+    assert predictor is not None and predictor.name == "future_activity_predictor_switchboard"
+    names = ("human_like", "cascaded_like", "eager_duplex_like")
+    score = {name: report(examples / f"{name}.json", judge=False, predictor=predictor, progress=False).naturalness["naturalness_score"]
+             for name in names}
     assert score["human_like"] > score["eager_duplex_like"]
+    demo = bundled_root() / "future_activity_predictor_demo"
+    by_voice = {name: report(examples / f"{name}.json", judge=False, predictor=demo, progress=False).naturalness["naturalness_score"]
+                for name in names}
+    assert by_voice["human_like"] > by_voice["cascaded_like"] > by_voice["eager_duplex_like"]
 
 
 def test_transformers_pipeline_task(checkpoints, conversation):
