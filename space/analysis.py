@@ -6,7 +6,7 @@ switchable analysis call, :func:`run_report`), and writes the timeline PNG, ``re
 and ``report.html`` into a fresh folder under the Space's work folder. Folders older than
 ``max_age_s`` are removed on every call, so uploads and outputs do not pile up.
 
-The judge and the naturalness predictor run when their demo checkpoints are installed (or
+The judge and the naturalness predictor run when their bundled checkpoints are installed (or
 ``$TURNEVAL_JUDGE`` / ``$TURNEVAL_PREDICTOR`` name checkpoints); otherwise the report says
 that the stage was skipped.
 """

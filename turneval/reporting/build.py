@@ -85,10 +85,11 @@ def report(
             the channel a Dialogue or annotation JSON names as the system, else 1.
         user_audio, system_audio: two mono files instead of one stereo file.
         annotations: ground-truth segments (and words) instead of VAD.
-        judge: a TurnTakingJudge checkpoint folder or model; None: the demo checkpoint;
-            False: skip the judge and the agreement metrics.
-        predictor: a FutureActivityPredictor checkpoint folder or model; None: the demo
-            checkpoint; False: skip the naturalness score.
+        judge: a TurnTakingJudge checkpoint folder or model; None: the bundled judge
+            (``$TURNEVAL_JUDGE``); False: skip the judge and the agreement metrics.
+        predictor: a FutureActivityPredictor checkpoint folder or model; None: the bundled
+            Switchboard voice-activity predictor (``$TURNEVAL_PREDICTOR``); False: skip the
+            naturalness score.
         device: "cpu" or "cuda".
         vad_settings: VADConfig fields (threshold, min_silence_ms, ...).
         max_seconds: refuse longer audio.

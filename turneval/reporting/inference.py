@@ -44,7 +44,7 @@ def resolve_checkpoint(kind: str, spec: str | Path | None, skip_flag: str) -> Pa
 
 
 def load_judge_model(judge: Any, device: str = "cpu") -> tuple[Any, str]:
-    """A TurnTakingJudge from a checkpoint path (None: the demo checkpoint) or a loaded model."""
+    """A TurnTakingJudge from a checkpoint path (None: the bundled judge, ``turneval.checkpoints``) or a loaded model."""
     from turneval.modeling.judge_loading import JudgeCheckpointError, load_judge
 
     if judge is not None and not isinstance(judge, (str, Path)):
@@ -63,7 +63,7 @@ def load_judge_model(judge: Any, device: str = "cpu") -> tuple[Any, str]:
 
 
 def load_predictor_model(predictor: Any, device: str = "cpu") -> tuple[Any, str]:
-    """A FutureActivityPredictor from a checkpoint path (None: the demo checkpoint) or a loaded model."""
+    """A FutureActivityPredictor from a checkpoint path (None: the bundled default, ``turneval.checkpoints``) or a loaded model."""
     from turneval.naturalness_inference import load_predictor
 
     if predictor is not None and not isinstance(predictor, (str, Path)):
