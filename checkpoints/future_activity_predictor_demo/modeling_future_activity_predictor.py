@@ -16,7 +16,7 @@ projection of each channel's past voice activity (``vad_features="activity"``) o
 timing features of both speakers' activity (``vad_features="timing"``: cheap long context, so
 the attention layers may be left out); the rest is identical. ``vad_features="timing+words"``
 adds, per channel, a turn-completion cue from the speaker's own words (:class:`WordTurnCue`):
-what a listener knows, a moment after a speaker stops, about whether the turn is over.
+what a listener knows, as each word begins, about whether the speaker is about to stop.
 """
 from __future__ import annotations
 
