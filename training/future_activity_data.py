@@ -17,8 +17,8 @@ which comes from a VAD rather than from hand-corrected word times:
   the naturalness score compares the predictions with (``score_naturalness(clean=True)``).
 
 A word-reading model (``vad_features="timing+words"``) also gets each crop's word cue track,
-computed from the crop's (possibly VAD-like) input activity and the call's words exactly as
-:meth:`FutureActivityPredictorModel.vad_inputs` computes it at run time
+computed from the call's words on the crop's clock (channels swapped with the activity) exactly
+as :meth:`FutureActivityPredictorModel.vad_inputs` computes it at run time
 (:meth:`FutureActivityWindows.with_words`); with chance ``word_dropout_p`` a crop gets no words
 (all-zero cues), as a recording without a transcript has none.
 
