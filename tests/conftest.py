@@ -1,4 +1,5 @@
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,3 +17,17 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT
+
+
+@pytest.fixture()
+def swb_one_call(tmp_path: Path) -> tuple[Path, Path]:
+    """(ms98 folder, splits folder): the fixture call sw0001 in the archive's folder layout, in every split."""
+    call = tmp_path / "ms98" / "00" / "0001"
+    call.mkdir(parents=True)
+    for f in (REPO_ROOT / "tests" / "data" / "readers" / "switchboard").glob("*.text"):
+        shutil.copy(f, call / f.name)
+    splits = tmp_path / "splits"
+    splits.mkdir()
+    for name in ("train", "val", "test"):
+        (splits / f"{name}.txt").write_text("0001\n", encoding="utf-8")
+    return tmp_path / "ms98", splits

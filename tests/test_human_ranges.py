@@ -2,39 +2,24 @@
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 
-from tests.test_switchboard_benchmarks import SWB, _load
+from tests.test_switchboard_benchmarks import _load
 from turneval.dataset_scripts.events import extract_events
 from turneval.dataset_scripts.readers import iter_switchboard_calls
 from turneval.gates import HEADLINE_FIGURES
 from turneval.reporting.headline import event_figures
 
 
-@pytest.fixture()
-def corpus(tmp_path: Path) -> tuple[Path, Path]:
-    call = tmp_path / "ms98" / "00" / "0001"
-    call.mkdir(parents=True)
-    for f in SWB.glob("*.text"):
-        shutil.copy(f, call / f.name)
-    splits = tmp_path / "splits"
-    splits.mkdir()
-    for name in ("train", "val", "test"):
-        (splits / f"{name}.txt").write_text("0001\n", encoding="utf-8")
-    return tmp_path / "ms98", splits
-
-
-def test_ranges_are_the_reports_figures_over_both_seats(corpus, tmp_path, monkeypatch, capsys):
+def test_ranges_are_the_reports_figures_over_both_seats(swb_one_call, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TURNEVAL_SPOKENWOZ_ROOT", str(tmp_path / "no_spokenwoz"))
     bench = _load("human_ranges")
     out = tmp_path / "ranges.json"
-    assert bench.main(["--swb-root", str(corpus[0]), "--splits", str(corpus[1]), "--no-judge", "--out", str(out)]) == 0
+    assert bench.main(["--swb-root", str(swb_one_call[0]), "--splits", str(swb_one_call[1]), "--no-judge", "--out", str(out)]) == 0
     data = json.loads(out.read_text(encoding="utf-8"))
     assert set(data["figures"]) == set(HEADLINE_FIGURES) and data["command"].startswith("python benchmarks/human_ranges.py")
-    dialogue = next(iter_switchboard_calls(corpus[0], ["0001"]))
+    dialogue = next(iter_switchboard_calls(swb_one_call[0], ["0001"]))
     events = extract_events(dialogue, use_words=False)
     sides = [event_figures(events, system) for system in (0, 1)]
     for name in bench.EVENT_FIGURES:
