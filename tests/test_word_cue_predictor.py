@@ -12,6 +12,7 @@ from turneval.modeling.modeling_future_activity_predictor import (
     FutureActivityPredictorModel,
     hash_bucket,
     normalize_word,
+    word_buckets,
     word_cue_keys,
     word_cue_track,
 )
@@ -77,8 +78,7 @@ def test_the_word_model_is_causal_and_its_cue_weights_survive_saving(tmp_path):
 
 
 def _call(va: np.ndarray, words: list[list[tuple[float, float, str]]], n_buckets: int = 64) -> dict:
-    buckets = [np.array([[hash_bucket(k, n_buckets) for k in keys] for keys in word_cue_keys([normalize_word(w[2]) for w in side])],
-                        dtype=np.int32).reshape(-1, 3) for side in words]
+    buckets = [word_buckets([w[2] for w in side], n_buckets)[1] for side in words]
     return {"id": "x", "va": va.astype(np.int8), "word_starts": [np.array([w[0] for w in side]) for side in words],
             "word_ends": [np.array([w[1] for w in side]) for side in words], "word_buckets": buckets}
 

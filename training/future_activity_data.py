@@ -151,14 +151,13 @@ class FutureActivityWindows(torch.utils.data.Dataset):
         same order), ``cue`` the model's :class:`WordTurnCue` (its weights). Returns ``self``."""
         if len(calls) != len(self._va):
             raise ValueError(f"{len(calls)} calls with words for {len(self._va)} activity arrays; pass the cache the activity came from")
-        w = cue.weights.detach().cpu().numpy().astype(np.float64)
         largest = max((int(np.max(b)) for call in calls for b in call["word_buckets"] if len(b)), default=-1)
         if largest >= cue.buckets:
             raise ValueError(f"the word cache has bucket {largest} but the model's cue has {cue.buckets} (word_cue_buckets); "
                              "build the cache with the model's bucket count")
         self._cue_hz = cue.frame_hz
-        self._words = [([np.asarray(x, np.float64) for x in call["word_starts"]],
-                        [w[-1] + w[np.asarray(b, np.int64)].sum(axis=1) if len(b) else np.zeros(0) for b in call["word_buckets"]]) for call in calls]
+        self._words = [([np.asarray(x, np.float64) for x in call["word_starts"]], [cue.bucket_logits(b) for b in call["word_buckets"]])
+                       for call in calls]
         return self
 
     def _cue_track(self, index: int, frames: int, start_frame: int, swapped: bool, rng: np.random.Generator) -> np.ndarray:

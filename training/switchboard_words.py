@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from turneval.modeling.modeling_future_activity_predictor import hash_bucket, normalize_word, word_cue_keys
+from turneval.modeling.modeling_future_activity_predictor import word_buckets
 
 
 FRAME_HZ = 50
@@ -67,14 +67,14 @@ def speech_stops(voice_activity: np.ndarray, word_ends: list[np.ndarray], frame_
 
 
 def call_words(dialogue, buckets: int = BUCKETS) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per side: (word start times [K], end times [K], bucket ids [K, 3]) of the words the cue reads, in time order."""
+    """Per side: (word start times [K], end times [K], bucket ids [K, 3]) of the words the cue reads,
+    in the order the model reads them (``WordTurnCue.track``)."""
     out = []
     for spoken in dialogue.words or [[], []]:
-        spoken = sorted(spoken, key=lambda w: w.end)
-        kept = [(w.start, w.end, t) for w in spoken if (t := normalize_word(w.text)) is not None]
-        keys = word_cue_keys([t for *_, t in kept])
-        ids = np.array([[hash_bucket(k, buckets) for k in ks] for ks in keys], dtype=np.int32).reshape(-1, 3)
-        out.append((np.array([s for s, *_ in kept], dtype=np.float32), np.array([e for _, e, _ in kept], dtype=np.float32), ids))
+        spoken = sorted(spoken, key=lambda w: (w.start, w.end))
+        kept, ids = word_buckets([w.text for w in spoken], buckets)
+        out.append((np.array([spoken[i].start for i in kept], dtype=np.float32),
+                    np.array([spoken[i].end for i in kept], dtype=np.float32), ids.astype(np.int32)))
     return out
 
 

@@ -176,6 +176,14 @@ def hash_bucket(key: str, buckets: int) -> int:
     return zlib.crc32(key.encode("utf-8")) % buckets
 
 
+def word_buckets(texts: Sequence[str], buckets: int) -> tuple[np.ndarray, np.ndarray]:
+    """(indices of the words the cue reads, ``[K, 3]`` int64 buckets of each one's features);
+    non-speech marks are skipped, and the features of a word read the kept words before it."""
+    kept = [(i, w) for i, w in enumerate(normalize_word(t) for t in texts) if w is not None]
+    ids = [[hash_bucket(key, buckets) for key in keys] for keys in word_cue_keys([w for _, w in kept])]
+    return np.asarray([i for i, _ in kept], dtype=np.int64), np.asarray(ids, dtype=np.int64).reshape(-1, WORD_CUE_CONTEXT)
+
+
 def word_cue_track(num_frames: int, word_starts: Sequence[np.ndarray], word_logits: Sequence[np.ndarray], frame_hz: int) -> np.ndarray:
     """``[T, 2]`` float32 cue track that reads each word as it begins: from the start of word k of
     channel c until c's next word starts, ``word_logits[c][k]`` (clipped); 0 before c's first word.
@@ -208,12 +216,15 @@ class WordTurnCue(nn.Module):
         self.frame_hz = config.frame_hz
         self.register_buffer("weights", torch.zeros(self.buckets + 1))
 
+    def bucket_logits(self, ids: np.ndarray) -> np.ndarray:
+        """The log-odds of words given their ``[K, 3]`` feature buckets (:func:`word_buckets`)."""
+        weights = self.weights.detach().cpu().numpy().astype(np.float64)
+        return weights[-1] + weights[np.asarray(ids, dtype=np.int64).reshape(-1, WORD_CUE_CONTEXT)].sum(axis=1)
+
     def word_logits(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(indices of the words the cue reads, their log-odds); non-speech marks are skipped."""
-        kept = [(i, w) for i, w in enumerate(normalize_word(t) for t in texts) if w is not None]
-        weights = self.weights.detach().cpu().numpy().astype(np.float64)
-        logits = [weights[-1] + sum(weights[hash_bucket(key, self.buckets)] for key in keys) for keys in word_cue_keys([w for _, w in kept])]
-        return np.asarray([i for i, _ in kept], dtype=np.int64), np.asarray(logits, dtype=np.float64)
+        kept, ids = word_buckets(texts, self.buckets)
+        return kept, self.bucket_logits(ids)
 
     def track(self, num_frames: int, words: Sequence[Sequence[tuple[float, float, str]]] | None) -> np.ndarray:
         """``[num_frames, 2]`` cue for per-speaker ``(start, end, text)`` words on the activity's
