@@ -227,8 +227,13 @@ def with_silent_audio(dialogue):
     return dialogue
 
 
-def pair_results(dialogues: Sequence, model, seed: int = 0) -> dict[str, Any]:
-    """TurnNat's perturbation benchmark (``evaluate_pairs``) on pairs cut from ``dialogues``."""
+def pair_results(dialogues: Sequence, model, seed: int = 0, read_words: bool = True) -> dict[str, Any]:
+    """TurnNat's perturbation benchmark (``evaluate_pairs``) on pairs cut from ``dialogues``.
+
+    ``read_words=False``: the pairs are cut with the words (the edits' rules read them), but
+    scored without (what a word-reading predictor gets from a recording without a transcript)."""
+    from dataclasses import replace
+
     from turneval.dataset_scripts.perturbations.edits import PERTURBATION_TYPES
     from turneval.dataset_scripts.perturbations.pairs import iter_pairs
     from turneval.metrics.scorer_discrimination import evaluate_pairs
@@ -242,8 +247,9 @@ def pair_results(dialogues: Sequence, model, seed: int = 0) -> dict[str, Any]:
             [with_silent_audio(dialogue)], PERTURBATION_TYPES, seed, skip_counts=skips, edit_params=SWITCHBOARD_EDIT_PARAMS, normalize=False
         )
         for pair in pairs:
-            natural.append(float(score_dialogue(pair.natural, model).score))
-            perturbed.append(float(score_dialogue(pair.perturbed, model).score))
+            scored = (pair.natural, pair.perturbed) if read_words else (replace(pair.natural, words=None), replace(pair.perturbed, words=None))
+            natural.append(float(score_dialogue(scored[0], model).score))
+            perturbed.append(float(score_dialogue(scored[1], model).score))
             gap_natural.append(mean_gap_score(pair.natural))
             gap_perturbed.append(mean_gap_score(pair.perturbed))
             types.append(pair.perturbation_type)

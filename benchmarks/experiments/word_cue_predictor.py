@@ -41,18 +41,13 @@ def evaluate(swb_root: str, splits: str, predictors: Sequence[str], pair_calls: 
     from turneval.dataset_scripts.readers import read_split_ids
 
     ids = read_split_ids(splits, "test")[:pair_calls]
-    read_words = inference.dialogue_words
     out: dict[str, Any] = {"pair_calls": len(ids), "predictors": {}}
     for path in predictors:
         model = inference.load_predictor(path)
         views = {}
-        for view, words in (("words", read_words), ("no words", lambda dialogue: None)):
-            inference.dialogue_words = words  # the one place a predictor's input reads a dialogue's words
-            try:
-                dialogues = [d for _, d in map_calls(swb_root, ids, lambda d: d)]
-                r = pair_results(dialogues, model)
-            finally:
-                inference.dialogue_words = read_words
+        for view, read_words in (("words", True), ("no words", False)):
+            dialogues = [d for _, d in map_calls(swb_root, ids, lambda d: d)]
+            r = pair_results(dialogues, model, read_words=read_words)
             views[view] = {"pairwise_accuracy": r["pairwise_accuracy"], "ci95": [r["pairwise_accuracy_ci_low"], r["pairwise_accuracy_ci_high"]],
                            "n_pairs": r["n_pairs"], "per_type": {k: {"accuracy": v["pairwise_accuracy"], "n_pairs": v["n_pairs"]}
                                                                   for k, v in r["per_type"].items()}}

@@ -204,8 +204,9 @@ def report(
 
         scored = score_dialogue(dialogue, predictor_model, progress=progress)
         naturalness = scored.to_dict(n_worst=N_WORST_UNITS)
-        naturalness["read_words"] = reads_words(predictor_model) and dialogue.has_words
-        if reads_words(predictor_model) and not dialogue.has_words:
+        wants_words = reads_words(predictor_model)
+        naturalness["read_words"] = wants_words and dialogue.has_words
+        if wants_words and not dialogue.has_words:
             notes.append("The naturalness predictor reads the words beside the timing, and this conversation has none: m comes from "
                          "the timing alone. Pass --transcribe (or annotations with words) to let it read them.")
         # beside m, not part of it: how expected each party's speech onsets and offsets were
