@@ -23,11 +23,11 @@ the recipe, not the model.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from turneval.checkpoints import bundled_root
+from turneval.training.recipes.future_activity_predictor_switchboard import QUICK, SwitchboardSize
 from turneval.training.recipes.stages import (
     Stage,
     add_switchboard_arguments,
@@ -37,22 +37,11 @@ from turneval.training.recipes.stages import (
 )
 
 
-@dataclass(frozen=True)
-class WordsSize:
-    """The numbers that differ between the shipped run and the --quick run."""
-
-    steps: str = "2000"
-    batch: str = "32"
-    window_s: str = "20"
-    every: str = "500"
-    """checkpoint and validation cadence (steps)"""
+SHIPPED = SwitchboardSize(steps="2000", every="500")
+"""The Switchboard predictor's kind of sizes: 2,000 steps (from that model's weights), checkpoints every 500; --quick as there."""
 
 
-SHIPPED = WordsSize()
-QUICK = WordsSize(steps="2", batch="4", window_s="10", every="2")
-
-
-def stages(out: Path, swb_root: Path, splits_dir: Path, init_checkpoint: Path, size: WordsSize = SHIPPED) -> list[Stage]:
+def stages(out: Path, swb_root: Path, splits_dir: Path, init_checkpoint: Path, size: SwitchboardSize = SHIPPED) -> list[Stage]:
     """The word-reading predictor's stages in order, writing below ``out``."""
     cache = {split: str(out / "cache" / f"swb_words_{split}.npz") for split in ("train", "val", "test")}
     words = [
