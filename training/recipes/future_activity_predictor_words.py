@@ -9,8 +9,7 @@ Stages (model_cards/future_activity_predictor_switchboard, "The word-reading var
 1. data: the voice activity and the words of every call of the VAP train, val and test splits,
    read once from the ms98 word alignments (``training.switchboard_words cache``);
 2. heads: the word cue, a logistic regression on each word and the one or two before it that
-   says whether the speaker stops after it and the other side speaks next (``fit``; C chosen on
-   the val words);
+   says whether the speaker stops after it and the other side speaks next (``fit``; C = 0.1);
 3. backbone: the starting point, the bundled voice-activity predictor with the cue inputs
    weighted 0 and the fitted cue inside (``init``; ``--init-checkpoint``);
 4. training: 2,000 steps x 32 random 20 s crops of the train calls, half of them redrawn as a VAD
