@@ -189,13 +189,12 @@ def word_cue_track(num_frames: int, word_starts: Sequence[np.ndarray], word_logi
     channel c until c's next word starts, ``word_logits[c][k]`` (clipped); 0 before c's first word.
     ``word_starts[c]``: seconds on the track's clock, in order."""
     track = np.zeros((num_frames, 2), dtype=np.float32)
+    frames = np.arange(num_frames)
     for c in range(2):
-        starts = np.ceil(np.asarray(word_starts[c], dtype=np.float64) * frame_hz - 1e-9).astype(np.int64).clip(0, num_frames)
+        starts = np.ceil(np.asarray(word_starts[c], dtype=np.float64) * frame_hz - 1e-9).astype(np.int64)
         values = np.clip(np.asarray(word_logits[c], dtype=np.float64), -WORD_CUE_CLIP, WORD_CUE_CLIP)
-        for k, lo in enumerate(starts.tolist()):
-            hi = int(starts[k + 1]) if k + 1 < starts.size else num_frames
-            if lo < hi:
-                track[lo:hi, c] = values[k]
+        current = np.searchsorted(starts, frames, side="right") - 1  # the last word begun by each frame
+        track[:, c] = np.where(current >= 0, values[current.clip(min=0)] if values.size else 0.0, 0.0)
     return track
 
 
