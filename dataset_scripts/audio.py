@@ -108,6 +108,58 @@ def resample(audio: np.ndarray, orig_sr: int, target_sr: int = SAMPLE_RATE) -> n
     return np.ascontiguousarray(out.T, dtype=np.float32)
 
 
+TELEPHONE_RATE = 8000
+"""The telephone band's sample rate: audio resampled through it keeps nothing above 4 kHz."""
+
+
+def telephone_band(audio: np.ndarray) -> np.ndarray:
+    """``[channels, n]`` (or 1-D) 16 kHz audio low-passed to the telephone band (via 8 kHz), same length.
+
+    A 16 kHz recording and its 8 kHz version (as loaded, resampled to 16 kHz) agree after this,
+    so anything computed from its output does not depend on which of the two it was given.
+    """
+    audio = np.asarray(audio, dtype=np.float32)
+    return _fit_length(resample(resample(audio, SAMPLE_RATE, TELEPHONE_RATE), TELEPHONE_RATE, SAMPLE_RATE), audio.shape[-1])
+
+
+def _fit_length(audio: np.ndarray, n: int) -> np.ndarray:
+    """``audio`` cut or zero-padded along its last axis to ``n`` samples (a resampled round trip
+    can differ from the input's length by a sample)."""
+    if audio.shape[-1] < n:
+        audio = np.pad(audio, [(0, 0)] * (audio.ndim - 1) + [(0, n - audio.shape[-1])])
+    return np.ascontiguousarray(audio[..., :n], dtype=np.float32)
+
+
+class TelephoneBandStream:
+    """:func:`telephone_band` of one channel that arrives in blocks: the concatenated output is
+    bit-identical to the whole-signal result for any block sizes (soxr's streams carry their
+    filter state), and lags the input by the filters' delay until :meth:`finish`."""
+
+    def __init__(self) -> None:
+        self._down = soxr.ResampleStream(SAMPLE_RATE, TELEPHONE_RATE, 1, dtype="float32", quality=_SOXR_QUALITY)
+        self._up = soxr.ResampleStream(TELEPHONE_RATE, SAMPLE_RATE, 1, dtype="float32", quality=_SOXR_QUALITY)
+        self.n_in = 0
+        self.n_out = 0
+
+    def accept(self, block: np.ndarray) -> np.ndarray:
+        """The next samples (1-D, 16 kHz); returns the band-limited samples that are ready."""
+        block = np.asarray(block, dtype=np.float32).reshape(-1)
+        self.n_in += block.size
+        return self._emit(self._up.resample_chunk(self._down.resample_chunk(block)))
+
+    def finish(self) -> np.ndarray:
+        """End of the signal: the remaining samples, so that the output is as long as the input."""
+        empty = np.zeros(0, dtype=np.float32)
+        tail = self._up.resample_chunk(self._down.resample_chunk(empty, last=True), last=True)
+        tail = self._emit(tail)
+        return np.concatenate([tail, np.zeros(self.n_in - self.n_out, dtype=np.float32)]) if self.n_out < self.n_in else tail
+
+    def _emit(self, out: np.ndarray) -> np.ndarray:
+        out = np.asarray(out, dtype=np.float32).reshape(-1)[: max(self.n_in - self.n_out, 0)]
+        self.n_out += out.size
+        return out
+
+
 def load_audio(
     path: PathLike,
     *,

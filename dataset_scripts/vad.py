@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .audio import AudioError, audio_duration, iter_audio_blocks, load_stereo, resample
+from .audio import AudioError, TelephoneBandStream, audio_duration, iter_audio_blocks, load_stereo, resample
 from .dialogue import Dialogue, Segment
 from .grids import SAMPLE_RATE
 
@@ -33,6 +33,8 @@ CONTEXT_SAMPLES = 64
 """Samples of the previous frame that the model sees with each frame."""
 _MODEL_FILE = "silero_vad_16k_sequence.onnx"
 _STATE_SHAPE = (1, 1, 128)
+VAD_BANDS = ("telephone", "full")
+"""What the detector listens to (:attr:`VADConfig.band`)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,13 @@ class VADConfig:
         min_silence_ms: silence must last this long to end a segment (min_silence_duration_ms).
         speech_pad_ms: segments are widened by this much on each side; when two segments are
             closer than twice this, the silence between them is split in half (speech_pad_ms).
+        band: "telephone" (default): the model hears each channel low-passed to the telephone
+            band (16 -> 8 -> 16 kHz, :func:`~turneval.dataset_scripts.audio.telephone_band`), so
+            a wideband recording and its 8 kHz version get the same segments, and with them the
+            same timing figures (issue 31; measured on the AMI headset channels, where the
+            segments also agree as well or better with the manual annotation). "full": the
+            audio as given, as silero and FD-Bench's own code run it (the FD-Bench runners use
+            this, to reproduce the papers' figures).
     """
 
     threshold: float = 0.5
@@ -54,8 +63,11 @@ class VADConfig:
     min_speech_ms: float = 250.0
     min_silence_ms: float = 100.0
     speech_pad_ms: float = 30.0
+    band: str = "telephone"
 
     def __post_init__(self) -> None:
+        if self.band not in VAD_BANDS:
+            raise ValueError(f"band must be one of {', '.join(VAD_BANDS)}, got {self.band!r}")
         if not 0.0 < self.threshold <= 1.0:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
         if self.neg_threshold is not None and not 0.0 <= self.neg_threshold <= self.threshold:
@@ -200,10 +212,12 @@ class _SileroSession:
 
 
 class _ProbabilityStream:
-    """Per-frame speech probabilities of audio fed in arbitrary blocks (model state carried)."""
+    """Per-frame speech probabilities of audio fed in arbitrary blocks (model state carried);
+    ``band="telephone"`` band-limits the audio first, with its filter state carried too."""
 
-    def __init__(self, max_frames: int = 512):
+    def __init__(self, max_frames: int = 512, band: str = "full"):
         self._session = _SileroSession.get()
+        self._band = TelephoneBandStream() if band == "telephone" else None
         self._max_frames = max_frames
         self._hidden = np.zeros(_STATE_SHAPE, dtype=np.float32)
         self._cell = np.zeros(_STATE_SHAPE, dtype=np.float32)
@@ -214,19 +228,24 @@ class _ProbabilityStream:
     def accept(self, audio: np.ndarray) -> np.ndarray:
         audio = np.asarray(audio, dtype=np.float32).reshape(-1)
         self.n_samples += audio.size
+        return self._whole_frames(audio if self._band is None else self._band.accept(audio))
+
+    def finish(self) -> np.ndarray:
+        """Probabilities of what the band filter still holds and of the last partial frame,
+        zero-padded (as silero does)."""
+        probs = self._whole_frames(self._band.finish()) if self._band is not None else np.zeros(0, dtype=np.float32)
+        if not self._rest.size:
+            return probs
+        frame = np.zeros(FRAME_SAMPLES, dtype=np.float32)
+        frame[: self._rest.size] = self._rest
+        self._rest = np.zeros(0, dtype=np.float32)
+        return np.concatenate([probs, self._run(frame)])
+
+    def _whole_frames(self, audio: np.ndarray) -> np.ndarray:
         samples = np.concatenate([self._rest, audio]) if self._rest.size else audio
         n_whole = samples.size // FRAME_SAMPLES
         self._rest = samples[n_whole * FRAME_SAMPLES :].copy()
         return self._run(samples[: n_whole * FRAME_SAMPLES])
-
-    def finish(self) -> np.ndarray:
-        """Probabilities of the last partial frame, zero-padded (as silero does)."""
-        if not self._rest.size:
-            return np.zeros(0, dtype=np.float32)
-        frame = np.zeros(FRAME_SAMPLES, dtype=np.float32)
-        frame[: self._rest.size] = self._rest
-        self._rest = np.zeros(0, dtype=np.float32)
-        return self._run(frame)
 
     def _run(self, samples: np.ndarray) -> np.ndarray:
         frames = samples.reshape(-1, FRAME_SAMPLES)
@@ -277,7 +296,7 @@ class StreamingVAD:
 
     def __init__(self, config: VADConfig | None = None, *, max_frames: int = 512):
         self.config = config or VADConfig()
-        self._probs = _ProbabilityStream(max_frames=max_frames)
+        self._probs = _ProbabilityStream(max_frames=max_frames, band=self.config.band)
         self._tracker = SegmentTracker(self.config)
 
     @property
@@ -309,7 +328,7 @@ class SileroVAD:
 
     def speech_probabilities(self, audio: np.ndarray, sr: int = SAMPLE_RATE) -> np.ndarray:
         """Per-frame (32 ms) speech probabilities of one channel."""
-        stream = _ProbabilityStream()
+        stream = _ProbabilityStream(band=self.config.band)
         audio = _mono_16k(audio, sr)
         return np.concatenate([stream.accept(audio), stream.finish()])
 

@@ -8,6 +8,7 @@ from scipy.signal import lfilter
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.dataset_scripts.vad import (
     FRAME_SAMPLES,
+    VAD_BANDS,
     SegmentTracker,
     SileroVAD,
     StreamingVAD,
@@ -81,10 +82,12 @@ def test_silence_and_tone_are_not_speech():
     assert detect_speech(np.zeros(0, np.float32)) == []
 
 
+@pytest.mark.parametrize("band", VAD_BANDS)
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_streaming_gives_the_whole_file_segments(conversation_side, whole_file_segments, seed):
+def test_streaming_gives_the_whole_file_segments(conversation_side, seed, band):
+    whole_file_segments = SileroVAD(band=band).detect_speech(conversation_side)
     rng = np.random.default_rng(seed)
-    stream = StreamingVAD()
+    stream = StreamingVAD(VADConfig(band=band))
     emitted_before_end = []
     position = 0
     while position < conversation_side.size:
@@ -104,7 +107,7 @@ def test_sequence_model_matches_stock_silero_onnx(conversation_side):
 
     stock = load_silero_vad(onnx=True)
     expected = stock.audio_forward(torch.from_numpy(conversation_side)[None], SAMPLE_RATE).numpy().ravel()
-    ours = SileroVAD().speech_probabilities(conversation_side)
+    ours = SileroVAD(band="full").speech_probabilities(conversation_side)
     assert ours.shape == expected.shape
     np.testing.assert_allclose(ours, expected, atol=1e-6)
 
@@ -163,11 +166,33 @@ def test_parameters_change_the_segments(conversation_side, whole_file_segments):
 def test_other_sample_rates_are_resampled(conversation_side, whole_file_segments):
     from turneval.dataset_scripts.audio import resample
 
+    full = SileroVAD(band="full").detect_speech(conversation_side)
     at_8k = resample(conversation_side, SAMPLE_RATE, 8000)
-    segments = detect_speech(at_8k, 8000)
-    assert len(segments) == len(whole_file_segments)
-    for (s0, e0), (s1, e1) in zip(whole_file_segments, segments):
+    segments = detect_speech(at_8k, 8000, band="full")
+    assert len(segments) == len(full)
+    for (s0, e0), (s1, e1) in zip(full, segments):
         assert abs(s0 - s1) < 0.07 and abs(e0 - e1) < 0.07
+    # The default telephone band hears the wideband signal as its 8 kHz version: the same segments.
+    assert detect_speech(at_8k, 8000) == whole_file_segments
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_telephone_band_stream_is_the_whole_signal_result(seed):
+    from turneval.dataset_scripts.audio import TelephoneBandStream, telephone_band
+
+    rng = np.random.default_rng(seed)
+    signal = rng.standard_normal(3 * SAMPLE_RATE + 77).astype(np.float32)
+    stream, out, position = TelephoneBandStream(), [], 0
+    while position < signal.size:
+        size = int(rng.choice([1, 300, FRAME_SAMPLES, 4001, 16000]))
+        out.append(stream.accept(signal[position : position + size]))
+        position += size
+    out.append(stream.finish())
+    np.testing.assert_array_equal(np.concatenate(out), telephone_band(signal))
+    # Nothing above 4 kHz is left.
+    spectrum = np.abs(np.fft.rfft(telephone_band(signal))) ** 2
+    freqs = np.fft.rfftfreq(signal.size, 1 / SAMPLE_RATE)
+    assert spectrum[freqs > 4100].sum() < 1e-4 * spectrum.sum()
 
 
 def test_channels_and_bad_input(conversation_side):
@@ -182,6 +207,8 @@ def test_channels_and_bad_input(conversation_side):
         VADConfig(threshold=1.5)
     with pytest.raises(ValueError, match="min_silence_ms"):
         VADConfig(min_silence_ms=-1)
+    with pytest.raises(ValueError, match="band must be one of telephone, full"):
+        VADConfig(band="wide")
     with pytest.raises(TypeError):
         SileroVAD(VADConfig(), threshold=0.4)
     assert SileroVAD(threshold=0.4).describe()["threshold"] == 0.4

@@ -27,15 +27,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from turneval.dataset_scripts.audio import resample
+from turneval.dataset_scripts.audio import TELEPHONE_RATE, telephone_band  # noqa: F401 (re-exported: a recording at or below this rate has no content above 4 kHz)
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 
 
 BAND_LIMITS = ("none", "telephone")
 """Values of ``band_limit`` (the CLI's ``--band-limit``)."""
 
-TELEPHONE_RATE = 8000
-"""A recording at or below this rate has no content above 4 kHz."""
 
 HIGH_BAND_HZ = 4000.0
 """Lower edge of the band whose power share tells wideband from telephone audio."""
@@ -67,15 +65,6 @@ def high_band_share(channel: np.ndarray, sample_rate: int = SAMPLE_RATE) -> floa
     freqs, power = welch(channel, fs=sample_rate, nperseg=512)
     total = float(power.sum())
     return float(power[freqs >= HIGH_BAND_HZ].sum() / total) if total > 0 else None
-
-
-def telephone_band(audio: np.ndarray) -> np.ndarray:
-    """``[channels, n]`` 16 kHz audio low-passed to the telephone band (via 8 kHz), same length."""
-    narrow = resample(resample(audio, SAMPLE_RATE, TELEPHONE_RATE), TELEPHONE_RATE, SAMPLE_RATE)
-    n = audio.shape[-1]
-    if narrow.shape[-1] < n:
-        narrow = np.pad(narrow, [(0, 0)] * (narrow.ndim - 1) + [(0, n - narrow.shape[-1])])
-    return np.ascontiguousarray(narrow[..., :n], dtype=np.float32)
 
 
 def check_band_limit(band_limit: str) -> str:

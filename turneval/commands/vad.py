@@ -11,7 +11,7 @@ from pathlib import Path
 
 from turneval.cli import UserError
 from turneval.dataset_scripts.readers import write_vad_csv
-from turneval.dataset_scripts.vad import SileroVAD, VADConfig, dialogue_from_audio
+from turneval.dataset_scripts.vad import VAD_BANDS, SileroVAD, VADConfig, dialogue_from_audio
 from turneval.validation import seconds_limit
 
 
@@ -30,6 +30,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--min-speech-ms", type=float, default=250.0, help="drop speech up to this long (default 250)")
     parser.add_argument("--min-silence-ms", type=float, default=100.0, help="silence that ends a segment (default 100)")
     parser.add_argument("--speech-pad-ms", type=float, default=30.0, help="padding on each side (default 30)")
+    parser.add_argument("--band", choices=VAD_BANDS, default="telephone",
+                        help="what the detector hears: telephone (default; each channel low-passed to 0-4 kHz, so a wideband "
+                        "recording and its 8 kHz version get the same segments) or full (the audio as given)")
     parser.add_argument("--max-seconds", type=seconds_limit, default=None, help="refuse longer recordings (seconds, > 0)")
     parser.add_argument("--stream", action="store_true", help="stream the file block by block (flat memory)")
     return parser
@@ -49,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
             min_speech_ms=args.min_speech_ms,
             min_silence_ms=args.min_silence_ms,
             speech_pad_ms=args.speech_pad_ms,
+            band=args.band,
         )
     except ValueError as err:
         raise UserError(str(err)) from err
