@@ -14,8 +14,15 @@ version is the largest relative change of m against the 16 kHz eSpeak version ov
 dialogues, ``|m - m_16k| / |m_16k|``, beside the :data:`TOLERANCE` that
 ``tests/test_naturalness_invariance.py`` asserts for the predictors that meet it. On real speech,
 where the AMI folder is found (``$TURNEVAL_AMI_ROOT``, ``../shared/real/ami``), the close-talk
-channel pairs of ES2004a at 16 and 8 kHz (a voice cannot be swapped there). Quick mode: one
-dialogue of 20 s, no AMI.
+channel pairs of ES2004a at 16 and 8 kHz (a voice cannot be swapped there).
+
+Known groups by voice: the same held-out conversations acted by the three synthetic systems
+(human-like, cascaded-like, eager-duplex-like; ``conversation_seed(2026, i)`` as
+``benchmarks/known_groups.py``), voiced by eSpeak NG and by every installed engine of Flite, Festival
+and Pico (one pair of voices per conversation and engine for all three systems), each file scored as ``turneval score`` scores it. Per
+predictor and voice, the share of (human-like, other) pairs over all pairs of conversations in
+which human-like has the higher m, beside :data:`KNOWN_GROUP_TARGETS`. Quick mode: one
+dialogue of 20 s, no AMI, no known groups.
 """
 from __future__ import annotations
 
@@ -43,14 +50,25 @@ SECOND_ENGINES = ("flite", "festival", "pico")
 TOLERANCE = 0.05
 """Largest relative change of m accepted between versions of one dialogue (issue 31: 8 vs 16 kHz within 5 %)."""
 FULL, QUICK = {"dialogues": 6, "duration_s": 30.0}, {"dialogues": 1, "duration_s": 20.0}
+KNOWN_GROUP_TARGETS = {"cascaded": 0.90, "eager_duplex": 0.80}
+"""Share of (human-like, system) pairs in which human-like scores higher, voiced by an engine the
+predictor never heard (issue 31)."""
+KNOWN_GROUP_SEED = 2026
+"""Corpus seed of the known-groups conversations: held out from the demo models' training seeds."""
+GROUP_NAMES = {"human": "human-like", "cascaded": "cascaded-like", "eager_duplex": "eager-duplex-like"}
 
 
 def second_engine() -> str | None:
     """The first installed engine of :data:`SECOND_ENGINES`, or None."""
+    return next(iter(installed_engines()), None)
+
+
+def installed_engines() -> list[str]:
+    """Every installed engine of :data:`SECOND_ENGINES` (the known groups are voiced by each)."""
     from turneval.dataset_scripts.synthetic.engines import available_engines
 
     found = available_engines()
-    return next((e for e in SECOND_ENGINES if e in found), None)
+    return [e for e in SECOND_ENGINES if e in found]
 
 
 def write_rates(audio: np.ndarray, folder: Path, rates: Sequence[int] = RATES) -> dict[str, Path]:
@@ -125,6 +143,48 @@ def real_band_changes(models: Sequence[tuple[str, Any]], folder: Path, ami_root:
             "mean": {k: float(np.mean(v)) for k, v in changes.items()}}
 
 
+def write_group_versions(index: int, duration_s: float, engines: Sequence[str], folder: Path) -> dict[str, dict[str, Path]]:
+    """voice -> system style -> 16 kHz stereo wav: conversation ``index`` of the held-out corpus as
+    each system of :data:`GROUP_NAMES` acts it, voiced by eSpeak NG and re-voiced by each of
+    ``engines`` (per engine the same two voices for the three systems)."""
+    import soundfile as sf
+
+    from turneval.dataset_scripts.synthetic import conversation_seed, generate_dialogue
+    from turneval.dataset_scripts.synthetic.revoice import draw_speaker_voices, revoice_dialogue
+
+    seed = conversation_seed(KNOWN_GROUP_SEED, index)
+    voices = {engine: draw_speaker_voices([engine], np.random.default_rng(seed)) for engine in engines}
+    out: dict[str, dict[str, Path]] = {}
+    folder.mkdir(parents=True, exist_ok=True)
+    for style in GROUP_NAMES:
+        dialogue = generate_dialogue(seed, duration_s=duration_s, style=style)
+        audio = {"eSpeak NG": dialogue.audio}
+        for engine, pair in voices.items():
+            audio[engine] = revoice_dialogue(dialogue, pair)[0]
+        for voice, samples in audio.items():
+            path = folder / f"{index}_{style}_{voice.replace(' ', '_')}.wav"
+            sf.write(path, samples.T, 16000, subtype="FLOAT")
+            out.setdefault(voice, {})[style] = path
+    return out
+
+
+def known_groups_by_voice(models: Sequence[tuple[str, Any]], conversations: int, duration_s: float, engines: Sequence[str], folder: Path) -> dict[str, Any]:
+    """Per predictor and voice: m of every system's conversations and the share of (human-like,
+    system) pairs, over all pairs of conversations, in which human-like scores higher."""
+    m: dict[str, dict[str, dict[str, list[float]]]] = {}
+    for index in range(conversations):
+        for voice, files in write_group_versions(index, duration_s, engines, folder / f"groups{index}").items():
+            for name, model in models:
+                for style, score in version_scores(files, model).items():
+                    m.setdefault(name, {}).setdefault(voice, {}).setdefault(style, []).append(score)
+    shares = {
+        name: {voice: {other: float(np.mean(np.asarray(styles["human"])[:, None] > np.asarray(styles[other])[None, :]))
+                       for other in KNOWN_GROUP_TARGETS} for voice, styles in per_voice.items()}
+        for name, per_voice in m.items()
+    }
+    return {"conversations": conversations, "duration_s": duration_s, "seed": KNOWN_GROUP_SEED, "m": m, "shares": shares}
+
+
 def evaluate(dialogues: int, duration_s: float, extra_predictors: Sequence[str] = (), real: bool = True) -> dict[str, Any]:
     from _real_calls import predictors
 
@@ -142,6 +202,8 @@ def evaluate(dialogues: int, duration_s: float, extra_predictors: Sequence[str] 
                 scores = version_scores(files, model)
                 rows.append({"seed": seed, "predictor": name, "m": scores, "relative_change": relative_changes(scores)})
         real_speech = real_band_changes(models, Path(tmp)) if real else None
+        # the known groups need several conversations per system; quick mode (real=False) skips them
+        groups = known_groups_by_voice(models, dialogues, duration_s, installed_engines(), Path(tmp)) if real else None
     changes: dict[str, dict[str, list[float]]] = {}
     for row in rows:
         for version, change in row["relative_change"].items():
@@ -149,7 +211,7 @@ def evaluate(dialogues: int, duration_s: float, extra_predictors: Sequence[str] 
     worst = {name: {v: max(c) for v, c in per.items()} for name, per in changes.items()}
     mean = {name: {v: float(np.mean(c)) for v, c in per.items()} for name, per in changes.items()}
     return {"dialogues": dialogues, "duration_s": duration_s, "second_engine": engine, "tolerance": TOLERANCE, "rows": rows,
-            "worst": worst, "mean": mean, "real_speech": real_speech}
+            "worst": worst, "mean": mean, "real_speech": real_speech, "known_groups": groups}
 
 
 def figures(result: dict[str, Any]) -> list[dict]:
@@ -165,6 +227,14 @@ def figures(result: dict[str, Any]) -> list[dict]:
         out.append(figure(f"naturalness m change, 8 kHz vs 16 kHz on real AMI headset pairs: {name}", 100 * change, "%",
                           note=f"largest over {len(real['recordings'])} channel pairs of AMI ES2004a (mean {100 * real['mean'][name]:.1f} %); "
                                f"tolerance {100 * TOLERANCE:g} %"))
+    groups = result.get("known_groups")
+    for name, per_voice in (groups or {}).get("shares", {}).items():
+        for voice, per_other in per_voice.items():
+            for other, share in per_other.items():
+                out.append(figure(f"known groups voiced by {voice}, human-like above {GROUP_NAMES[other]}: {name}", 100 * share, "%",
+                                  note=f"all pairs of {groups['conversations']} held-out conversations of {groups['duration_s']:g} s per system, "
+                                       f"m from Silero VAD as `turneval score` gets it; target {100 * KNOWN_GROUP_TARGETS[other]:g} % "
+                                       "with an engine the predictor never heard (issue 31)"))
     if result["second_engine"] is None:
         out.append(figure("naturalness m change, second engine vs eSpeak", math.nan, "%",
                           note=f"skipped: none of {', '.join(SECOND_ENGINES)} is installed (make synth-deps)"))
@@ -185,6 +255,16 @@ def markdown(result: dict[str, Any]) -> str:
     if real:
         lines.append(f"\nReal speech, the {len(real['recordings'])} AMI ES2004a channel pairs at 8 vs 16 kHz, largest (mean) change: "
                      + "; ".join(f"{name} {100 * w:.1f} % ({100 * real['mean'][name]:.1f} %)" for name, w in real["worst"].items()))
+    groups = result.get("known_groups")
+    if groups:
+        lines += ["", f"Known groups by voice: {groups['conversations']} held-out conversations of {groups['duration_s']:g} s per system; "
+                  "share of all (human-like, system) pairs in which human-like has the higher m; mean m per system.", "",
+                  "| predictor | voices | above cascaded-like | above eager-duplex-like | m human-like / cascaded-like / eager-duplex-like |",
+                  "|---|---|---|---|---|"]
+        for name, per_voice in groups["shares"].items():
+            for voice, per_other in per_voice.items():
+                means = " / ".join(f"{np.mean(groups['m'][name][voice][style]):.2f}" for style in GROUP_NAMES)
+                lines.append(f"| {name} | {voice} | {100 * per_other['cascaded']:.0f} % | {100 * per_other['eager_duplex']:.0f} % | {means} |")
     if result["second_engine"] is None:
         lines.append(f"\nNo second engine installed ({', '.join(SECOND_ENGINES)}): voice invariance not measured.")
     return "\n".join(lines)

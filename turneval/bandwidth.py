@@ -17,8 +17,8 @@ Two things follow:
   the predictor, so that a wideband and a telephone recording of one dialogue give the same
   figures. It changes the figures of wideband input, so it is an option, not the default.
 
-Voice-activity-only predictors and annotation segments do not look at the audio: their figures
-do not depend on the rate at all.
+Voice-activity-only predictors and annotation segments do not look at the audio, and the VAD
+listens to the telephone band (``VADConfig.band``): their figures do not depend on the rate.
 """
 from __future__ import annotations
 
