@@ -33,7 +33,7 @@ bench-quick: bench-deps
 
 # every bundled checkpoint's recipe at its CI size (made-up data, tiny models, a few steps; docs/training.md)
 recipes-quick:
-	for recipe in turn_taking_judge_swb_revoiced future_activity_predictor_demo future_activity_predictor_switchboard future_activity_predictor_words; do \
+	for recipe in turn_taking_judge_swb_revoiced future_activity_predictor_demo future_activity_predictor_switchboard future_activity_predictor_words future_activity_predictor_lookahead; do \
 		HF_HUB_OFFLINE=1 $(PYTHON) -m turneval.training.recipes.$$recipe --quick --out runs/recipes_quick/$$recipe || exit 1; \
 	done
 

@@ -21,7 +21,9 @@ from typing import Any, Sequence
 import numpy as np
 
 
-BUNDLED_PREDICTORS = ("future_activity_predictor_demo", "future_activity_predictor_switchboard", "future_activity_predictor_words")
+BUNDLED_PREDICTORS = (
+    "future_activity_predictor_demo", "future_activity_predictor_switchboard", "future_activity_predictor_words", "future_activity_predictor_lookahead",
+)
 """The predictors every naturalness benchmark on real speech reports side by side."""
 
 

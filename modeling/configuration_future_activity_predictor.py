@@ -30,6 +30,9 @@ class FutureActivityPredictorConfig(PretrainedConfig):
             `"timing+words"`: the timing features and, per channel, a turn-completion cue from the
             speaker's words, each read from its start (`WordTurnCue`, fitted on Switchboard's words):
             input `[batch, frames, 4]` from `model.vad_inputs(activity, words)`; without words the cue is 0.
+            `"timing+ends"`: the timing features and, per channel, how close the speaker's current
+            stretch of speech is to its end, read from the activity up to `end_lookahead_s` ahead
+            (`speech_end_lookahead`): what a listener hears coming from the sound, without the voice.
         sample_rate (`int`, *optional*, defaults to 16000): input sample rate.
         frame_hz (`int`, *optional*, defaults to 50): output frame rate (VAP's 20 ms frames).
         n_fft (`int`, *optional*, defaults to 400): analysis window of the causal log-mel front end.
@@ -57,6 +60,8 @@ class FutureActivityPredictorConfig(PretrainedConfig):
             frames inside turn-taking boundary units (TurnNat Eq. 5-6).
         va_loss_weight (`float`, *optional*, defaults to 0.5): weight of the voice-activity BCE.
         word_cue_buckets (`int`, *optional*, defaults to 65536): hashed word features of the word cue.
+        end_lookahead_s (`float`, *optional*, defaults to 0.5): how far ahead a `"timing+ends"` model reads
+            each speaker's activity for the end of their current stretch of speech.
     """
 
     model_type = "future_activity_predictor"
@@ -85,12 +90,15 @@ class FutureActivityPredictorConfig(PretrainedConfig):
         boundary_weight: float = 2.0,
         va_loss_weight: float = 0.5,
         word_cue_buckets: int = 65536,
+        end_lookahead_s: float = 0.5,
         **kwargs,
     ):
         if input_type not in ("audio", "vad"):
             raise ValueError(f"input_type must be 'audio' or 'vad', got {input_type!r}")
-        if vad_features not in ("activity", "timing", "timing+words"):
-            raise ValueError(f"vad_features must be 'activity', 'timing' or 'timing+words', got {vad_features!r}")
+        if vad_features not in ("activity", "timing", "timing+words", "timing+ends"):
+            raise ValueError(f"vad_features must be 'activity', 'timing', 'timing+words' or 'timing+ends', got {vad_features!r}")
+        if end_lookahead_s <= 0:
+            raise ValueError(f"end_lookahead_s must be > 0, got {end_lookahead_s}")
         bin_frames = list(bin_frames) if bin_frames is not None else [10, 20, 30, 40]
         if not 0 < stream_context_s < stream_window_s:
             raise ValueError(f"need 0 < stream_context_s < stream_window_s, got {stream_context_s}, {stream_window_s}")
@@ -122,6 +130,7 @@ class FutureActivityPredictorConfig(PretrainedConfig):
         self.boundary_weight = boundary_weight
         self.va_loss_weight = va_loss_weight
         self.word_cue_buckets = word_cue_buckets
+        self.end_lookahead_s = end_lookahead_s
         super().__init__(**kwargs)
 
     @property

@@ -16,7 +16,7 @@ from turneval.naturalness_range import checkpoint_key, human_m_range, naturalnes
 from turneval.reporting import report
 
 
-BUNDLED_PREDICTORS = ("future_activity_predictor_demo", "future_activity_predictor_switchboard", "future_activity_predictor_words")
+BUNDLED_PREDICTORS = ("future_activity_predictor_demo", "future_activity_predictor_switchboard", "future_activity_predictor_words", "future_activity_predictor_lookahead")
 
 
 def test_bootstrap_separates_shifted_systems_and_not_equal_ones():

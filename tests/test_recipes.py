@@ -22,6 +22,7 @@ RECIPES = {
     "future_activity_predictor_demo": "future_activity_predictor",
     "future_activity_predictor_switchboard": "future_activity_predictor_switchboard",
     "future_activity_predictor_words": "future_activity_predictor_words",
+    "future_activity_predictor_lookahead": "future_activity_predictor_lookahead",
 }
 """recipe (= bundled checkpoint folder) -> its model card folder"""
 
@@ -40,7 +41,7 @@ def _shipped_plan(name: str, out: Path) -> list[Stage]:
     recipe = _recipe(name)
     if name == "future_activity_predictor_demo":
         return recipe.stages(out)
-    if name == "future_activity_predictor_words":
+    if name in ("future_activity_predictor_words", "future_activity_predictor_lookahead"):
         return recipe.stages(out, Path("SWB"), Path("SPLITS"), Path("checkpoints/future_activity_predictor_switchboard"))
     return recipe.stages(out, Path("SWB"), Path("SPLITS"))
 
@@ -97,11 +98,21 @@ def test_quick_words_predictor_recipe_fits_the_cue_and_trains_from_the_voice_act
         assert np.array_equal(model.word_cue.weights.numpy(), cue["weights"])
 
 
+def test_quick_lookahead_predictor_recipe_widens_the_voice_activity_model_and_trains_it(tmp_path_factory):
+    from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
+
+    out = _quick(tmp_path_factory, "future_activity_predictor_lookahead")
+    assert sorted(p.name for p in (out / "cache").iterdir()) == ["swb_va_test.npz", "swb_va_train.npz", "swb_va_val.npz"]
+    model = FutureActivityPredictorModel.from_pretrained(out / "fap_lookahead" / "final")
+    assert (model.config.vad_features, model.config.end_lookahead_s, model.lookahead_frames) == ("timing+ends", 1.0, 50)
+
+
 @pytest.mark.parametrize("name, kinds", [
     ("turn_taking_judge_swb_revoiced", {"data", "features", "training", "heads", "thresholds"}),
     ("future_activity_predictor_demo", {"data", "training", "evaluation"}),
     ("future_activity_predictor_switchboard", {"data", "training"}),
     ("future_activity_predictor_words", {"data", "heads", "backbone", "training"}),
+    ("future_activity_predictor_lookahead", {"data", "backbone", "training"}),
 ])
 def test_shipped_plan_runs_the_scripts_its_card_names(name, kinds, tmp_path):
     plan = _shipped_plan(name, tmp_path)
@@ -128,7 +139,8 @@ def test_dry_run_prints_every_command_and_runs_nothing(tmp_path, capsys):
 
 
 def test_shipped_switchboard_runs_need_the_alignments(tmp_path, capsys):
-    for name in ("turn_taking_judge_swb_revoiced", "future_activity_predictor_switchboard", "future_activity_predictor_words"):
+    for name in ("turn_taking_judge_swb_revoiced", "future_activity_predictor_switchboard", "future_activity_predictor_words",
+                 "future_activity_predictor_lookahead"):
         with pytest.raises(SystemExit):
             _recipe(name).main(["--out", str(tmp_path), "--dry-run"])
         assert "needs --swb-root and --splits-dir" in capsys.readouterr().err

@@ -179,17 +179,9 @@ def init_checkpoint(checkpoint: str | Path, weights: np.ndarray, out: str | Path
     weighted 0) with the word cue ``weights``."""
     import torch
 
-    from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
-    from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
+    from turneval.training.warm_start import widen_timing_predictor
 
-    base = FutureActivityPredictorModel.from_pretrained(str(checkpoint))
-    if (base.config.input_type, base.config.vad_features) != ("vad", "timing"):
-        raise ValueError(f"{checkpoint}: the warm start needs a vad_features='timing' predictor, got {base.config.vad_features!r}")
-    fields = {k: v for k, v in base.config.to_dict().items() if k in FutureActivityPredictorConfig().to_dict()}
-    model = FutureActivityPredictorModel(FutureActivityPredictorConfig(**{**fields, "vad_features": "timing+words"}))
-    state = base.state_dict()
-    proj = state["encoder.proj.weight"]
-    state["encoder.proj.weight"] = torch.cat([proj, torch.zeros(proj.shape[0], 2, dtype=proj.dtype)], dim=1)
+    model, state = widen_timing_predictor(checkpoint, "timing+words")
     state["word_cue.weights"] = torch.from_numpy(np.asarray(weights, dtype=np.float32))
     model.load_state_dict(state, strict=True)
     model.save_pretrained(str(out))

@@ -27,7 +27,7 @@ from pathlib import Path
 
 BUNDLED: dict[str, str] = {
     "judge": "turn_taking_judge_swb_revoiced",
-    "predictor": "future_activity_predictor_switchboard",
+    "predictor": "future_activity_predictor_lookahead",
 }
 """Model kind -> the folder of its bundled checkpoint inside ``checkpoints/`` (``turneval.bundled``)."""
 

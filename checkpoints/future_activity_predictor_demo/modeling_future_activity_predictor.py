@@ -144,6 +144,33 @@ TIMING_FEATURES = 2 * (5 + len(SHARE_WINDOWS_S))
 """Width of :func:`timing_features`."""
 
 
+def speech_end_lookahead(x: torch.Tensor, lookahead_frames: int) -> torch.Tensor:
+    """How close each speaker's current stretch of speech is to its end: `[N, T]` 0/1 -> `[N, T]`.
+
+    Not causal, on purpose: ``1 - r / L`` where r (>= 1) is the number of frames until the
+    stretch that frame t is in ends and L is ``lookahead_frames``; 0 when the speaker is silent,
+    when the end is L or more frames away, and when the stretch runs past the input's end.
+    A voice-activity model cannot hear a turn coming to its end; this gives it, for the last
+    L frames of every stretch, what a listener hears from the sound (``vad_features="timing+ends"``).
+    """
+    n, t = x.shape
+    active = x > 0.5
+    idx = torch.arange(t, device=x.device).expand(n, t)
+    # index of the first silent frame at or after t (t if none: the run is cut by the input's end)
+    silent_at = torch.where(~active, idx, torch.full_like(idx, t))
+    next_silent = silent_at.flip(-1).cummin(dim=-1).values.flip(-1)
+    left = (next_silent - idx).to(torch.float32)  # frames until the end; >= 1 on active frames
+    known = active & (next_silent < t)
+    return torch.where(known, (1.0 - left / lookahead_frames).clamp(min=0.0), torch.zeros_like(left))
+
+
+def end_features(voice_activity: torch.Tensor, lookahead_frames: int) -> torch.Tensor:
+    """`[batch, 2, T]` activity -> `[batch * 2, T, 2]`: :func:`speech_end_lookahead` of each channel, then of its partner."""
+    b, _, t = voice_activity.shape
+    ends = speech_end_lookahead(voice_activity.reshape(b * 2, t), lookahead_frames).view(b, 2, t)
+    return torch.stack([ends, ends.flip(1)], dim=-1).reshape(b * 2, t, 2)
+
+
 WORD_CUE_CLIP = 6.0
 """Cue log-odds are clipped to +-this: a cue is evidence, not certainty."""
 WORD_CUE_CONTEXT = 3
@@ -264,7 +291,7 @@ class ChannelEncoder(nn.Module):
             self.proj = nn.Linear(config.num_mel_bins, config.hidden_size)
         else:
             self.front_end = None
-            widths = {"activity": 1, "timing": TIMING_FEATURES, "timing+words": TIMING_FEATURES + 2}
+            widths = {"activity": 1, "timing": TIMING_FEATURES, "timing+words": TIMING_FEATURES + 2, "timing+ends": TIMING_FEATURES + 2}
             self.proj = nn.Linear(widths[config.vad_features], config.hidden_size)
         self.convs = nn.ModuleList(CausalConvBlock(config.hidden_size, config.conv_kernel_size) for _ in range(config.conv_layers))
 
@@ -411,6 +438,13 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
         self.post_init()
 
     @property
+    def lookahead_frames(self) -> int:
+        """Frames of each speaker's future activity the model reads (``timing+ends``; else 0)."""
+        if self.config.input_type == "vad" and self.config.vad_features == "timing+ends":
+            return max(1, int(round(self.config.end_lookahead_s * self.config.frame_hz)))
+        return 0
+
+    @property
     def reads_words(self) -> bool:
         """True when the model reads a turn-completion cue from words beside the activity."""
         return self.word_cue is not None
@@ -470,6 +504,9 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
             h = self.encoder(torch.cat([timing_features(x, self.config.frame_hz), own, partner], dim=-1))
         elif self.config.input_type == "vad" and self.config.vad_features == "timing":
             h = self.encoder(timing_features(x, self.config.frame_hz))  # each channel sees its own and its partner's timing
+        elif self.config.input_type == "vad" and self.config.vad_features == "timing+ends":
+            ends = end_features(x, self.lookahead_frames)
+            h = self.encoder(torch.cat([timing_features(x, self.config.frame_hz), ends], dim=-1))
         else:
             h = self.encoder(x.reshape(batch * 2, x.shape[-1]))  # shared weights for both channels
         frames = h.shape[1]
@@ -533,7 +570,9 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
             if is_audio:
                 probs = self(input_values=inputs[:, win_start * hop : win_end * hop].unsqueeze(0)).probs[0]
             else:
-                probs = self(voice_activity=inputs[win_start:win_end].unsqueeze(0)).probs[0]
+                # a look-ahead model reads past the window's end; those frames' outputs are not kept
+                read_end = min(total, win_end + self.lookahead_frames)
+                probs = self(voice_activity=inputs[win_start:read_end].unsqueeze(0)).probs[0, : win_end - win_start]
             out[start_out:win_end] = probs[start_out - win_start :]
             start_out = win_end
         return out

@@ -50,14 +50,19 @@ SHIPPED = SwitchboardSize()
 QUICK = SwitchboardSize(steps="2", batch="4", window_s="10", every="2")
 
 
-def stages(out: Path, swb_root: Path, splits_dir: Path, size: SwitchboardSize = SHIPPED) -> list[Stage]:
-    """The Switchboard predictor's stages in order, writing below ``out``."""
+def voice_activity_stages(out: Path, swb_root: Path, splits_dir: Path) -> tuple[dict[str, str], list[Stage]]:
+    """The voice-activity caches of the train, val and test splits below ``out``: (paths, stages)."""
     cache = {split: str(out / "cache" / f"swb_va_{split}.npz") for split in ("train", "val", "test")}
-    voice_activity = [
+    return cache, [
         Stage(f"voice-activity-{split}", "data", "turneval.training.switchboard_va",
               ("--transcripts", str(swb_root), "--splits", str(splits_dir), "--split", split, "--out", cache[split]))
         for split in ("train", "val", "test")
     ]
+
+
+def stages(out: Path, swb_root: Path, splits_dir: Path, size: SwitchboardSize = SHIPPED) -> list[Stage]:
+    """The Switchboard predictor's stages in order, writing below ``out``."""
+    cache, voice_activity = voice_activity_stages(out, swb_root, splits_dir)
     train = Stage("train", "training", "turneval.training.train_future_activity",
                   ("--train_va", cache["train"], "--val_va", cache["val"], "--output_dir", str(out / "fap_swb"),
                    "--model_config", str(CONFIG), "--input_type", "vad", "--max_train_steps", size.steps,
