@@ -25,15 +25,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from turneval.checkpoints import bundled_root
 from turneval.training.recipes.future_activity_predictor_switchboard import QUICK, SwitchboardSize
-from turneval.training.recipes.stages import (
-    Stage,
-    add_switchboard_arguments,
-    recipe_parser,
-    run_stages,
-    switchboard_inputs,
-)
+from turneval.training.recipes.stages import Stage, run_warm_started_recipe
 
 
 SHIPPED = SwitchboardSize(steps="2000", every="500")
@@ -64,17 +57,7 @@ def stages(out: Path, swb_root: Path, splits_dir: Path, init_checkpoint: Path, s
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = recipe_parser(__doc__.split("\n\n")[0])
-    add_switchboard_arguments(parser)
-    parser.add_argument("--init-checkpoint", type=Path, default=bundled_root() / "future_activity_predictor_switchboard",
-                        help="the voice-activity predictor to start from (default: the bundled one)")
-    args = parser.parse_args(argv)
-    first, swb_root, splits_dir, _ = switchboard_inputs(args, parser)
-    run_stages(first + stages(args.out, swb_root, splits_dir, args.init_checkpoint, QUICK if args.quick else SHIPPED),
-               dry_run=args.dry_run, from_stage=args.from_stage)
-    if not args.dry_run:
-        print(f"the predictor: {args.out / 'fap_words' / 'final'}")
-    return 0
+    return run_warm_started_recipe(__doc__, stages, (SHIPPED, QUICK), "fap_words", argv)
 
 
 if __name__ == "__main__":

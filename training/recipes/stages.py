@@ -125,6 +125,27 @@ def switchboard_inputs(args: argparse.Namespace, parser: argparse.ArgumentParser
     return made, quick / "swb_ms98_transcriptions", quick / "splits", str(quick / "tiny_whisper") if backbone else "tiny.en"
 
 
+def run_warm_started_recipe(doc: str, make_stages: Callable[..., list[Stage]], sizes: tuple, final_dir: str,
+                            argv: Sequence[str] | None = None) -> int:
+    """``main`` of a Switchboard recipe that starts from a voice-activity predictor (``--init-checkpoint``,
+    default the bundled one): ``make_stages(out, swb_root, splits_dir, init_checkpoint, size)`` with
+    ``sizes = (shipped, quick)``; prints where the trained predictor is (``OUT/final_dir/final``)."""
+    from turneval.checkpoints import bundled_root
+
+    parser = recipe_parser(doc.split("\n\n")[0])
+    add_switchboard_arguments(parser)
+    parser.add_argument("--init-checkpoint", type=Path, default=bundled_root() / "future_activity_predictor_switchboard",
+                        help="the voice-activity predictor to start from (default: the bundled one)")
+    args = parser.parse_args(argv)
+    first, swb_root, splits_dir, _ = switchboard_inputs(args, parser)
+    shipped, quick = sizes
+    run_stages(first + make_stages(args.out, swb_root, splits_dir, args.init_checkpoint, quick if args.quick else shipped),
+               dry_run=args.dry_run, from_stage=args.from_stage)
+    if not args.dry_run:
+        print(f"the predictor: {args.out / final_dir / 'final'}")
+    return 0
+
+
 def run_stages(stages: Sequence[Stage], *, dry_run: bool = False, from_stage: str | None = None,
                log: Callable[[str], object] = print) -> list[str]:
     """Run ``stages`` in order (from ``from_stage`` on); returns the names of the stages run.
