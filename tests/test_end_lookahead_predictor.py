@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.test_vap_targets import random_runs
 from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel, speech_end_lookahead
 from turneval.training.warm_start import widen_timing_predictor
@@ -25,16 +26,8 @@ def ends_model(seed: int = 0, **fields) -> FutureActivityPredictorModel:
 
 
 def random_activity(frames: int, seed: int = 0) -> np.ndarray:
-    """[frames, 2] 0/1 stretches of 0.1-1.5 s (50 Hz)."""
-    rng = np.random.default_rng(seed)
-    va = np.zeros((frames, 2), dtype=np.float32)
-    for c in range(2):
-        t, on = 0, bool(rng.integers(2))
-        while t < frames:
-            n = int(rng.integers(5, 75))
-            va[t : t + n, c] = float(on)
-            t, on = t + n, not on
-    return va
+    """[frames, 2] 0/1 float activity of random runs."""
+    return random_runs(frames, seed).astype(np.float32)
 
 
 def test_the_end_input_ramps_up_over_the_last_frames_of_each_stretch():
