@@ -17,6 +17,9 @@ timing features of both speakers' activity (``vad_features="timing"``: cheap lon
 the attention layers may be left out); the rest is identical. ``vad_features="timing+words"``
 adds, per channel, a turn-completion cue from the speaker's own words (:class:`WordTurnCue`):
 what a listener knows, as each word begins, about whether the speaker is about to stop.
+``vad_features="timing+ends"`` adds, per channel, how close the speaker's current stretch of
+speech is to its end, read from the activity up to ``end_lookahead_s`` ahead
+(:func:`speech_end_lookahead`): the one input that is not causal, and it reads no further.
 """
 from __future__ import annotations
 
