@@ -40,7 +40,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "manifest CSV with a 'path' column. Runs data-parallel under `accelerate launch`.",
     )
     parser.add_argument("inputs", nargs="+", metavar="DIALOGUES", help="files, folders or manifest CSVs")
-    parser.add_argument("--predictor", metavar="PATH", default=None, help="FutureActivityPredictor checkpoint (default: the bundled Switchboard voice-activity predictor)")
+    parser.add_argument("--predictor", metavar="PATH", default=None, help="FutureActivityPredictor checkpoint (default: the bundled look-ahead predictor, Switchboard voice activity read 1 s ahead)")
     parser.add_argument("--system-channel", type=int, choices=(0, 1), default=None,
                         help="system channel (default: the one an annotation JSON names, else 1)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (under accelerate: each rank's device)")

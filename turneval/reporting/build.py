@@ -88,7 +88,7 @@ def report(
         judge: a TurnTakingJudge checkpoint folder or model; None: the bundled judge
             (``$TURNEVAL_JUDGE``); False: skip the judge and the agreement metrics.
         predictor: a FutureActivityPredictor checkpoint folder or model; None: the bundled
-            Switchboard voice-activity predictor (``$TURNEVAL_PREDICTOR``); False: skip the
+            look-ahead predictor, Switchboard voice activity read 1 s ahead (``$TURNEVAL_PREDICTOR``); False: skip the
             naturalness score.
         device: "cpu" or "cuda".
         vad_settings: VADConfig fields (threshold, min_silence_ms, ...).
