@@ -90,16 +90,28 @@ def predictors(extra: Sequence[str] = ()) -> list[tuple[str, Any]]:
     return [(checkpoint_label(p), load_predictor(p)) for p in paths if (p / "config.json").is_file()]
 
 
-def score_as_turneval(dialogue, model) -> float:
-    """m of a stereo Dialogue as ``turneval score`` gets it from the same audio: each channel's
-    speech by the report's streamed Silero VAD pass, then the predictor (NaN when no boundary
-    unit can be scored)."""
+def heard_as_turneval(dialogue):
+    """The stereo Dialogue with each channel's speech as ``turneval score`` finds it in the same
+    audio (the report's streamed Silero VAD pass)."""
     from dataclasses import replace
 
-    from turneval.naturalness_inference import NaturalnessUndefinedWarning, score_dialogue
     from turneval.reporting.inputs import vad_segments
 
     segments, _ = vad_segments(dialogue.audio, None, progress=False)
+    return replace(dialogue, segments=segments)
+
+
+def score_given_segments(dialogue, model) -> float:
+    """m of a Dialogue from the segments it carries (NaN when no boundary unit can be scored)."""
+    from turneval.naturalness_inference import NaturalnessUndefinedWarning, score_dialogue
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NaturalnessUndefinedWarning)
-        return float(score_dialogue(replace(dialogue, segments=segments), model).score)
+        return float(score_dialogue(dialogue, model).score)
+
+
+def score_as_turneval(dialogue, model) -> float:
+    """m of a stereo Dialogue as ``turneval score`` gets it from the same audio: speech by
+    :func:`heard_as_turneval`, then the predictor. To score one recording with several
+    predictors, call :func:`heard_as_turneval` once and :func:`score_given_segments` per predictor."""
+    return score_given_segments(heard_as_turneval(dialogue), model)

@@ -30,7 +30,6 @@ import json
 import math
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -48,14 +47,6 @@ FULL_CALLS, QUICK_CALLS = 40, 4
 RANGE_PERCENTILES = (10.0, 90.0)
 """The pooled range stored for a report: the 10th-90th percentile of real conversations, as the
 report's other human ranges (``benchmarks/human_ranges.py``)."""
-
-
-def _score_given_segments(dialogue, model) -> float:
-    from turneval.naturalness_inference import NaturalnessUndefinedWarning, score_dialogue
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NaturalnessUndefinedWarning)
-        return float(score_dialogue(dialogue, model).score)
 
 
 def _switchboard_calls(swb_root: str | None, splits: str | None, calls: int) -> tuple[list, str | None]:
@@ -78,24 +69,25 @@ def collect_sources(spokenwoz_root: str | None, ami_root: str | None, swb_root: 
     """``{source: (dialogues, scorer, audio_needed)}`` of what is found, and what is not (nothing
     at all without the SpokenWOZ calls)."""
     from _ami import AmiDataMissing
-    from _real_calls import ami_channel_pairs, score_as_turneval
+    from _real_calls import ami_channel_pairs, heard_as_turneval, score_given_segments
     from _spokenwoz import SpokenwozDataMissing, load_calls, word_time_calls
 
     sources: dict[str, tuple[list, Callable, bool]] = {}
     missing = []
     try:
-        sources["spokenwoz_audio"] = (load_calls(spokenwoz_root), score_as_turneval, True)
-        sources["spokenwoz_word_times"] = (word_time_calls(spokenwoz_root), _score_given_segments, False)
+        # speech found once per recording as `turneval score` finds it, then scored by every predictor
+        sources["spokenwoz_audio"] = ([heard_as_turneval(d) for d in load_calls(spokenwoz_root)], score_given_segments, True)
+        sources["spokenwoz_word_times"] = (word_time_calls(spokenwoz_root), score_given_segments, False)
     except SpokenwozDataMissing as err:
         return {}, [str(err)]  # without the real calls the benchmark skips: read nothing else
     if not quick:
         try:
-            sources["ami_channel_pairs"] = (ami_channel_pairs(ami_root), score_as_turneval, True)
+            sources["ami_channel_pairs"] = (ami_channel_pairs(ami_root), score_given_segments, True)  # already heard by that VAD pass
         except AmiDataMissing as err:
             missing.append(str(err))
     swb, why = _switchboard_calls(swb_root, splits, calls)
     if swb:
-        sources["switchboard_test"] = (swb, _score_given_segments, False)
+        sources["switchboard_test"] = (swb, score_given_segments, False)
     elif why:
         missing.append(why)
     return sources, missing

@@ -90,7 +90,7 @@ def perturbation_pairs(dialogue, seeds: int) -> tuple[list, dict[str, Counter]]:
 
 def score_pairs(dialogues: Sequence, models: Sequence[tuple[str, Any]], seeds: int) -> dict[str, Any]:
     """Every pair of every recording scored by every model: ``{"pairs": [...], "hosting": {...}}``."""
-    from _real_calls import score_as_turneval
+    from _real_calls import heard_as_turneval, score_given_segments
 
     rows, hosting = [], {}
     for dialogue in dialogues:
@@ -100,9 +100,12 @@ def score_pairs(dialogues: Sequence, models: Sequence[tuple[str, Any]], seeds: i
         natural_cache: dict[tuple, dict[str, float]] = {}
         for pair in pairs:
             crop = (pair.crop.get("source_start_s"), pair.crop.get("source_end_s"))
+            # each crop's speech is found once, as `turneval score` finds it, then every model scores it
             if crop not in natural_cache:
-                natural_cache[crop] = {name: score_as_turneval(pair.natural, model) for name, model in models}
-            perturbed = {name: score_as_turneval(pair.perturbed, model) for name, model in models}
+                natural = heard_as_turneval(pair.natural)
+                natural_cache[crop] = {name: score_given_segments(natural, model) for name, model in models}
+            heard = heard_as_turneval(pair.perturbed)
+            perturbed = {name: score_given_segments(heard, model) for name, model in models}
             gap_ms = pair.edit.get("pre_response_gap_ms")
             rows.append({"recording": dialogue.id, "type": pair.perturbation_type, "description": pair.description,
                          "crop": pair.crop, "natural_m": natural_cache[crop], "perturbed_m": perturbed,
