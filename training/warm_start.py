@@ -15,10 +15,6 @@ from pathlib import Path
 from typing import Any
 
 
-EXTRA_INPUTS = {"timing+words": 2, "timing+ends": 2}
-"""Inputs per frame that each reading adds to the timing features."""
-
-
 def widen_timing_predictor(checkpoint: str | Path, vad_features: str, **config: Any):
     """A ``vad_features`` predictor that starts as the ``timing`` predictor ``checkpoint``: its
     weights, the new inputs weighted 0; ``config``: other configuration fields to set (e.g.
@@ -26,10 +22,11 @@ def widen_timing_predictor(checkpoint: str | Path, vad_features: str, **config: 
     import torch
 
     from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
-    from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
+    from turneval.modeling.modeling_future_activity_predictor import VAD_FEATURE_WIDTHS, FutureActivityPredictorModel
 
-    if vad_features not in EXTRA_INPUTS:
-        raise ValueError(f"can widen a timing predictor to {', '.join(EXTRA_INPUTS)}, not {vad_features!r}")
+    wider = [k for k in VAD_FEATURE_WIDTHS if k.startswith("timing+")]
+    if vad_features not in wider:
+        raise ValueError(f"can widen a timing predictor to {', '.join(wider)}, not {vad_features!r}")
     base = FutureActivityPredictorModel.from_pretrained(str(checkpoint))
     if (base.config.input_type, base.config.vad_features) != ("vad", "timing"):
         raise ValueError(f"{checkpoint}: the warm start needs a vad_features='timing' predictor, got {base.config.vad_features!r}")
@@ -37,7 +34,7 @@ def widen_timing_predictor(checkpoint: str | Path, vad_features: str, **config: 
     model = FutureActivityPredictorModel(FutureActivityPredictorConfig(**{**fields, **config, "vad_features": vad_features}))
     state = base.state_dict()
     proj = state["encoder.proj.weight"]
-    extra = torch.zeros(proj.shape[0], EXTRA_INPUTS[vad_features], dtype=proj.dtype)
+    extra = torch.zeros(proj.shape[0], VAD_FEATURE_WIDTHS[vad_features] - VAD_FEATURE_WIDTHS["timing"], dtype=proj.dtype)
     state["encoder.proj.weight"] = torch.cat([proj, extra], dim=1)
     return model, state
 

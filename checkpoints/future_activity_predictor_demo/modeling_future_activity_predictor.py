@@ -167,11 +167,16 @@ def speech_end_lookahead(x: torch.Tensor, lookahead_frames: int) -> torch.Tensor
     return torch.where(known, (1.0 - left / lookahead_frames).clamp(min=0.0), torch.zeros_like(left))
 
 
-def end_features(voice_activity: torch.Tensor, lookahead_frames: int) -> torch.Tensor:
-    """`[batch, 2, T]` activity -> `[batch * 2, T, 2]`: :func:`speech_end_lookahead` of each channel, then of its partner."""
-    b, _, t = voice_activity.shape
-    ends = speech_end_lookahead(voice_activity.reshape(b * 2, t), lookahead_frames).view(b, 2, t)
-    return torch.stack([ends, ends.flip(1)], dim=-1).reshape(b * 2, t, 2)
+def own_and_partner(values: torch.Tensor) -> torch.Tensor:
+    """`[batch, 2, T]` per-channel inputs -> `[batch * 2, T, 2]`: each channel's own value, then its
+    partner's (the layout of :func:`timing_features`)."""
+    b, _, t = values.shape
+    return torch.stack([values, values.flip(1)], dim=-1).reshape(b * 2, t, 2)
+
+
+VAD_FEATURE_WIDTHS = {"activity": 1, "timing": TIMING_FEATURES, "timing+words": TIMING_FEATURES + 2, "timing+ends": TIMING_FEATURES + 2}
+"""Inputs per frame and channel of each ``vad_features`` reading; the ``timing+`` readings add the
+channel's own cue and its partner's (:func:`own_and_partner`) to the timing features."""
 
 
 WORD_CUE_CLIP = 6.0
@@ -294,8 +299,7 @@ class ChannelEncoder(nn.Module):
             self.proj = nn.Linear(config.num_mel_bins, config.hidden_size)
         else:
             self.front_end = None
-            widths = {"activity": 1, "timing": TIMING_FEATURES, "timing+words": TIMING_FEATURES + 2, "timing+ends": TIMING_FEATURES + 2}
-            self.proj = nn.Linear(widths[config.vad_features], config.hidden_size)
+            self.proj = nn.Linear(VAD_FEATURE_WIDTHS[config.vad_features], config.hidden_size)
         self.convs = nn.ModuleList(CausalConvBlock(config.hidden_size, config.conv_kernel_size) for _ in range(config.conv_layers))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -501,15 +505,14 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
             voice_activity, cues = voice_activity[..., :2], voice_activity[..., 2:]
         x = self._split_channels(input_values, voice_activity)
         batch = x.shape[0]
-        if cues is not None:
-            c = cues.reshape(batch, -1, 2).transpose(1, 2).to(torch.float32)  # [batch, 2, frames]
-            own, partner = c.reshape(batch * 2, -1, 1), c.flip(1).reshape(batch * 2, -1, 1)
-            h = self.encoder(torch.cat([timing_features(x, self.config.frame_hz), own, partner], dim=-1))
-        elif self.config.input_type == "vad" and self.config.vad_features == "timing":
-            h = self.encoder(timing_features(x, self.config.frame_hz))  # each channel sees its own and its partner's timing
-        elif self.config.input_type == "vad" and self.config.vad_features == "timing+ends":
-            ends = end_features(x, self.lookahead_frames)
-            h = self.encoder(torch.cat([timing_features(x, self.config.frame_hz), ends], dim=-1))
+        if self.config.input_type == "vad" and self.config.vad_features.startswith("timing"):
+            feats = [timing_features(x, self.config.frame_hz)]  # each channel sees its own and its partner's timing
+            if cues is not None:
+                feats.append(own_and_partner(cues.reshape(batch, -1, 2).transpose(1, 2).to(torch.float32)))
+            elif self.config.vad_features == "timing+ends":
+                ends = speech_end_lookahead(x.reshape(batch * 2, -1), self.lookahead_frames)
+                feats.append(own_and_partner(ends.view(batch, 2, -1)))
+            h = self.encoder(torch.cat(feats, dim=-1))
         else:
             h = self.encoder(x.reshape(batch * 2, x.shape[-1]))  # shared weights for both channels
         frames = h.shape[1]
