@@ -20,6 +20,7 @@ what a listener knows, as each word begins, about whether the speaker is about t
 ``vad_features="timing+ends"`` adds, per channel, how close the speaker's current stretch of
 speech is to its end, read from the activity up to ``end_lookahead_s`` ahead
 (:func:`speech_end_lookahead`): the one input that is not causal, and it reads no further.
+``vad_features="timing+words+ends"`` reads both (the word cue's two inputs, then the ends').
 """
 from __future__ import annotations
 
@@ -174,9 +175,13 @@ def own_and_partner(values: torch.Tensor) -> torch.Tensor:
     return torch.stack([values, values.flip(1)], dim=-1).reshape(b * 2, t, 2)
 
 
-VAD_FEATURE_WIDTHS = {"activity": 1, "timing": TIMING_FEATURES, "timing+words": TIMING_FEATURES + 2, "timing+ends": TIMING_FEATURES + 2}
-"""Inputs per frame and channel of each ``vad_features`` reading; the ``timing+`` readings add the
-channel's own cue and its partner's (:func:`own_and_partner`) to the timing features."""
+VAD_FEATURE_WIDTHS = {
+    "activity": 1, "timing": TIMING_FEATURES, "timing+words": TIMING_FEATURES + 2, "timing+ends": TIMING_FEATURES + 2,
+    "timing+words+ends": TIMING_FEATURES + 4,
+}
+"""Inputs per frame and channel of each ``vad_features`` reading; each ``+`` reading adds the
+channel's own cue and its partner's (:func:`own_and_partner`) after the timing features, the word
+cue before the end look-ahead."""
 
 
 WORD_CUE_CLIP = 6.0
@@ -441,13 +446,13 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
             nn.Linear(2 * config.hidden_size, config.hidden_size), nn.GELU(), nn.Linear(config.hidden_size, config.num_classes)
         )
         self.va_head = nn.Linear(config.hidden_size, 1)
-        self.word_cue = WordTurnCue(config) if config.input_type == "vad" and config.vad_features == "timing+words" else None
+        self.word_cue = WordTurnCue(config) if config.input_type == "vad" and "+words" in config.vad_features else None
         self.post_init()
 
     @property
     def lookahead_frames(self) -> int:
-        """Frames of each speaker's future activity the model reads (``timing+ends``; else 0)."""
-        if self.config.input_type == "vad" and self.config.vad_features == "timing+ends":
+        """Frames of each speaker's future activity the model reads (``timing+ends``, ``timing+words+ends``; else 0)."""
+        if self.config.input_type == "vad" and self.config.vad_features.endswith("+ends"):
             return max(1, int(round(self.config.end_lookahead_s * self.config.frame_hz)))
         return 0
 
@@ -509,7 +514,7 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
             feats = [timing_features(x, self.config.frame_hz)]  # each channel sees its own and its partner's timing
             if cues is not None:
                 feats.append(own_and_partner(cues.reshape(batch, -1, 2).transpose(1, 2).to(torch.float32)))
-            elif self.config.vad_features == "timing+ends":
+            if self.lookahead_frames:
                 ends = speech_end_lookahead(x.reshape(batch * 2, -1), self.lookahead_frames)
                 feats.append(own_and_partner(ends.view(batch, 2, -1)))
             h = self.encoder(torch.cat(feats, dim=-1))

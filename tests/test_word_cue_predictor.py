@@ -136,6 +136,23 @@ def test_init_checkpoint_starts_as_the_voice_activity_model(tmp_path):
     assert torch.allclose(expected, got)  # the cue inputs start at weight 0
 
 
+def test_init_checkpoint_from_a_lookahead_model_reads_words_and_ends_and_starts_as_it(tmp_path):
+    torch.manual_seed(2)
+    base = FutureActivityPredictorModel(FutureActivityPredictorConfig(**{**TINY, "vad_features": "timing+ends", "end_lookahead_s": 0.4})).eval()
+    with torch.no_grad():  # end inputs that matter, so a misplaced column would show
+        base.encoder.proj.weight[:, -2:] = torch.randn_like(base.encoder.proj.weight[:, -2:])
+    base.save_pretrained(tmp_path / "base")
+    init = FutureActivityPredictorModel.from_pretrained(init_checkpoint(tmp_path / "base", np.ones(65, np.float32), tmp_path / "init")).eval()
+    assert (init.config.vad_features, init.lookahead_frames, init.reads_words) == ("timing+words+ends", 20, True)
+    va = np.random.default_rng(3).integers(0, 2, (150, 2)).astype(np.float32)
+    va[40:90, 0] = 1
+    words = [[(0.1, 0.5, "thanks"), (0.9, 1.7, "so")], [(1.0, 1.4, "sure")]]
+    with torch.no_grad():
+        expected = base(voice_activity=torch.from_numpy(va)[None]).probs
+        got = init(voice_activity=torch.from_numpy(init.vad_inputs(va, words))[None]).probs
+    assert torch.allclose(expected, got, atol=1e-6)  # word inputs at weight 0, the end inputs where they were
+
+
 def test_score_dialogue_reads_the_words_when_the_dialogue_has_them():
     from turneval.naturalness_inference import dialogue_words, score_dialogue
 

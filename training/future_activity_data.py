@@ -16,7 +16,7 @@ which comes from a VAD rather than from hand-corrected word times:
 - ``clean_labels``: targets and boundary units from the DualTurn-cleaned activity, the one
   the naturalness score compares the predictions with (``score_naturalness(clean=True)``).
 
-A word-reading model (``vad_features="timing+words"``) also gets each crop's word cue track,
+A word-reading model (``vad_features="timing+words"`` or ``"timing+words+ends"``) also gets each crop's word cue track,
 computed from the call's words on the crop's clock (channels swapped with the activity) exactly
 as :meth:`FutureActivityPredictorModel.vad_inputs` computes it at run time
 (:meth:`FutureActivityWindows.with_words`); with chance ``word_dropout_p`` a crop gets no words

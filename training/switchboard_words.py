@@ -1,4 +1,4 @@
-"""Switchboard's real words for the word-reading FutureActivityPredictor (``vad_features="timing+words"``).
+"""Switchboard's real words for the word-reading FutureActivityPredictor (``vad_features="timing+words"``, or ``"timing+words+ends"`` from a look-ahead predictor).
 
     python -m turneval.training.switchboard_words cache --transcripts SWB/swb_ms98_transcriptions.tar.gz \\
         --splits shared/real/switchboard_ms98/splits --split train --out cache/swb_words_train.npz
@@ -175,13 +175,17 @@ def fit_cue(train: list[dict], val: list[dict], cs: tuple[float, ...] = (0.1,)) 
 
 
 def init_checkpoint(checkpoint: str | Path, weights: np.ndarray, out: str | Path) -> Path:
-    """A ``timing+words`` predictor that starts as the ``timing`` predictor ``checkpoint`` (cue inputs
-    weighted 0) with the word cue ``weights``."""
+    """A word-reading predictor that starts as the predictor ``checkpoint`` (cue inputs weighted 0)
+    with the word cue ``weights``: ``timing+words`` from a ``timing`` predictor, ``timing+words+ends``
+    from a look-ahead (``timing+ends``) one."""
+    import json
+
     import torch
 
     from turneval.training.warm_start import widen_timing_predictor
 
-    model, state = widen_timing_predictor(checkpoint, "timing+words")
+    reading = json.loads((Path(checkpoint) / "config.json").read_text()).get("vad_features")
+    model, state = widen_timing_predictor(checkpoint, "timing+words+ends" if reading == "timing+ends" else "timing+words")
     state["word_cue.weights"] = torch.from_numpy(np.asarray(weights, dtype=np.float32))
     model.load_state_dict(state, strict=True)
     model.save_pretrained(str(out))
@@ -201,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--train", required=True)
     f.add_argument("--val", required=True)
     f.add_argument("--out", required=True, help=".npz with the cue weights and its report")
-    i = sub.add_parser("init", help="a timing+words checkpoint warm-started from a timing one")
+    i = sub.add_parser("init", help="a word-reading checkpoint warm-started from a timing or look-ahead one")
     i.add_argument("--checkpoint", required=True)
     i.add_argument("--cue", required=True)
     i.add_argument("--out", required=True)

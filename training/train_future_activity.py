@@ -16,7 +16,7 @@ Voice-activity-only models can train on voice activity alone: ``--train_va`` / `
 take the ``.npz`` caches of :mod:`turneval.training.switchboard_va` (Switchboard's word times)
 instead of ``--train_dir`` / ``--val_dir``; ``--vad_like_p`` and ``--clean_labels`` prepare
 the model for the VAD output a report gives it (see :mod:`turneval.training.future_activity_data`).
-Word-reading models (``vad_features="timing+words"``) take ``--train_words`` / ``--val_words``, the
+Word-reading models (``vad_features="timing+words"`` or ``"timing+words+ends"``) take ``--train_words`` / ``--val_words``, the
 caches of :mod:`turneval.training.switchboard_words` (activity and words), and
 ``--word_dropout_p``.
 """

@@ -4,9 +4,10 @@
         --vad_features timing+ends --end_lookahead_s 1.0 --out runs/fap_ends_init
 
 A ``timing+words`` or ``timing+ends`` model reads two inputs per frame beside the timing features
-(its own and its partner's cue). Started from a ``timing`` predictor with every weight copied and
-the two new input columns at 0, it predicts exactly what that predictor predicts, so training
-starts from the real-timing model and learns only what the new inputs add.
+(its own and its partner's cue); ``timing+words+ends`` reads both pairs. Started from a predictor
+that reads fewer of them, with every weight copied and the new input columns at 0, it predicts
+exactly what that predictor predicts, so training starts from the real-timing model and learns
+only what the new inputs add.
 """
 from __future__ import annotations
 
@@ -15,10 +16,17 @@ from pathlib import Path
 from typing import Any
 
 
+def reading_cues(vad_features: str) -> list[str]:
+    """The cues a ``timing+...`` reading adds after the timing features, in input order:
+    ``"timing+words+ends"`` -> ``["words", "ends"]``."""
+    return vad_features.split("+")[1:]
+
+
 def widen_timing_predictor(checkpoint: str | Path, vad_features: str, **config: Any):
-    """A ``vad_features`` predictor that starts as the ``timing`` predictor ``checkpoint``: its
-    weights, the new inputs weighted 0; ``config``: other configuration fields to set (e.g.
-    ``end_lookahead_s``). Returns the model and the state dict it was loaded from (to add to)."""
+    """A ``vad_features`` predictor that starts as the predictor ``checkpoint`` (``timing`` or a
+    ``timing+`` reading with fewer cues): its weights, the new cue inputs weighted 0; ``config``:
+    other configuration fields to set (e.g. ``end_lookahead_s``). Returns the model and the state
+    dict it was loaded from (to add to, e.g. a word cue's weights)."""
     import torch
 
     from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
@@ -28,14 +36,21 @@ def widen_timing_predictor(checkpoint: str | Path, vad_features: str, **config: 
     if vad_features not in wider:
         raise ValueError(f"can widen a timing predictor to {', '.join(wider)}, not {vad_features!r}")
     base = FutureActivityPredictorModel.from_pretrained(str(checkpoint))
-    if (base.config.input_type, base.config.vad_features) != ("vad", "timing"):
-        raise ValueError(f"{checkpoint}: the warm start needs a vad_features='timing' predictor, got {base.config.vad_features!r}")
+    old, new = reading_cues(base.config.vad_features), reading_cues(vad_features)
+    if base.config.input_type != "vad" or not base.config.vad_features.startswith("timing") or not set(old) < set(new):
+        raise ValueError(f"{checkpoint}: the warm start to {vad_features!r} needs a 'timing' predictor or one that reads fewer "
+                         f"of its cues, got vad_features={base.config.vad_features!r}")
     fields = {k: v for k, v in base.config.to_dict().items() if k in FutureActivityPredictorConfig().to_dict()}
     model = FutureActivityPredictorModel(FutureActivityPredictorConfig(**{**fields, **config, "vad_features": vad_features}))
     state = base.state_dict()
     proj = state["encoder.proj.weight"]
-    extra = torch.zeros(proj.shape[0], VAD_FEATURE_WIDTHS[vad_features] - VAD_FEATURE_WIDTHS["timing"], dtype=proj.dtype)
-    state["encoder.proj.weight"] = torch.cat([proj, extra], dim=1)
+    timing = VAD_FEATURE_WIDTHS["timing"]
+    wide = torch.zeros(proj.shape[0], VAD_FEATURE_WIDTHS[vad_features], dtype=proj.dtype)
+    wide[:, :timing] = proj[:, :timing]
+    for i, cue in enumerate(old):  # each cue is two columns (own, partner), in the reading's order
+        j = new.index(cue)
+        wide[:, timing + 2 * j : timing + 2 * j + 2] = proj[:, timing + 2 * i : timing + 2 * i + 2]
+    state["encoder.proj.weight"] = wide
     return model, state
 
 

@@ -33,6 +33,7 @@ class FutureActivityPredictorConfig(PretrainedConfig):
             `"timing+ends"`: the timing features and, per channel, how close the speaker's current
             stretch of speech is to its end, read from the activity up to `end_lookahead_s` ahead
             (`speech_end_lookahead`): what a listener hears coming from the sound, without the voice.
+            `"timing+words+ends"`: both cues (input `[batch, frames, 4]` as for `"timing+words"`).
         sample_rate (`int`, *optional*, defaults to 16000): input sample rate.
         frame_hz (`int`, *optional*, defaults to 50): output frame rate (VAP's 20 ms frames).
         n_fft (`int`, *optional*, defaults to 400): analysis window of the causal log-mel front end.
@@ -60,7 +61,7 @@ class FutureActivityPredictorConfig(PretrainedConfig):
             frames inside turn-taking boundary units (TurnNat Eq. 5-6).
         va_loss_weight (`float`, *optional*, defaults to 0.5): weight of the voice-activity BCE.
         word_cue_buckets (`int`, *optional*, defaults to 65536): hashed word features of the word cue.
-        end_lookahead_s (`float`, *optional*, defaults to 0.5): how far ahead a `"timing+ends"` model reads
+        end_lookahead_s (`float`, *optional*, defaults to 0.5): how far ahead a `"timing+ends"` (or `"timing+words+ends"`) model reads
             each speaker's activity for the end of their current stretch of speech.
     """
 
@@ -95,8 +96,8 @@ class FutureActivityPredictorConfig(PretrainedConfig):
     ):
         if input_type not in ("audio", "vad"):
             raise ValueError(f"input_type must be 'audio' or 'vad', got {input_type!r}")
-        if vad_features not in ("activity", "timing", "timing+words", "timing+ends"):
-            raise ValueError(f"vad_features must be 'activity', 'timing', 'timing+words' or 'timing+ends', got {vad_features!r}")
+        if vad_features not in ("activity", "timing", "timing+words", "timing+ends", "timing+words+ends"):
+            raise ValueError(f"vad_features must be 'activity', 'timing', 'timing+words', 'timing+ends' or 'timing+words+ends', got {vad_features!r}")
         if end_lookahead_s <= 0:
             raise ValueError(f"end_lookahead_s must be > 0, got {end_lookahead_s}")
         bin_frames = list(bin_frames) if bin_frames is not None else [10, 20, 30, 40]
