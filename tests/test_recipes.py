@@ -41,7 +41,9 @@ def _shipped_plan(name: str, out: Path) -> list[Stage]:
     recipe = _recipe(name)
     if name == "future_activity_predictor_demo":
         return recipe.stages(out)
-    if name in ("future_activity_predictor_words", "future_activity_predictor_lookahead"):
+    if name == "future_activity_predictor_words":
+        return recipe.stages(out, Path("SWB"), Path("SPLITS"), Path("checkpoints/future_activity_predictor_lookahead"))
+    if name == "future_activity_predictor_lookahead":
         return recipe.stages(out, Path("SWB"), Path("SPLITS"), Path("checkpoints/future_activity_predictor_switchboard"))
     return recipe.stages(out, Path("SWB"), Path("SPLITS"))
 
@@ -85,7 +87,7 @@ def test_quick_switchboard_predictor_recipe_trains_on_cached_voice_activity(tmp_
     assert (config.input_type, config.vad_features) == ("vad", "timing")
 
 
-def test_quick_words_predictor_recipe_fits_the_cue_and_trains_from_the_voice_activity_model(tmp_path_factory):
+def test_quick_words_predictor_recipe_fits_the_cue_and_trains_from_the_lookahead_model(tmp_path_factory):
     import numpy as np
 
     from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
@@ -93,7 +95,8 @@ def test_quick_words_predictor_recipe_fits_the_cue_and_trains_from_the_voice_act
     out = _quick(tmp_path_factory, "future_activity_predictor_words")
     assert sorted(p.name for p in (out / "cache").iterdir()) == ["swb_words_test.npz", "swb_words_train.npz", "swb_words_val.npz"]
     model = FutureActivityPredictorModel.from_pretrained(out / "fap_words" / "final")
-    assert model.reads_words and model.config.vad_features == "timing+words"
+    # started from the bundled look-ahead predictor: it reads the words and each speaker's activity 1 s ahead
+    assert model.reads_words and (model.config.vad_features, model.lookahead_frames) == ("timing+words+ends", 50)
     with np.load(out / "word_cue.npz") as cue:  # the fitted cue is the model's, up to its 2 training steps (a buffer: not trained)
         assert np.array_equal(model.word_cue.weights.numpy(), cue["weights"])
 

@@ -8,8 +8,8 @@ of ``benchmarks/predictor_switchboard.py``: the five types, seed 0, the edits mo
 with the speech), scored by each predictor twice: reading the calls' words (the ms98
 transcripts), and with the words withheld (all-zero cues: what a word-reading predictor does
 with a recording that has no transcript). A predictor that does not read words gives the same
-figure twice. Default predictors: the bundled voice-activity one and the bundled word-reading
-one. Pairwise accuracy overall and per type, with Wilson 95 % intervals; the same pairs for
+figure twice. Default predictors: the bundled look-ahead one (where the word-reading one starts)
+and the bundled word-reading one. Pairwise accuracy overall and per type, with Wilson 95 % intervals; the same pairs for
 every predictor and view.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from predictor_switchboard import pair_results  # noqa: E402
 from turneval.checkpoints import bundled_root  # noqa: E402
 
 
-DEFAULT_PREDICTORS = ("future_activity_predictor_switchboard", "future_activity_predictor_words")
+DEFAULT_PREDICTORS = ("future_activity_predictor_lookahead", "future_activity_predictor_words")
 
 
 def evaluate(swb_root: str, splits: str, predictors: Sequence[str], pair_calls: int = 100) -> dict[str, Any]:

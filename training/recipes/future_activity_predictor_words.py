@@ -1,18 +1,19 @@
 """Recipe of the word-reading predictor, ``checkpoints/future_activity_predictor_words``.
 
     python -m turneval.training.recipes.future_activity_predictor_words --out runs/predictor_words \\
-        --swb-root SWB/swb_ms98_transcriptions.tar.gz --splits-dir shared/real/switchboard_ms98/splits   # about 15 min, 2 CPU threads
+        --swb-root SWB/swb_ms98_transcriptions.tar.gz --splits-dir shared/real/switchboard_ms98/splits   # about 10 min, 2 CPU threads
     python -m turneval.training.recipes.future_activity_predictor_words --out runs/predictor_words_quick --quick   # CI
 
-Stages (model_cards/future_activity_predictor_switchboard, "The word-reading variant"):
+Stages (model_cards/future_activity_predictor_words, "Training"):
 
 1. data: the voice activity and the words of every call of the VAP train, val and test splits,
    read once from the ms98 word alignments (``training.switchboard_words cache``);
 2. heads: the word cue, a logistic regression on each word and the one or two before it that
    says whether the speaker stops after it and the other side speaks next (``fit``; C = 0.1);
-3. backbone: the starting point, the bundled voice-activity predictor with the cue inputs
-   weighted 0 and the fitted cue inside (``init``; ``--init-checkpoint``);
-4. training: 2,000 steps x 32 random 20 s crops of the train calls, half of them redrawn as a VAD
+3. backbone: the starting point, the bundled look-ahead predictor (it knows when each speaker
+   stops) widened to ``vad_features="timing+words+ends"``, the cue inputs weighted 0 and the
+   fitted cue inside (``init``; ``--init-checkpoint``);
+4. training: 600 steps x 32 random 20 s crops of the train calls, half of them redrawn as a VAD
    would report them, a quarter without words (``training.train_future_activity
    --train_words``); ``OUT/fap_words/final`` is the bundled checkpoint's weights and config.
 
@@ -29,8 +30,9 @@ from turneval.training.recipes.future_activity_predictor_switchboard import QUIC
 from turneval.training.recipes.stages import Stage, run_warm_started_recipe
 
 
-SHIPPED = SwitchboardSize(steps="2000", every="500")
-"""The Switchboard predictor's kind of sizes: 2,000 steps (from that model's weights), checkpoints every 500; --quick as there."""
+SHIPPED = SwitchboardSize(steps="600", every="200")
+"""600 steps from the look-ahead predictor's weights (as that model from the Switchboard one; 1,800
+gave the same pairs within a point), checkpoints every 200; --quick as there."""
 
 
 def stages(out: Path, swb_root: Path, splits_dir: Path, init_checkpoint: Path, size: SwitchboardSize = SHIPPED) -> list[Stage]:
@@ -57,7 +59,7 @@ def stages(out: Path, swb_root: Path, splits_dir: Path, init_checkpoint: Path, s
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_warm_started_recipe(__doc__, stages, (SHIPPED, QUICK), "fap_words", argv)
+    return run_warm_started_recipe(__doc__, stages, (SHIPPED, QUICK), "fap_words", argv, init_from="future_activity_predictor_lookahead")
 
 
 if __name__ == "__main__":

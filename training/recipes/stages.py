@@ -126,16 +126,16 @@ def switchboard_inputs(args: argparse.Namespace, parser: argparse.ArgumentParser
 
 
 def run_warm_started_recipe(doc: str, make_stages: Callable[..., list[Stage]], sizes: tuple, final_dir: str,
-                            argv: Sequence[str] | None = None) -> int:
+                            argv: Sequence[str] | None = None, init_from: str = "future_activity_predictor_switchboard") -> int:
     """``main`` of a Switchboard recipe that starts from a voice-activity predictor (``--init-checkpoint``,
-    default the bundled one): ``make_stages(out, swb_root, splits_dir, init_checkpoint, size)`` with
-    ``sizes = (shipped, quick)``; prints where the trained predictor is (``OUT/final_dir/final``)."""
+    default the bundled ``init_from``): ``make_stages(out, swb_root, splits_dir, init_checkpoint, size)``
+    with ``sizes = (shipped, quick)``; prints where the trained predictor is (``OUT/final_dir/final``)."""
     from turneval.checkpoints import bundled_root
 
     parser = recipe_parser(doc.split("\n\n")[0])
     add_switchboard_arguments(parser)
-    parser.add_argument("--init-checkpoint", type=Path, default=bundled_root() / "future_activity_predictor_switchboard",
-                        help="the voice-activity predictor to start from (default: the bundled one)")
+    parser.add_argument("--init-checkpoint", type=Path, default=bundled_root() / init_from,
+                        help=f"the voice-activity predictor to start from (default: the bundled {init_from})")
     args = parser.parse_args(argv)
     first, swb_root, splits_dir, _ = switchboard_inputs(args, parser)
     shipped, quick = sizes
