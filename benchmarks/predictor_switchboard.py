@@ -47,6 +47,7 @@ if str(HERE) not in sys.path:
 
 from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
 from _switchboard import locate, map_calls, predictor_parser, run_where_located  # noqa: E402
+from _turnnat_paper import TABLE_III as TURNNAT_TABLE_III  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
 from turneval.dataset_scripts.grids import FRAME_HZ  # noqa: E402
@@ -54,18 +55,6 @@ from turneval.dataset_scripts.turn_end_decisions import DEFAULT_MIN_SILENCE_S as
 
 
 FULL, QUICK = {"test": 200, "train": 600, "pairs": 100}, {"test": 20, "train": 60, "pairs": 10}
-
-TURNNAT_TABLE_III: dict[str, dict[str, float]] = {
-    "D4 (DualTurn, 256-way + aux., alpha 8)": {
-        "late_response": 0.950, "early_entry": 0.925, "hold_instead_of_shift": 0.810, "shift_instead_of_hold": 0.845,
-        "excessive_backchannel": 0.870, "pairwise_accuracy": 0.880, "c_index": 0.676,
-    },
-    "V0 (VAP released, 256-way)": {
-        "late_response": 0.900, "early_entry": 0.910, "hold_instead_of_shift": 0.660, "shift_instead_of_hold": 0.820,
-        "excessive_backchannel": 0.740, "pairwise_accuracy": 0.806, "c_index": 0.633,
-    },
-}
-"""TurnNat Table III rows (shared/papers/002_977af8109332f042.txt), per-type pair accuracy as fractions."""
 
 NO_MODEL = "no model: minus mean abs. gap"
 """The pairs' baseline: ``perturbation_benchmark.mean_gap_score``, timing statistics with no model."""

@@ -52,6 +52,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from _harness import emit_result, figure, limit_threads  # noqa: E402
+from _turnnat_paper import BEST_MODEL, TABLE_III, paper_figures  # noqa: E402
 from predictor_switchboard import SWITCHBOARD_EDIT_PARAMS  # noqa: E402
 
 
@@ -193,7 +194,7 @@ def figures(result: dict[str, Any]) -> list[dict]:
                                                    f"([{s['ci95_resampling_recordings'][0]:.2f}, {s['ci95_resampling_recordings'][1]:.2f}] resampling recordings)")
             out.append(figure(f"real-call perturbations, original above {kind}: {name}", s["share"], "", headline=kind == "all",
                               note=f"{s['wins']} of {s['pairs']} pairs from {s['recordings']} recordings, {ci}; mean m difference "
-                                   f"{s['mean_m_difference']:+.3f}; {hosts}; target >= {TARGET:.2f}"))
+                                   f"{s['mean_m_difference']:+.3f}; {hosts}; target >= {TARGET:.2f}; {paper_figures(kind)}"))
             for split, g in s.get("by_original_gap", {}).items():
                 out.append(figure(f"real-call perturbations, original above late_response, original gap {split}: {name}", g["share"], "",
                                   note=f"{g['wins']} of {g['pairs']} pairs; mean m difference {g['mean_m_difference']:+.3f}; a unit covers "
@@ -208,21 +209,23 @@ def markdown(result: dict[str, Any]) -> str:
     names = list(summary["models"])
     lines = [f"{len(result['pairs'])} pairs from {len(result['recordings'])} recordings ({', '.join(result['recordings'])}), "
              f"seeds 0-{result['seeds'] - 1}; share of pairs in which the original has the higher m [Wilson 95 % CI], pairs.", "",
-             "| type | " + " | ".join(names) + " | recordings hosting it |", "|---|" + "---|" * (len(names) + 1)]
+             "| type | " + " | ".join(names) + " | recordings hosting it | TurnNat's best model, its own pairs (paper) |",
+             "|---|" + "---|" * (len(names) + 2)]
     for kind in [*summary["types"], "all"]:
         cells = []
         for name in names:
             s = summary["models"][name][kind]
             cells.append("no pair" if not s["pairs"] else f"{s['share']:.2f} [{s['ci95'][0]:.2f}, {s['ci95'][1]:.2f}], n = {s['pairs']}")
         hosts = "" if kind == "all" else f"{len(summary['types'][kind]['hosted_by'])} of {len(result['recordings'])}"
-        lines.append(f"| {kind} | " + " | ".join(cells) + f" | {hosts} |")
+        paper = TABLE_III[BEST_MODEL]["pairwise_accuracy" if kind == "all" else kind]
+        lines.append(f"| {kind} | " + " | ".join(cells) + f" | {hosts} | {paper:.3f} |")
     for split in next(iter(summary["models"].values()))["late_response"].get("by_original_gap", {}):
         cells = []
         for name in names:
             g = summary["models"][name]["late_response"]["by_original_gap"][split]
             cells.append("no pair" if not g["pairs"] else f"{g['share']:.2f}, n = {g['pairs']}")
-        lines.append(f"| late_response, original gap {split} | " + " | ".join(cells) + " | |")
-    lines += [""] + [f"- {kind}: {_cannot_text(info)}" for kind, info in summary["types"].items()]
+        lines.append(f"| late_response, original gap {split} | " + " | ".join(cells) + " | | |")
+    lines += ["", f"- {paper_figures('all')} (TurnNat Tables II-III)."] + [f"- {kind}: {_cannot_text(info)}" for kind, info in summary["types"].items()]
     if result["missing"]:
         lines += [f"- not found: {m}" for m in result["missing"]]
     return "\n".join(lines)
