@@ -32,10 +32,11 @@ stereo file (speech by Silero VAD on the crop's audio, then the predictor's m). 
 type: the share of pairs in which the original has the higher m (ties count as losses) with a
 Wilson 95 % interval (and, since pairs cut from one recording are not independent, a bootstrap
 interval that resamples recordings), the number of pairs, the recordings that host the type and those that
-cannot (and why). Issue 31's target: >= 0.90 for every type. Both bundled predictors (the eSpeak
-audio demo and the Switchboard voice-activity one) are scored side by side, with the default
-(``$TURNEVAL_PREDICTOR``) and ``--predictor`` checkpoints. Quick mode (``run_all --quick``):
-SpokenWOZ only, 2 seeds.
+cannot (and why). Issue 31's target: >= 0.90 for every type. Every bundled predictor
+(``_real_calls.BUNDLED_PREDICTORS``) is scored side by side, with the default
+(``$TURNEVAL_PREDICTOR``) and ``--predictor`` checkpoints, beside a stopwatch on the silences
+that needs no model (:data:`SILENCE_TIMER`) and TurnNat's own figures for scale (its listeners and
+its best model, on its pairs). Quick mode (``run_all --quick``): SpokenWOZ only, 2 seeds.
 """
 from __future__ import annotations
 
@@ -89,9 +90,25 @@ def perturbation_pairs(dialogue, seeds: int) -> tuple[list, dict[str, Counter]]:
     return pairs, failed
 
 
+SILENCE_TIMER = "silence timer"
+"""The baseline beside every predictor: a stopwatch on the silences, minus the mean absolute gap
+at changes of speaker (``perturbation_benchmark.mean_gap_score``) on the same VAD segments; a
+longer or an overlapping answer scores lower. It needs no model and sees no unit."""
+
+
+def _scores(heard, models: Sequence[tuple[str, Any]]) -> dict[str, float]:
+    """m of one VAD-heard crop by every model, and the silence timer's score."""
+    from _real_calls import score_given_segments
+
+    from turneval.training.perturbation_benchmark import mean_gap_score
+
+    return {**{name: score_given_segments(heard, model) for name, model in models}, SILENCE_TIMER: mean_gap_score(heard)}
+
+
 def score_pairs(dialogues: Sequence, models: Sequence[tuple[str, Any]], seeds: int) -> dict[str, Any]:
-    """Every pair of every recording scored by every model: ``{"pairs": [...], "hosting": {...}}``."""
-    from _real_calls import heard_as_turneval, score_given_segments
+    """Every pair of every recording scored by every model and the silence timer:
+    ``{"pairs": [...], "hosting": {...}}``."""
+    from _real_calls import heard_as_turneval
 
     rows, hosting = [], {}
     for dialogue in dialogues:
@@ -103,10 +120,8 @@ def score_pairs(dialogues: Sequence, models: Sequence[tuple[str, Any]], seeds: i
             crop = (pair.crop.get("source_start_s"), pair.crop.get("source_end_s"))
             # each crop's speech is found once, as `turneval score` finds it, then every model scores it
             if crop not in natural_cache:
-                natural = heard_as_turneval(pair.natural)
-                natural_cache[crop] = {name: score_given_segments(natural, model) for name, model in models}
-            heard = heard_as_turneval(pair.perturbed)
-            perturbed = {name: score_given_segments(heard, model) for name, model in models}
+                natural_cache[crop] = _scores(heard_as_turneval(pair.natural), models)
+            perturbed = _scores(heard_as_turneval(pair.perturbed), models)
             gap_ms = pair.edit.get("pre_response_gap_ms")
             rows.append({"recording": dialogue.id, "type": pair.perturbation_type, "description": pair.description,
                          "crop": pair.crop, "natural_m": natural_cache[crop], "perturbed_m": perturbed,
@@ -171,7 +186,7 @@ def evaluate(spokenwoz_root: str | None, ami_root: str | None, seeds: int, extra
     models = predictors(extra_predictors)
     scored = score_pairs(dialogues, models, seeds)
     return {"seeds": seeds, "recordings": [d.id for d in dialogues], "missing": missing,
-            "summary": summarize(scored, [name for name, _ in models]), **scored}
+            "summary": summarize(scored, [*(name for name, _ in models), SILENCE_TIMER]), **scored}
 
 
 def _cannot_text(kind_info: dict[str, Any]) -> str:
@@ -179,6 +194,10 @@ def _cannot_text(kind_info: dict[str, Any]) -> str:
     if not cannot:
         return "every recording hosts it"
     return "cannot host it: " + ", ".join(f"{rec} ({'/'.join(sorted(reasons)) or 'no place'})" for rec, reasons in cannot.items())
+
+
+def _difference_label(name: str) -> str:
+    return "mean difference of minus the mean gap (s)" if name == SILENCE_TIMER else "mean m difference"
 
 
 def figures(result: dict[str, Any]) -> list[dict]:
@@ -193,11 +212,11 @@ def figures(result: dict[str, Any]) -> list[dict]:
             ci = "no pair" if not s["pairs"] else (f"Wilson 95 % CI [{s['ci95'][0]:.2f}, {s['ci95'][1]:.2f}] "
                                                    f"([{s['ci95_resampling_recordings'][0]:.2f}, {s['ci95_resampling_recordings'][1]:.2f}] resampling recordings)")
             out.append(figure(f"real-call perturbations, original above {kind}: {name}", s["share"], "", headline=kind == "all",
-                              note=f"{s['wins']} of {s['pairs']} pairs from {s['recordings']} recordings, {ci}; mean m difference "
+                              note=f"{s['wins']} of {s['pairs']} pairs from {s['recordings']} recordings, {ci}; {_difference_label(name)} "
                                    f"{s['mean_m_difference']:+.3f}; {hosts}; target >= {TARGET:.2f}; {paper_figures(kind)}"))
             for split, g in s.get("by_original_gap", {}).items():
                 out.append(figure(f"real-call perturbations, original above late_response, original gap {split}: {name}", g["share"], "",
-                                  note=f"{g['wins']} of {g['pairs']} pairs; mean m difference {g['mean_m_difference']:+.3f}; a unit covers "
+                                  note=f"{g['wins']} of {g['pairs']} pairs; {_difference_label(name)} {g['mean_m_difference']:+.3f}; a unit covers "
                                        "the 2 s before an onset, so lengthening a gap of a second or more moves silence only"))
     return out
 

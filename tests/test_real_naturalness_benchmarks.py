@@ -111,7 +111,10 @@ def test_benchmark_counts_and_figures(spokenwoz_root, tiny_predictors, tmp_path)
     result = real_perturbations.evaluate(str(spokenwoz_root), str(tmp_path / "no_ami"), seeds=2)
     assert result["recordings"] == ["SYN0001"] and any("no AMI data" in m for m in result["missing"])
     summary = result["summary"]
-    for name, _ in tiny_predictors:
+    timer = real_perturbations.SILENCE_TIMER  # scored beside the predictors, on the same VAD segments
+    assert list(summary["models"]) == [name for name, _ in tiny_predictors] + [timer]
+    assert all(r[side][timer] <= 0 for r in result["pairs"] for side in ("natural_m", "perturbed_m")), "minus a mean absolute gap"
+    for name in summary["models"]:
         per_type = summary["models"][name]
         assert per_type["all"]["pairs"] == len(result["pairs"]) == sum(per_type[k]["pairs"] for k in PERTURBATION_TYPES)
         for kind, s in per_type.items():
@@ -127,12 +130,14 @@ def test_benchmark_counts_and_figures(spokenwoz_root, tiny_predictors, tmp_path)
         split = per_type["late_response"]["by_original_gap"]
         assert sum(g["pairs"] for g in split.values()) == per_type["late_response"]["pairs"] == len(late)
         assert split["< 1 s"]["pairs"] == sum(r["original_gap_s"] < real_perturbations.LATE_GAP_SPLIT_S for r in late)
+    scorers = len(tiny_predictors) + 1
     figures = real_perturbations.figures(result)
     per_type_figures = [f for f in figures if "original gap" not in f["name"]]
-    assert len(per_type_figures) == len(tiny_predictors) * (len(PERTURBATION_TYPES) + 1)
-    assert len(figures) - len(per_type_figures) == 2 * len(tiny_predictors), "late responses split by the gap they lengthen"
-    assert all("target >= 0.90" in f["note"] for f in per_type_figures)
-    assert "| late_response |" in real_perturbations.markdown(result) and "original gap >= 1 s" in real_perturbations.markdown(result)
+    assert len(per_type_figures) == scorers * (len(PERTURBATION_TYPES) + 1)
+    assert len(figures) - len(per_type_figures) == 2 * scorers, "late responses split by the gap they lengthen"
+    assert all("target >= 0.90" in f["note"] and "TurnNat" in f["note"] for f in per_type_figures)
+    table = real_perturbations.markdown(result)
+    assert "| late_response |" in table and "original gap >= 1 s" in table and "| silence timer |" in table.splitlines()[2]
 
 
 def test_range_scores_each_source_with_the_predictors_that_can_read_it(spokenwoz_root, tiny_predictors, tmp_path, monkeypatch):
