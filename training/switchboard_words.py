@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -79,28 +80,23 @@ def call_words(dialogue, buckets: int = BUCKETS) -> list[tuple[np.ndarray, np.nd
     return out
 
 
-def cache_words(root: str | Path, conversations: list[str], out: str | Path, verbose: bool = False) -> Path:
-    """Write activity and words of ``conversations``: keys ``ids``, ``offsets``, ``va`` (int8
-    ``[frames, 2]``), ``word_offsets`` (``[n, 2, 2]``: start and end of each side's words),
-    ``word_starts``, ``word_ends`` and ``word_buckets``."""
-    from turneval.dataset_scripts.readers.switchboard import iter_switchboard_calls
-
-    started = time.time()
-    ids, arrays, starts, ends, buckets, word_offsets = [], [], [], [], [], []
-    cursor = 0
-    for k, dialogue in enumerate(iter_switchboard_calls(root, conversations)):
-        ids.append(dialogue.id.removeprefix("sw"))
-        arrays.append(dialogue.frame_activity().T.astype(np.int8))
-        sides = []
-        for s, e, b in call_words(dialogue):
-            sides.append((cursor, cursor + e.size))
-            cursor += e.size
+def save_word_cache(out: str | Path, calls: Sequence[tuple[str, np.ndarray, Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]]]) -> Path:
+    """Write ``(id, activity [frames, 2], per side (word starts, ends, buckets [K, 3]))`` per call
+    as a word cache: keys ``ids``, ``offsets``, ``va`` (int8), ``word_offsets`` (``[n, 2, 2]``:
+    start and end of each side's words), ``word_starts``, ``word_ends`` and ``word_buckets``
+    (what :func:`load_words` reads)."""
+    ids, arrays, starts, ends, buckets, word_offsets, cursor = [], [], [], [], [], [], 0
+    for call_id, va, sides in calls:
+        ids.append(call_id)
+        arrays.append(np.asarray(va, dtype=np.int8))
+        offsets = []
+        for s, e, b in sides:
+            offsets.append((cursor, cursor + len(e)))
+            cursor += len(e)
             starts.append(s)
             ends.append(e)
             buckets.append(b)
-        word_offsets.append(sides)
-        if verbose and (k + 1) % 200 == 0:
-            print(f"{k + 1}/{len(conversations)} calls, {time.time() - started:.0f} s", flush=True)
+        word_offsets.append(offsets)
     offsets = np.concatenate([[0], np.cumsum([a.shape[0] for a in arrays])]).astype(np.int64)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -108,6 +104,19 @@ def cache_words(root: str | Path, conversations: list[str], out: str | Path, ver
                         word_offsets=np.array(word_offsets, dtype=np.int64).reshape(-1, 2, 2),
                         word_starts=np.concatenate(starts), word_ends=np.concatenate(ends), word_buckets=np.concatenate(buckets))
     return out
+
+
+def cache_words(root: str | Path, conversations: list[str], out: str | Path, verbose: bool = False) -> Path:
+    """Write activity and words of ``conversations`` as a word cache (:func:`save_word_cache`)."""
+    from turneval.dataset_scripts.readers.switchboard import iter_switchboard_calls
+
+    started = time.time()
+    calls = []
+    for k, dialogue in enumerate(iter_switchboard_calls(root, conversations)):
+        calls.append((dialogue.id.removeprefix("sw"), dialogue.frame_activity().T, call_words(dialogue)))
+        if verbose and (k + 1) % 200 == 0:
+            print(f"{k + 1}/{len(conversations)} calls, {time.time() - started:.0f} s", flush=True)
+    return save_word_cache(out, calls)
 
 
 def load_words(path: str | Path) -> list[dict]:
@@ -178,14 +187,13 @@ def init_checkpoint(checkpoint: str | Path, weights: np.ndarray, out: str | Path
     """A word-reading predictor that starts as the predictor ``checkpoint`` (cue inputs weighted 0)
     with the word cue ``weights``: ``timing+words`` from a ``timing`` predictor, ``timing+words+ends``
     from a look-ahead (``timing+ends``) one."""
-    import json
-
     import torch
 
-    from turneval.training.warm_start import widen_timing_predictor
+    from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
+    from turneval.training.warm_start import reading_with, widen_timing_predictor
 
-    reading = json.loads((Path(checkpoint) / "config.json").read_text()).get("vad_features")
-    model, state = widen_timing_predictor(checkpoint, "timing+words+ends" if reading == "timing+ends" else "timing+words")
+    base = FutureActivityPredictorConfig.from_pretrained(str(checkpoint)).vad_features
+    model, state = widen_timing_predictor(checkpoint, reading_with(base, "words"))
     state["word_cue.weights"] = torch.from_numpy(np.asarray(weights, dtype=np.float32))
     model.load_state_dict(state, strict=True)
     model.save_pretrained(str(out))

@@ -16,10 +16,21 @@ from pathlib import Path
 from typing import Any
 
 
+CUE_ORDER = ("words", "ends")
+"""The cues a ``timing+`` reading may add, in the order the model reads them."""
+
+
 def reading_cues(vad_features: str) -> list[str]:
     """The cues a ``timing+...`` reading adds after the timing features, in input order:
     ``"timing+words+ends"`` -> ``["words", "ends"]``."""
     return vad_features.split("+")[1:]
+
+
+def reading_with(vad_features: str, cue: str) -> str:
+    """The reading of ``vad_features`` with ``cue`` added in its place:
+    ``reading_with("timing+ends", "words")`` -> ``"timing+words+ends"``."""
+    cues = {*reading_cues(vad_features), cue}
+    return "+".join(["timing", *(c for c in CUE_ORDER if c in cues)])
 
 
 def widen_timing_predictor(checkpoint: str | Path, vad_features: str, **config: Any):

@@ -63,18 +63,17 @@ def cue_magnitude(flip: float) -> float:
 
 def ipu_truth(own: Sequence[tuple[float, float]], other: Sequence[tuple[float, float]], duration: float,
               merge_s: float = MERGE_S) -> list[tuple[float, float, bool]]:
-    """``(start, end, shift)`` of each IPU of one speaker (segments with gaps under ``merge_s``
-    merged): ``shift`` when the other side speaks before this speaker's next IPU (or the end)."""
-    runs: list[list[float]] = []
-    for s, e in sorted(own):
-        if runs and s - runs[-1][1] < merge_s - 1e-9:  # a gap of exactly merge_s ends the IPU
-            runs[-1][1] = max(runs[-1][1], e)
-        else:
-            runs.append([s, e])
+    """``(start, end, shift)`` of each IPU of one speaker (``events.merge_into_ipus``; a silence of
+    ``merge_s`` or more ends one): ``shift`` when the other side speaks before this speaker's next
+    IPU (or the end)."""
+    from turneval.dataset_scripts.events import merge_into_ipus
+
+    # merge_into_ipus splits at silences longer than its limit; these IPUs end at merge_s itself
+    runs = merge_into_ipus(own, 0, max_silence_s=merge_s - 2e-9)
     out = []
-    for i, (s, e) in enumerate(runs):
-        nxt = runs[i + 1][0] if i + 1 < len(runs) else duration
-        out.append((s, e, any(a < nxt and b > e for a, b in other)))
+    for i, ipu in enumerate(runs):
+        nxt = runs[i + 1].start if i + 1 < len(runs) else duration
+        out.append((ipu.start, ipu.end, any(a < nxt and b > ipu.end for a, b in other)))
     return out
 
 
@@ -83,40 +82,26 @@ def _flips(flip: float, n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 # -- cache: the cue in a word cache --------------------------------------------------------------
-def segments_of(active: np.ndarray, frame_hz: int = FRAME_HZ) -> list[tuple[float, float]]:
-    """0/1 frames -> (start, end) seconds of each run of 1s."""
-    d = np.diff(np.concatenate([[0], np.asarray(active, np.int8), [0]]))
-    return [(a / frame_hz, b / frame_hz) for a, b in zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1))]
-
-
 def write_cache(words_cache: str | Path, out: str | Path, flip: float = 0.0, seed: int = 0) -> dict[str, Any]:
     """A copy of a word cache whose words are the IPUs, bucket 0 for a shift and 1 for a hold."""
-    from turneval.training.switchboard_words import load_words
+    from turneval.dataset_scripts.grids import activity_to_segments
+    from turneval.training.switchboard_words import load_words, save_word_cache
 
     rng = np.random.default_rng(seed)
-    ids, arrays, starts, ends, buckets, word_offsets, cursor, shifts = [], [], [], [], [], [], 0, 0
+    calls, ipus, shifts = [], 0, 0
     for call in load_words(words_cache):
         va = call["va"]
-        ids.append(call["id"])
-        arrays.append(va)
+        segs = [activity_to_segments(va[:, c], FRAME_HZ) for c in (0, 1)]
         sides = []
-        segs = [segments_of(va[:, c]) for c in (0, 1)]
         for c in (0, 1):
             truth = ipu_truth(segs[c], segs[1 - c], va.shape[0] / FRAME_HZ)
             shift = np.array([t[2] for t in truth], bool) ^ _flips(flip, len(truth), rng)
-            sides.append((cursor, cursor + len(truth)))
-            cursor += len(truth)
-            starts.append(np.array([t[0] for t in truth], np.float32))
-            ends.append(np.array([t[1] for t in truth], np.float32))
-            buckets.append(np.repeat(np.where(shift, 0, 1)[:, None], 3, axis=1).astype(np.int32))
-            shifts += int(shift.sum())
-        word_offsets.append(sides)
-    offsets = np.concatenate([[0], np.cumsum([a.shape[0] for a in arrays])]).astype(np.int64)
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out, ids=np.array(ids), offsets=offsets, va=np.concatenate(arrays),
-                        word_offsets=np.array(word_offsets, dtype=np.int64).reshape(-1, 2, 2),
-                        word_starts=np.concatenate(starts), word_ends=np.concatenate(ends), word_buckets=np.concatenate(buckets))
-    return {"calls": len(ids), "ipus": cursor, "shift_share": shifts / max(cursor, 1)}
+            sides.append((np.array([t[0] for t in truth], np.float32), np.array([t[1] for t in truth], np.float32),
+                          np.repeat(np.where(shift, 0, 1)[:, None], 3, axis=1).astype(np.int32)))
+            ipus, shifts = ipus + len(truth), shifts + int(shift.sum())
+        calls.append((call["id"], va, sides))
+    save_word_cache(out, calls)
+    return {"calls": len(calls), "ipus": ipus, "shift_share": shifts / max(ipus, 1)}
 
 
 def init_predictor(checkpoint: str | Path, out: str | Path, flip: float = 0.0, buckets: int = 65536) -> Path:
