@@ -36,7 +36,7 @@ import sys
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -114,21 +114,31 @@ def init_predictor(checkpoint: str | Path, out: str | Path, flip: float = 0.0, b
 
 
 # -- pairs: the cue carried by the words of the natural call -------------------------------------
-def tag_words(dialogue, flip: float = 0.0, seed: int = 0):
-    """The dialogue with each word's text suffixed ``|S`` or ``|H``: its IPU's truth in this call."""
+def tag_words_by_ipu(dialogue, tags_of: Callable[[int, list], Sequence[str]], empty: str):
+    """The dialogue with each word's text suffixed ``|<tag>``: the tag of its IPU in this call,
+    ``tags_of(channel, ipu_truth(...))`` (``empty`` for a side without IPUs)."""
     from turneval.dataset_scripts.dialogue import Word
 
     tagged = []
     for c in (0, 1):
         truth = ipu_truth(dialogue.segments[c], dialogue.segments[1 - c], float(dialogue.duration))
-        shift = np.array([t[2] for t in truth], bool) ^ _flips(flip, len(truth), np.random.default_rng([seed, c]))
+        tags = tags_of(c, truth)
         starts = np.array([t[0] for t in truth])
         side = []
         for w in dialogue.words[c]:
             i = max(int(np.searchsorted(starts, w.start + 0.05, side="right")) - 1, 0)
-            side.append(Word(w.start, w.end, f"{w.text}|{SHIFT if len(shift) and shift[i] else HOLD}"))
+            side.append(Word(w.start, w.end, f"{w.text}|{tags[i] if len(tags) else empty}"))
         tagged.append(side)
     return replace(dialogue, words=tagged)
+
+
+def tag_words(dialogue, flip: float = 0.0, seed: int = 0):
+    """The dialogue with each word's text suffixed ``|S`` or ``|H``: its IPU's truth in this call."""
+    def tags_of(c: int, truth: list) -> list[str]:
+        shift = np.array([t[2] for t in truth], bool) ^ _flips(flip, len(truth), np.random.default_rng([seed, c]))
+        return [SHIFT if s else HOLD for s in shift]
+
+    return tag_words_by_ipu(dialogue, tags_of, HOLD)
 
 
 def untag_words(dialogue):
