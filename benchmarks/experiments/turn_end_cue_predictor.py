@@ -65,21 +65,16 @@ for path in (HERE, HERE.parent):
         sys.path.insert(0, str(path))
 
 from _harness import limit_threads  # noqa: E402
-from turn_final_cue_ceiling import ipu_truth, tag_words_by_ipu, untag_words  # noqa: E402
+from turn_final_cue_ceiling import FRAME_HZ, ipu_truth, tag_words_by_ipu, untag_words  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
 
 
-FRAME_HZ = 50
 CALIBRATION: dict[str, tuple[float, float]] = {"shift": (1.47, 2.61), "hold": (-1.73, 3.09)}
 """smart-turn v3.2's logit (mean, sd) at the 96 VAD IPU ends of the 3 SpokenWOZ calls with audio,
 by truth (75 turn ends, 21 holds; ROC-AUC 0.777): ``calibrate`` measured it on 2026-11-26."""
 QUANTUM = 0.1
 """Cue values travel through a word cache as buckets this many log-odds wide."""
-JUDGED_AFTER_S = 0.2
-"""smart-turn hears the speaker's channel until this long after the IPU (pipecat's VAD stop_secs)."""
-CONTEXT_S = 8.0
-"""... and at most this much of it (smart-turn's window)."""
 
 
 def _clip() -> float:
@@ -136,15 +131,16 @@ def with_cue(dialogue, ipus: Sequence[Sequence[tuple[float, float, float]]], loo
 # -- the cue's sources ---------------------------------------------------------------------------
 def smart_turn_ipus(dialogue, judge) -> list[list[tuple[float, float, float]]]:
     """Per speaker ``(start, end, smart-turn logit)`` of each IPU of a stereo Dialogue with audio."""
-    from turneval.smart_turn import SAMPLE_RATE
+    # what pipecat hands it: the speaker's own channel until VAD_STOP_S after the IPU, the last WINDOW_S of it
+    from turneval.smart_turn import SAMPLE_RATE, VAD_STOP_S, WINDOW_S
 
     duration = dialogue.audio.shape[1] / SAMPLE_RATE
     out = []
     for c in (0, 1):
         side = []
         for start, end, _ in ipu_truth(dialogue.segments[c], dialogue.segments[1 - c], duration):
-            heard_to = min(end + JUDGED_AFTER_S, duration)
-            audio = dialogue.audio[c, int(max(0.0, heard_to - CONTEXT_S) * SAMPLE_RATE) : int(heard_to * SAMPLE_RATE)]
+            heard_to = min(end + VAD_STOP_S, duration)
+            audio = dialogue.audio[c, int(max(0.0, heard_to - WINDOW_S) * SAMPLE_RATE) : int(heard_to * SAMPLE_RATE)]
             p = min(max(judge.probability(audio), 1e-4), 1 - 1e-4)
             side.append((start, end, math.log(p / (1 - p))))
         out.append(side)
