@@ -51,6 +51,11 @@ VERSIONS: dict[str, dict[str, Any]] = {
 """The versions of each call: the real timing and the re-timings (:func:`retime_as_system` arguments)."""
 TARGET = 0.90
 """Issue 14's known-groups target: the human-like version above the others in >= 90 % of pairs."""
+UNIT_KINDS: dict[str, tuple[str, str]] = {
+    "system_onsets": ("system", "onset"), "system_offsets": ("system", "offset"),
+    "user_onsets": ("user", "onset"), "user_offsets": ("user", "offset"),
+}
+"""m's boundary units by whose speech they end at and which end (diagnostics beside m)."""
 
 
 def call_scores(dialogue, model, crop_s: float, seed: int) -> list[dict[str, float]]:
@@ -65,9 +70,11 @@ def call_scores(dialogue, model, crop_s: float, seed: int) -> list[dict[str, flo
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NaturalnessUndefinedWarning)
             results = {name: score_dialogue(retime_as_system(dialogue, system, seed=seed, **kw), model) for name, kw in VERSIONS.items()}
-        # beside m, a diagnostic: how expected the moments were at which the system started to speak
+        # beside m, diagnostics: how expected each kind of boundary unit was (e.g. the moments the system started to speak)
+        speaker = {"system": system, "user": 1 - system}
         out.append({"m": {name: float(r.score) for name, r in results.items()},
-                    "system_onsets": {name: r.mean_unit_nll(system, "onset") for name, r in results.items()}})
+                    **{kind: {name: r.mean_unit_nll(speaker[role], boundary) for name, r in results.items()}
+                       for kind, (role, boundary) in UNIT_KINDS.items()}})
     return out
 
 
@@ -100,8 +107,8 @@ def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[s
     ids = read_split_ids(splits, "test")[: counts["calls"]]
     scored = map_calls(swb_root, ids, lambda d: call_scores(d, model, counts["crop_s"], seed=int(d.id.removeprefix("sw"))))
     rows = [row for _, pair in scored for row in pair]
-    onsets = summarize([row["system_onsets"] for row in rows], higher_is_better=False)
-    return {"predictor": predictor, "counts": counts, **summarize([row["m"] for row in rows]), "system_onsets": onsets}
+    units = {kind: summarize([row[kind] for row in rows], higher_is_better=False) for kind in UNIT_KINDS}
+    return {"predictor": predictor, "counts": counts, **summarize([row["m"] for row in rows]), "units": units}
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -111,13 +118,18 @@ def markdown(result: dict[str, Any]) -> str:
              f"| human (the call's own timing) | {result['mean_m']['human']:.3f} | |"]
     for name, r in result["human_above"].items():
         lines.append(f"| {name} | {result['mean_m'][name]:.3f} | {100 * r['share']:.0f} % [{100 * r['ci95'][0]:.0f}, {100 * r['ci95'][1]:.0f}] |")
-    onsets = result.get("system_onsets")
-    if onsets:
-        lines += ["", f"Diagnostic, not m: the mean unit NLL at the system's speech onsets ({onsets['pairs']} pairs; lower = more expected).", "",
-                  "| version | mean NLL at system onsets | real timing more expected [95 % CI] |", "|---|---|---|",
-                  f"| human (the call's own timing) | {onsets['mean_m']['human']:.3f} | |"]
-        for name, r in onsets["human_above"].items():
-            lines.append(f"| {name} | {onsets['mean_m'][name]:.3f} | {100 * r['share']:.0f} % [{100 * r['ci95'][0]:.0f}, {100 * r['ci95'][1]:.0f}] |")
+    units = result.get("units")
+    if units:
+        kinds = list(units)
+        versions = [name for name in VERSIONS if name != "human"]
+        lines += ["", "Diagnostics, not m: the mean NLL of each kind of boundary unit (lower = more expected), and in how many pairs "
+                  "the real timing's is lower [95 % CI]. m averages all four kinds (and its worst quarter).", "",
+                  "| unit | human (the call's own timing) | " + " | ".join(versions) + " |", "|---|---|" + "---|" * len(versions)]
+        for kind in kinds:
+            u = units[kind]
+            cells = [f"{u['mean_m'][v]:.3f}: {100 * u['human_above'][v]['share']:.0f} % [{100 * u['human_above'][v]['ci95'][0]:.0f}, "
+                     f"{100 * u['human_above'][v]['ci95'][1]:.0f}]" for v in versions]
+            lines.append(f"| {kind.replace('_', ' ')} ({u['pairs']}) | {u['mean_m']['human']:.3f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -117,6 +117,9 @@ def test_retimed_summary_counts_how_often_the_real_timing_wins():
     assert {f["name"] for f in retimed.figures({**result, "counts": {"calls": 1, "crop_s": 60.0}})} >= {
         "real call above its cascaded re-timing (share of pairs)"
     }
+    units = {kind: retimed.summarize(rows, higher_is_better=False) for kind in retimed.UNIT_KINDS}
+    table = retimed.markdown({**result, "predictor": "p", "counts": {"calls": 1, "crop_s": 60.0}, "units": units})
+    assert "| user offsets (2) |" in table and table.count("| system") == 2
 
 
 def test_retimed_versions_of_a_call_are_scored_with_both_speakers_as_the_system():
@@ -132,7 +135,8 @@ def test_retimed_versions_of_a_call_are_scored_with_both_speakers_as_the_system(
     model = FutureActivityPredictorModel(config).eval()
     call = generate_dialogue(5, duration_s=60.0, style="human")
     rows = retimed.call_scores(call, model, crop_s=40.0, seed=0)
-    assert len(rows) == 2 and all(set(r["m"]) == set(r["system_onsets"]) == set(retimed.VERSIONS) for r in rows)
+    assert len(rows) == 2 and all(set(r) == {"m", *retimed.UNIT_KINDS} for r in rows)
+    assert all(set(r[kind]) == set(retimed.VERSIONS) for r in rows for kind in r)
     assert all(np.isfinite(v) for r in rows for part in r.values() for v in part.values())
     assert rows[0]["m"]["cascaded"] != rows[1]["m"]["cascaded"]  # another speaker is the system
     onsets = retimed.summarize([r["system_onsets"] for r in rows], higher_is_better=False)
