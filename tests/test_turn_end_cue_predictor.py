@@ -40,8 +40,8 @@ def test_a_predictor_reads_the_cue_track_through_its_word_cue():
 
 
 def test_an_ipu_takes_its_last_words_cue():
-    ipus = experiment.last_word_ipus([(0.0, 1.0), (1.1, 2.0), (3.0, 4.0), (5.0, 5.5)], [(2.3, 2.8)], 6.0,
-                                     np.array([0.1, 0.6, 1.5, 3.2]), np.array([-3.0, -1.0, 2.0, -2.0]))
+    units = experiment.ipu_truth([(0.0, 1.0), (1.1, 2.0), (3.0, 4.0), (5.0, 5.5)], [(2.3, 2.8)], 6.0)
+    ipus = experiment.last_word_ipus(units, np.array([0.1, 0.6, 1.5, 3.2]), np.array([-3.0, -1.0, 2.0, -2.0]))
     assert ipus == [(0.0, 2.0, 2.0), (3.0, 4.0, -2.0), (5.0, 5.5, 0.0)], "gaps under 0.2 s merge; no words: 0"
 
 

@@ -129,35 +129,37 @@ def with_cue(dialogue, ipus: Sequence[Sequence[tuple[float, float, float]]], loo
 
 
 # -- the cue's sources ---------------------------------------------------------------------------
-def smart_turn_ipus(dialogue, judge) -> list[list[tuple[float, float, float]]]:
-    """Per speaker ``(start, end, smart-turn logit)`` of each IPU of a stereo Dialogue with audio."""
-    # what pipecat hands it: the speaker's own channel until VAD_STOP_S after the IPU, the last WINDOW_S of it
+def speaker_ipus(dialogue, c: int, duration: float | None = None) -> list[tuple[float, float, bool]]:
+    """``ipu_truth`` of speaker ``c`` of a Dialogue (over ``duration``, default the dialogue's)."""
+    return ipu_truth(dialogue.segments[c], dialogue.segments[1 - c], float(dialogue.duration if duration is None else duration))
+
+
+def smart_turn_logit(channel: np.ndarray, end: float, judge) -> float:
+    """smart-turn's logit at an IPU ending at ``end`` s, as pipecat asks it: the speaker's own
+    channel until ``VAD_STOP_S`` after the IPU, the last ``WINDOW_S`` of it."""
     from turneval.smart_turn import SAMPLE_RATE, VAD_STOP_S, WINDOW_S
 
+    heard_to = min(end + VAD_STOP_S, channel.shape[0] / SAMPLE_RATE)
+    p = min(max(judge.probability(channel[int(max(0.0, heard_to - WINDOW_S) * SAMPLE_RATE) : int(heard_to * SAMPLE_RATE)]), 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+def smart_turn_ipus(dialogue, judge) -> list[list[tuple[float, float, float]]]:
+    """Per speaker ``(start, end, smart-turn logit)`` of each IPU of a stereo Dialogue with audio."""
+    from turneval.smart_turn import SAMPLE_RATE
+
     duration = dialogue.audio.shape[1] / SAMPLE_RATE
-    out = []
-    for c in (0, 1):
-        side = []
-        for start, end, _ in ipu_truth(dialogue.segments[c], dialogue.segments[1 - c], duration):
-            heard_to = min(end + VAD_STOP_S, duration)
-            audio = dialogue.audio[c, int(max(0.0, heard_to - WINDOW_S) * SAMPLE_RATE) : int(heard_to * SAMPLE_RATE)]
-            p = min(max(judge.probability(audio), 1e-4), 1 - 1e-4)
-            side.append((start, end, math.log(p / (1 - p))))
-        out.append(side)
-    return out
+    return [[(start, end, smart_turn_logit(dialogue.audio[c], end, judge)) for start, end, _ in speaker_ipus(dialogue, c, duration)]
+            for c in (0, 1)]
 
 
-def last_word_ipus(segments: Sequence, other: Sequence, duration: float, word_starts: np.ndarray,
-                   word_logits: np.ndarray) -> list[tuple[float, float, float]]:
-    """``(start, end, log-odds of the IPU's last word)`` of one speaker's IPUs (0 for an IPU without words)."""
-    return last_word_ipus_from(ipu_truth(segments, other, duration), word_starts, word_logits)
-
-
-def last_word_ipus_from(ipus: Sequence[tuple[float, float, Any]], word_starts: np.ndarray, word_logits: np.ndarray) -> list[tuple[float, float, float]]:
+def last_word_ipus(ipus: Sequence[tuple[float, float, Any]], word_starts: np.ndarray,
+                   word_values: np.ndarray) -> list[tuple[float, float, float]]:
+    """``(start, end, value of the IPU's last word)`` of one speaker's IPUs (0 for an IPU without words)."""
     out = []
     for start, end, _ in ipus:
         inside = np.flatnonzero((word_starts >= start - 0.05) & (word_starts < end))
-        out.append((start, end, float(word_logits[inside[-1]]) if inside.size else 0.0))
+        out.append((start, end, float(word_values[inside[-1]]) if inside.size else 0.0))
     return out
 
 
@@ -168,7 +170,7 @@ def word_ipus(dialogue, word_cue) -> list[list[tuple[float, float, float]]]:
         spoken = sorted(dialogue.words[c] if dialogue.words else [], key=lambda w: (w.start, w.end))
         kept, logits = word_cue.word_logits([w.text for w in spoken])
         starts = np.array([spoken[i].start for i in kept], dtype=np.float64)
-        out.append(last_word_ipus(dialogue.segments[c], dialogue.segments[1 - c], float(dialogue.duration), starts, logits))
+        out.append(last_word_ipus(speaker_ipus(dialogue, c), starts, logits))
     return out
 
 
@@ -194,11 +196,10 @@ def calibrate() -> dict[str, Any]:
     judge, rows = SmartTurnV3(threads=2), []
     for dialogue in load_calls():
         duration = dialogue.audio.shape[1] / SAMPLE_RATE
-        judged = smart_turn_ipus(dialogue, judge)
         for c in (0, 1):
-            truth = ipu_truth(dialogue.segments[c], dialogue.segments[1 - c], duration)
             # an IPU cut by the recording's end has no truth
-            rows += [{"call": dialogue.id, "shift": t[2], "logit": j[2]} for t, j in zip(truth, judged[c]) if t[1] <= duration - 0.5]
+            rows += [{"call": dialogue.id, "shift": shift, "logit": smart_turn_logit(dialogue.audio[c], end, judge)}
+                     for _, end, shift in speaker_ipus(dialogue, c, duration) if end <= duration - 0.5]
     return {**calibration_summary(rows), "rows": rows}
 
 
@@ -267,8 +268,8 @@ def fit_gru(sequences: np.ndarray, labels: np.ndarray, seed: int, epochs: int = 
     return model
 
 
-def call_ipus(call: dict) -> list[tuple[list, np.ndarray, np.ndarray, float]]:
-    """Per side of a word-cache call: (its IPUs with their truth, word starts, word tokens, duration)."""
+def call_ipus(call: dict) -> list[tuple[list, np.ndarray, np.ndarray]]:
+    """Per side of a word-cache call: (its IPUs with their truth, word starts, word tokens)."""
     from turneval.dataset_scripts.grids import activity_to_segments
 
     va = call["va"]
@@ -277,7 +278,7 @@ def call_ipus(call: dict) -> list[tuple[list, np.ndarray, np.ndarray, float]]:
     out = []
     for c in (0, 1):
         buckets = np.asarray(call["word_buckets"][c]).reshape(-1, 3)
-        out.append((ipu_truth(segments[c], segments[1 - c], duration), np.asarray(call["word_starts"][c], np.float64), buckets[:, 0].astype(np.int64), duration))
+        out.append((ipu_truth(segments[c], segments[1 - c], duration), np.asarray(call["word_starts"][c], np.float64), buckets[:, 0].astype(np.int64)))
     return out
 
 
@@ -287,7 +288,7 @@ def gru_data(words_cache: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
     xs, ys = [], []
     for call in load_words(words_cache):
-        for ipus, starts, tokens, _ in call_ipus(call):
+        for ipus, starts, tokens in call_ipus(call):
             xs.append(gru_sequences(starts, tokens, ipus))
             ys.append(np.array([t[2] for t in ipus], bool))
     return np.concatenate(xs), np.concatenate(ys)
@@ -332,7 +333,7 @@ def gru_ipus(dialogue, model) -> list[list[tuple[float, float, float]]]:
         kept, ids = word_buckets([w.text for w in spoken], 65536)
         starts = np.array([spoken[i].start for i in kept], np.float64)
         tokens = np.asarray(ids, np.int64).reshape(-1, 3)[:, 0]
-        ipus = ipu_truth(dialogue.segments[c], dialogue.segments[1 - c], float(dialogue.duration))
+        ipus = speaker_ipus(dialogue, c)
         values = gru_scores(model, gru_sequences(starts, tokens, ipus)) if ipus else []
         out.append([(s, e, float(v)) for (s, e, _), v in zip(ipus, values)])
     return out
@@ -354,12 +355,12 @@ def write_cache(words_cache: str | Path, out: str | Path, source: str, lookahead
     calls, values, truths, used = [], [], [], 0
     for call in load_words(words_cache):
         sides = []
-        for c, (truth, starts, tokens, _) in enumerate(call_ipus(call)):
+        for c, (truth, starts, tokens) in enumerate(call_ipus(call)):
             if source == "smart-turn":
                 cues = [rng.normal(*CALIBRATION["shift" if shift else "hold"]) for _, _, shift in truth]
             elif source == "words":
                 logits = word_cue.bucket_logits(call["word_buckets"][c]) if len(tokens) else np.zeros(0)
-                cues = [v for _, _, v in last_word_ipus_from(truth, starts, logits)]
+                cues = [v for _, _, v in last_word_ipus(truth, starts, logits)]
             elif fitted_on:
                 cues, used = gru_train_cues[used : used + len(truth)].tolist(), used + len(truth)
             else:
@@ -458,7 +459,7 @@ def tagged_ipus(dialogue) -> list[list[tuple[float, float, float]]]:
         spoken = sorted(dialogue.words[c], key=lambda w: w.start)
         starts = np.array([w.start for w in spoken], np.float64)
         values = np.array([float(w.text.rsplit("|", 1)[1]) for w in spoken], np.float64)
-        out.append(last_word_ipus(dialogue.segments[c], dialogue.segments[1 - c], float(dialogue.duration), starts, values))
+        out.append(last_word_ipus(speaker_ipus(dialogue, c), starts, values))
     return out
 
 
