@@ -32,7 +32,8 @@ stereo file (speech by Silero VAD on the crop's audio, then the predictor's m). 
 type: the share of pairs in which the original has the higher m (ties count as losses) with a
 Wilson 95 % interval (and, since pairs cut from one recording are not independent, a bootstrap
 interval that resamples recordings), the number of pairs, the recordings that host the type and those that
-cannot (and why). Issue 31's target: >= 0.90 for every type. Every bundled predictor
+cannot (and why); late responses also counted apart by the gap they lengthen, and backchannels by
+whether the VAD heard every inserted copy (:data:`SPLITS`). Issue 31's target: >= 0.90 for every type. Every bundled predictor
 (``_real_calls.BUNDLED_PREDICTORS``) is scored side by side, with the default
 (``$TURNEVAL_PREDICTOR``) and ``--predictor`` checkpoints, beside a stopwatch on the silences
 that needs no model (:data:`SILENCE_TIMER`) and TurnNat's own figures for scale (its listeners and
@@ -44,8 +45,9 @@ import argparse
 import math
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 
 HERE = Path(__file__).resolve().parent
@@ -115,18 +117,42 @@ def score_pairs(dialogues: Sequence, models: Sequence[tuple[str, Any]], seeds: i
         pairs, failed = perturbation_pairs(dialogue, seeds)
         made = Counter(p.perturbation_type for p in pairs)
         hosting[dialogue.id] = {kind: {"pairs": made[kind], "no_place": dict(reasons)} for kind, reasons in failed.items()}
-        natural_cache: dict[tuple, dict[str, float]] = {}
+        natural_cache: dict[tuple, tuple] = {}
         for pair in pairs:
             crop = (pair.crop.get("source_start_s"), pair.crop.get("source_end_s"))
             # each crop's speech is found once, as `turneval score` finds it, then every model scores it
             if crop not in natural_cache:
-                natural_cache[crop] = _scores(heard_as_turneval(pair.natural), models)
-            perturbed = _scores(heard_as_turneval(pair.perturbed), models)
+                heard = heard_as_turneval(pair.natural)
+                natural_cache[crop] = (heard, _scores(heard, models))
+            heard_natural, natural = natural_cache[crop]
+            heard_perturbed = heard_as_turneval(pair.perturbed)
             gap_ms = pair.edit.get("pre_response_gap_ms")
             rows.append({"recording": dialogue.id, "type": pair.perturbation_type, "description": pair.description,
-                         "crop": pair.crop, "natural_m": natural_cache[crop], "perturbed_m": perturbed,
-                         "original_gap_s": None if gap_ms is None else gap_ms / 1000.0})
+                         "crop": pair.crop, "natural_m": natural, "perturbed_m": _scores(heard_perturbed, models),
+                         "original_gap_s": None if gap_ms is None else gap_ms / 1000.0,
+                         "backchannels_heard": backchannels_heard(pair.edit, heard_natural.segments, heard_perturbed.segments)})
     return {"pairs": rows, "hosting": hosting}
+
+
+def backchannels_heard(edit: dict[str, Any], natural_segments: Sequence, perturbed_segments: Sequence) -> list[int] | None:
+    """``[heard, inserted]``: of an excessive_backchannel edit's inserted copies, how many the VAD
+    found as speech on the listener's channel of the edited crop where it found none in the
+    original (None for the other edits). A copy the VAD misses is an edit no voice-activity
+    predictor can see; Silero's recurrent state also makes it hear one copy of a backchannel and
+    miss another, or the listener's own unedited backchannel only after a copy."""
+    from turneval.dataset_scripts.perturbations.edits import CHANNELS
+
+    inserted = edit.get("inserted_backchannels")
+    if not inserted:
+        return None
+    channel = CHANNELS.index(edit["source_channel"])
+
+    def speech_at(segments: Sequence, start_s: float, end_s: float) -> bool:
+        return any(s < end_s and e > start_s for s, e in segments[channel])
+
+    spans = [(b["start_ms"] / 1000.0, b["end_ms"] / 1000.0) for b in inserted]
+    heard = sum(speech_at(perturbed_segments, *span) and not speech_at(natural_segments, *span) for span in spans)
+    return [heard, len(spans)]
 
 
 LATE_GAP_SPLIT_S = 1.0
@@ -134,6 +160,36 @@ LATE_GAP_SPLIT_S = 1.0
 A boundary unit covers the 2 s before a speech onset (TurnNat), so once the original gap lasts
 about a second, the delayed answer's unit holds silence only, which every predictor finds cheap:
 m cannot see a late answer to a question that already waited."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """One type's pairs counted apart by what the edit left for m to see."""
+
+    key: str
+    title: str
+    labels: tuple[str, ...]
+    group: Callable[[dict[str, Any]], str | None]
+    note: str
+
+
+def _original_gap(row: dict[str, Any]) -> str | None:
+    gap = row.get("original_gap_s")
+    return None if gap is None else f"{'<' if gap < LATE_GAP_SPLIT_S else '>='} {LATE_GAP_SPLIT_S:g} s"
+
+
+def _copies_heard(row: dict[str, Any]) -> str | None:
+    heard = row.get("backchannels_heard")
+    return None if heard is None else ("every copy" if heard[0] == heard[1] else "not every copy")
+
+
+SPLITS = {
+    "late_response": Split("by_original_gap", "original gap", (f"< {LATE_GAP_SPLIT_S:g} s", f">= {LATE_GAP_SPLIT_S:g} s"), _original_gap,
+                           "a unit covers the 2 s before an onset, so lengthening a gap of a second or more moves silence only"),
+    "excessive_backchannel": Split("by_copies_heard", "VAD heard", ("every copy", "not every copy"), _copies_heard,
+                                   "an inserted backchannel the VAD does not hear (backchannels_heard) is an edit no voice-activity predictor sees"),
+}
+"""Types also counted apart, and by what."""
 
 
 def _shares(rows: Sequence[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -155,8 +211,9 @@ def _shares(rows: Sequence[dict[str, Any]], name: str) -> dict[str, Any]:
 
 def summarize(scored: dict[str, Any], model_names: Sequence[str]) -> dict[str, Any]:
     """Per model and type: wins (original m > perturbed m), pairs, share, Wilson 95 % CI, mean
-    difference; late responses also split by the original gap (:data:`LATE_GAP_SPLIT_S`); the
-    recordings that host each type and those that cannot."""
+    difference; the types of :data:`SPLITS` also counted apart (late responses by the original
+    gap, backchannels by whether the VAD heard every copy); the recordings that host each type
+    and those that cannot."""
     from turneval.dataset_scripts.perturbations.edits import PERTURBATION_TYPES
 
     out: dict[str, Any] = {"models": {}, "types": {}}
@@ -164,13 +221,11 @@ def summarize(scored: dict[str, Any], model_names: Sequence[str]) -> dict[str, A
         hosts = [rec for rec, h in scored["hosting"].items() if h[kind]["pairs"]]
         cannot = {rec: h[kind]["no_place"] for rec, h in scored["hosting"].items() if not h[kind]["pairs"]}
         out["types"][kind] = {"hosted_by": hosts, "cannot_host": cannot}
-    late = [r for r in scored["pairs"] if r["type"] == "late_response" and r.get("original_gap_s") is not None]
     for name in model_names:
         per_type = {kind: _shares([r for r in scored["pairs"] if kind in ("all", r["type"])], name) for kind in [*PERTURBATION_TYPES, "all"]}
-        per_type["late_response"]["by_original_gap"] = {
-            f"< {LATE_GAP_SPLIT_S:g} s": _shares([r for r in late if r["original_gap_s"] < LATE_GAP_SPLIT_S], name),
-            f">= {LATE_GAP_SPLIT_S:g} s": _shares([r for r in late if r["original_gap_s"] >= LATE_GAP_SPLIT_S], name),
-        }
+        for kind, split in SPLITS.items():
+            rows = [r for r in scored["pairs"] if r["type"] == kind]
+            per_type[kind][split.key] = {label: _shares([r for r in rows if split.group(r) == label], name) for label in split.labels}
         out["models"][name] = per_type
     return out
 
@@ -214,10 +269,10 @@ def figures(result: dict[str, Any]) -> list[dict]:
             out.append(figure(f"real-call perturbations, original above {kind}: {name}", s["share"], "", headline=kind == "all",
                               note=f"{s['wins']} of {s['pairs']} pairs from {s['recordings']} recordings, {ci}; {_difference_label(name)} "
                                    f"{s['mean_m_difference']:+.3f}; {hosts}; target >= {TARGET:.2f}; {paper_figures(kind)}"))
-            for split, g in s.get("by_original_gap", {}).items():
-                out.append(figure(f"real-call perturbations, original above late_response, original gap {split}: {name}", g["share"], "",
-                                  note=f"{g['wins']} of {g['pairs']} pairs; {_difference_label(name)} {g['mean_m_difference']:+.3f}; a unit covers "
-                                       "the 2 s before an onset, so lengthening a gap of a second or more moves silence only"))
+            split = SPLITS.get(kind)
+            for label, g in (s.get(split.key, {}) if split else {}).items():
+                out.append(figure(f"real-call perturbations, original above {kind}, {split.title} {label}: {name}", g["share"], "",
+                                  note=f"{g['wins']} of {g['pairs']} pairs; {_difference_label(name)} {g['mean_m_difference']:+.3f}; {split.note}"))
     return out
 
 
@@ -238,12 +293,13 @@ def markdown(result: dict[str, Any]) -> str:
         hosts = "" if kind == "all" else f"{len(summary['types'][kind]['hosted_by'])} of {len(result['recordings'])}"
         paper = TABLE_III[BEST_MODEL]["pairwise_accuracy" if kind == "all" else kind]
         lines.append(f"| {kind} | " + " | ".join(cells) + f" | {hosts} | {paper:.3f} |")
-    for split in next(iter(summary["models"].values()))["late_response"].get("by_original_gap", {}):
-        cells = []
-        for name in names:
-            g = summary["models"][name]["late_response"]["by_original_gap"][split]
-            cells.append("no pair" if not g["pairs"] else f"{g['share']:.2f}, n = {g['pairs']}")
-        lines.append(f"| late_response, original gap {split} | " + " | ".join(cells) + " | | |")
+    for kind, split in SPLITS.items():
+        for label in split.labels:
+            cells = []
+            for name in names:
+                g = summary["models"][name][kind][split.key][label]
+                cells.append("no pair" if not g["pairs"] else f"{g['share']:.2f}, n = {g['pairs']}")
+            lines.append(f"| {kind}, {split.title} {label} | " + " | ".join(cells) + " | | |")
     lines += ["", f"- {paper_figures('all')} (TurnNat Tables II-III)."] + [f"- {kind}: {_cannot_text(info)}" for kind, info in summary["types"].items()]
     if result["missing"]:
         lines += [f"- not found: {m}" for m in result["missing"]]

@@ -130,14 +130,33 @@ def test_benchmark_counts_and_figures(spokenwoz_root, tiny_predictors, tmp_path)
         split = per_type["late_response"]["by_original_gap"]
         assert sum(g["pairs"] for g in split.values()) == per_type["late_response"]["pairs"] == len(late)
         assert split["< 1 s"]["pairs"] == sum(r["original_gap_s"] < real_perturbations.LATE_GAP_SPLIT_S for r in late)
+        backchannels = [r for r in result["pairs"] if r["type"] == "excessive_backchannel"]
+        heard = per_type["excessive_backchannel"]["by_copies_heard"]
+        assert sum(g["pairs"] for g in heard.values()) == len(backchannels)
+        assert heard["every copy"]["pairs"] == sum(r["backchannels_heard"][0] == r["backchannels_heard"][1] for r in backchannels)
+    assert all((r["backchannels_heard"] is None) == (r["type"] != "excessive_backchannel") for r in result["pairs"])
     scorers = len(tiny_predictors) + 1
     figures = real_perturbations.figures(result)
-    per_type_figures = [f for f in figures if "original gap" not in f["name"]]
+    split_figures = [f for f in figures if "original gap" in f["name"] or "VAD heard" in f["name"]]
+    per_type_figures = [f for f in figures if f not in split_figures]
     assert len(per_type_figures) == scorers * (len(PERTURBATION_TYPES) + 1)
-    assert len(figures) - len(per_type_figures) == 2 * scorers, "late responses split by the gap they lengthen"
+    assert len(split_figures) == 4 * scorers, "late responses by the gap they lengthen, backchannels by what the VAD heard"
     assert all("target >= 0.90" in f["note"] and "TurnNat" in f["note"] for f in per_type_figures)
     table = real_perturbations.markdown(result)
     assert "| late_response |" in table and "original gap >= 1 s" in table and "| silence timer |" in table.splitlines()[2]
+    assert "| excessive_backchannel, VAD heard not every copy |" in table
+
+
+def test_backchannels_heard_counts_copies_the_vad_found_only_after_the_edit():
+    edit = {"source_channel": "b", "inserted_backchannels": [{"start_ms": 1000.0, "end_ms": 1500.0},
+                                                             {"start_ms": 4000.0, "end_ms": 4600.0},
+                                                             {"start_ms": 8000.0, "end_ms": 8400.0}]}
+    natural = [[(0.0, 9.0)], [(7.9, 8.5)]]  # the listener's channel already has speech where the third copy lands
+    perturbed = [[(0.0, 9.0)], [(1.05, 1.45), (7.9, 8.5)]]  # the second copy was not heard
+    assert real_perturbations.backchannels_heard(edit, natural, perturbed) == [1, 3]
+    assert real_perturbations.backchannels_heard({"pre_response_gap_ms": 500.0}, natural, perturbed) is None
+    swapped = {**edit, "source_channel": "a"}  # copies in channel a: speech there in both crops, none new
+    assert real_perturbations.backchannels_heard(swapped, natural, perturbed) == [0, 3]
 
 
 def test_range_scores_each_source_with_the_predictors_that_can_read_it(spokenwoz_root, tiny_predictors, tmp_path, monkeypatch):
