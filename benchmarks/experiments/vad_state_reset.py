@@ -26,7 +26,6 @@ as it is (docs/naturalness.md §5).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -39,7 +38,7 @@ for path in (HERE, HERE.parent):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from _harness import limit_threads  # noqa: E402
+from _harness import emit_result, limit_threads  # noqa: E402
 
 from turneval.dataset_scripts import vad  # noqa: E402
 
@@ -181,11 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--spokenwoz-root", default=None, help="SpokenWOZ folder (default: $TURNEVAL_SPOKENWOZ_ROOT or ../shared/real/spokenwoz)")
     parser.add_argument("--json", default=None, help="write the result here")
     args = parser.parse_args(argv)
-    result = evaluate(args.reset_after_s, args.ami_root, args.spokenwoz_root)
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
-    print(markdown(result))
-    return 0
+    return emit_result(evaluate(args.reset_after_s, args.ami_root, args.spokenwoz_root), args.json, markdown)
 
 
 if __name__ == "__main__":

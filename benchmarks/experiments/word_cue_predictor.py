@@ -15,7 +15,6 @@ every predictor and view.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -25,7 +24,7 @@ HERE = Path(__file__).resolve().parents[1]
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from _harness import limit_threads  # noqa: E402
+from _harness import emit_result, limit_threads  # noqa: E402
 from _switchboard import map_calls  # noqa: E402
 from predictor_switchboard import pair_results  # noqa: E402
 
@@ -80,11 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     limit_threads()
     predictors = args.predictor or [str(bundled_root() / name) for name in DEFAULT_PREDICTORS]
-    result = evaluate(args.swb_root, args.splits, predictors, args.pair_calls)
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
-    print(markdown(result))
-    return 0
+    return emit_result(evaluate(args.swb_root, args.splits, predictors, args.pair_calls), args.json, markdown)
 
 
 if __name__ == "__main__":
