@@ -65,7 +65,7 @@ for path in (HERE, HERE.parent):
         sys.path.insert(0, str(path))
 
 from _harness import limit_threads  # noqa: E402
-from turn_final_cue_ceiling import FRAME_HZ, ipu_truth, tag_words_by_ipu, untag_words  # noqa: E402
+from turn_final_cue_ceiling import FRAME_HZ, ipu_truth, switchboard_pair_wins, tag_words_by_ipu, untag_words  # noqa: E402
 
 from turneval.checkpoints import bundled_root  # noqa: E402
 
@@ -467,13 +467,7 @@ def swb_pairs(swb_root: str, splits: str, predictor: str, source: str, pair_call
               gru: str | Path | None = None) -> dict[str, dict[str, list[bool]]]:
     """Wins per scorer and type on the Switchboard test pairs, the cue carried from the natural
     call (smart-turn) or read from the clip's words (words; gru: the GRU saved at ``gru``)."""
-    from _switchboard import map_calls
-    from predictor_switchboard import SWITCHBOARD_EDIT_PARAMS, with_silent_audio
-
-    from turneval.dataset_scripts.perturbations.edits import PERTURBATION_TYPES
-    from turneval.dataset_scripts.perturbations.pairs import iter_pairs
-    from turneval.dataset_scripts.readers import read_split_ids
-    from turneval.naturalness_inference import load_predictor, score_dialogue
+    from turneval.naturalness_inference import load_predictor
 
     ahead, words_cue = lookahead_s(predictor), None
     if source == "words":
@@ -490,14 +484,8 @@ def swb_pairs(swb_root: str, splits: str, predictor: str, source: str, pair_call
     scorers = [(f"with the cue ({source})", read_cue_values(load_predictor(predictor)), cue_view),
                ("the same predictor, no cue", load_predictor(predictor), lambda d: replace(d, words=None)),
                ("look-ahead predictor", load_predictor(str(bundled_root() / "future_activity_predictor_lookahead")), plain)]
-    wins: dict[str, dict[str, list[bool]]] = {name: defaultdict(list) for name, _, _ in scorers}
-    for k, (_, dialogue) in enumerate(map_calls(swb_root, read_split_ids(splits, "test")[:pair_calls], lambda d: d)):
-        clip = with_silent_audio(tag_cues(dialogue, k) if source == "smart-turn" else dialogue)
-        for pair in iter_pairs([clip], PERTURBATION_TYPES, 0, skip_counts={}, edit_params=SWITCHBOARD_EDIT_PARAMS, normalize=False):
-            for name, model, view in scorers:
-                wins[name][pair.perturbation_type].append(score_dialogue(view(pair.natural), model).score > score_dialogue(view(pair.perturbed), model).score)
-        clip.audio = None
-    return wins
+    prepare = tag_cues if source == "smart-turn" else (lambda dialogue, k: dialogue)
+    return switchboard_pair_wins(swb_root, splits, pair_calls, prepare, scorers)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

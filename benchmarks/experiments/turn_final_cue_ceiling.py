@@ -156,29 +156,40 @@ def read_tags(model, magnitude: float):
     return model
 
 
-def score_pairs(swb_root: str, splits: str, predictor: str, flip: float = 0.0, pair_calls: int = 100) -> dict[str, Any]:
-    """Pairwise accuracy per type of the cue-reading predictor and the bundled word-reading and
-    look-ahead predictors, on the same pairs."""
+def switchboard_pair_wins(swb_root: str, splits: str, pair_calls: int, prepare: Callable[[Any, int], Any],
+                          scorers: Sequence[tuple[str, Any, Callable[[Any], Any]]]) -> dict[str, dict[str, list[bool]]]:
+    """Per scorer and type, whether the natural crop outscores the perturbed one, on TurnNat's
+    pairs of the first ``pair_calls`` Switchboard test calls (the Switchboard benchmark's edits).
+    ``prepare(dialogue, k)`` readies the k-th call (tags its words); each scorer is ``(name,
+    model, view)``, ``view`` turning a crop into what that model reads."""
     from _switchboard import map_calls
     from predictor_switchboard import SWITCHBOARD_EDIT_PARAMS, with_silent_audio
 
-    from turneval.checkpoints import bundled_root
     from turneval.dataset_scripts.perturbations.edits import PERTURBATION_TYPES
     from turneval.dataset_scripts.perturbations.pairs import iter_pairs
     from turneval.dataset_scripts.readers import read_split_ids
-    from turneval.naturalness_inference import load_predictor, score_dialogue
+    from turneval.naturalness_inference import score_dialogue
 
-    scorers = [("the cue, right %.0f %% of the time" % (100 * (1 - flip)), read_tags(load_predictor(predictor), cue_magnitude(flip)), None)]
-    for name in ("future_activity_predictor_words", "future_activity_predictor_lookahead"):
-        scorers.append((name, load_predictor(str(bundled_root() / name)), untag_words))
     wins: dict[str, dict[str, list[bool]]] = {name: defaultdict(list) for name, _, _ in scorers}
     for k, (_, dialogue) in enumerate(map_calls(swb_root, read_split_ids(splits, "test")[:pair_calls], lambda d: d)):
-        tagged = with_silent_audio(tag_words(dialogue, flip, seed=k))
-        for pair in iter_pairs([tagged], PERTURBATION_TYPES, 0, skip_counts={}, edit_params=SWITCHBOARD_EDIT_PARAMS, normalize=False):
+        clip = with_silent_audio(prepare(dialogue, k))
+        for pair in iter_pairs([clip], PERTURBATION_TYPES, 0, skip_counts={}, edit_params=SWITCHBOARD_EDIT_PARAMS, normalize=False):
             for name, model, view in scorers:
-                natural, perturbed = (pair.natural, pair.perturbed) if view is None else (view(pair.natural), view(pair.perturbed))
-                wins[name][pair.perturbation_type].append(score_dialogue(natural, model).score > score_dialogue(perturbed, model).score)
-        tagged.audio = None
+                wins[name][pair.perturbation_type].append(score_dialogue(view(pair.natural), model).score > score_dialogue(view(pair.perturbed), model).score)
+        clip.audio = None
+    return wins
+
+
+def score_pairs(swb_root: str, splits: str, predictor: str, flip: float = 0.0, pair_calls: int = 100) -> dict[str, Any]:
+    """Pairwise accuracy per type of the cue-reading predictor and the bundled word-reading and
+    look-ahead predictors, on the same pairs."""
+    from turneval.checkpoints import bundled_root
+    from turneval.naturalness_inference import load_predictor
+
+    scorers = [("the cue, right %.0f %% of the time" % (100 * (1 - flip)), read_tags(load_predictor(predictor), cue_magnitude(flip)), lambda d: d)]
+    for name in ("future_activity_predictor_words", "future_activity_predictor_lookahead"):
+        scorers.append((name, load_predictor(str(bundled_root() / name)), untag_words))
+    wins = switchboard_pair_wins(swb_root, splits, pair_calls, lambda dialogue, k: tag_words(dialogue, flip, seed=k), scorers)
     out = {}
     for name, per_type in wins.items():
         every = [w for v in per_type.values() for w in v]
