@@ -117,20 +117,29 @@ def closed_word_spans(words: Sequence[Any], gap_s: float = WORD_GAP_S) -> list[t
     return [(s, e) for s, e in spans]
 
 
-def copies_heard(ami_root: str | None, reset_after_s: float | None) -> dict[str, dict[str, int]]:
-    """Per AMI channel pair: inserted backchannel copies heard, copies, pairs with every copy heard, pairs."""
+def backchannel_pairs(ami_root: str | None) -> dict[str, list]:
+    """Per AMI channel pair, its excessive_backchannel pairs as the benchmark draws them."""
     from _real_calls import ami_channel_pairs
-    from real_perturbations import FULL_SEEDS, backchannels_heard, perturbation_pairs
+    from real_perturbations import FULL_SEEDS, perturbation_pairs
 
     out = {}
     for dialogue in ami_channel_pairs(ami_root):
         pairs = [p for p in perturbation_pairs(dialogue, FULL_SEEDS)[0] if p.perturbation_type == "excessive_backchannel"]
-        if not pairs:
-            continue
+        if pairs:
+            out[dialogue.id] = pairs
+    return out
+
+
+def copies_heard(pairs_by_recording: dict[str, list], reset_after_s: float | None) -> dict[str, dict[str, int]]:
+    """Per channel pair: inserted backchannel copies heard, copies, pairs with every copy heard, pairs."""
+    from real_perturbations import backchannels_heard
+
+    out = {}
+    for recording, pairs in pairs_by_recording.items():
         counts = [backchannels_heard(p.edit, segments_with_reset(p.natural.audio, reset_after_s),
                                      segments_with_reset(p.perturbed.audio, reset_after_s)) for p in pairs]
-        out[dialogue.id] = {"heard": sum(h for h, _ in counts), "copies": sum(n for _, n in counts),
-                            "pairs_every_copy": sum(h == n for h, n in counts), "pairs": len(pairs)}
+        out[recording] = {"heard": sum(h for h, _ in counts), "copies": sum(n for _, n in counts),
+                          "pairs_every_copy": sum(h == n for h, n in counts), "pairs": len(pairs)}
     return out
 
 
@@ -150,9 +159,9 @@ def annotated_channels(ami_root: str | None, spokenwoz_root: str | None) -> list
 def evaluate(reset_after_s: float, ami_root: str | None = None, spokenwoz_root: str | None = None) -> dict[str, Any]:
     limit_threads()
     result: dict[str, Any] = {"reset_after_s": reset_after_s, "quiet": QUIET, "copies_heard": {}, "agreement": {}}
-    channels = annotated_channels(ami_root, spokenwoz_root)
+    channels, pairs = annotated_channels(ami_root, spokenwoz_root), backchannel_pairs(ami_root)
     for label, reset in (("stock", None), ("reset", reset_after_s)):
-        result["copies_heard"][label] = copies_heard(ami_root, reset)
+        result["copies_heard"][label] = copies_heard(pairs, reset)
         result["agreement"][label] = {name: agreement(ref, segments_with_reset(audio[None, :], reset)[0], audio.size / vad.SAMPLE_RATE)
                                       for name, audio, ref in channels}
     return result
