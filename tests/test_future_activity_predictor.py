@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
-from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
+from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel, alibi_slopes
 
 
 TINY = dict(hidden_size=32, num_attention_heads=2, intermediate_size=64, num_mel_bins=32, num_channel_layers=1, num_cross_layers=1)
@@ -43,6 +43,21 @@ def test_streaming_matches_single_pass(model):
     assert streamed.shape == full.shape
     # frames beyond the attention span differ only by the (ALiBi-damped) far context
     assert torch.allclose(streamed, full, atol=1e-3)
+
+
+def test_attention_bias_is_alibi_within_the_span_and_kept_per_length():
+    config = FutureActivityPredictorConfig(**TINY, max_context_frames=3)
+    model = FutureActivityPredictorModel(config).eval()
+    bias = model.attention_bias(5, torch.device("cpu"))
+    slopes = alibi_slopes(config.num_attention_heads)
+    assert bias.shape == (1, 2, 5, 5)
+    for i in range(5):
+        for j in range(5):
+            expected = -slopes * (i - j) if 0 <= i - j < 3 else torch.full((2,), float("-inf"))
+            assert torch.equal(bias[0, :, i, j], expected), (i, j)
+    assert model.attention_bias(5, torch.device("cpu")) is bias  # kept for the next window of that length
+    assert model.attention_bias(4, torch.device("cpu")).shape == (1, 2, 4, 4)
+    assert torch.equal(model.attention_bias(5, torch.device("cpu")), bias)  # rebuilt alike after another length
 
 
 def test_weighted_loss_and_ignore_index(model):
