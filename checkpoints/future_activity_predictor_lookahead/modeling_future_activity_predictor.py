@@ -447,11 +447,12 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
         )
         self.va_head = nn.Linear(config.hidden_size, 1)
         self.word_cue = WordTurnCue(config) if config.input_type == "vad" and "+words" in config.vad_features else None
-        # The last attention bias, by (frames, device): predict_long's windows and a training run's
-        # batches repeat one length, and building the [heads, T, T] bias cost more than the
+        # The longest attention bias built so far, with its device: the bias depends only on i - j,
+        # so any shorter window's is its top-left corner (a view: the fused attention takes it as
+        # it is, results bit-identical). Building the [heads, T, T] bias anew cost more than the
         # attention itself (a 60 s window: 0.15 s against 0.03 s). A plain attribute, not a
         # buffer: a non-persistent buffer is not restored by from_pretrained.
-        self._bias_cache: tuple[tuple[int, str], torch.Tensor] | None = None
+        self._bias_cache: tuple[str, torch.Tensor] | None = None
         self.post_init()
 
     @property
@@ -475,12 +476,11 @@ class FutureActivityPredictorModel(FutureActivityPredictorPreTrainedModel):
         return np.concatenate([va, self.word_cue.track(va.shape[0], words)], axis=1)
 
     def attention_bias(self, frames: int, device: torch.device) -> torch.Tensor:
-        """The causal ALiBi bias `[1, heads, frames, frames]` of every attention layer, kept for the next call of that length."""
-        key = (frames, str(device))
-        if self._bias_cache is None or self._bias_cache[0] != key:
+        """The causal ALiBi bias `[1, heads, frames, frames]` of every attention layer (a view of the longest one built)."""
+        if self._bias_cache is None or self._bias_cache[0] != str(device) or self._bias_cache[1].shape[-1] < frames:
             slopes = alibi_slopes(self.config.num_attention_heads)
-            self._bias_cache = (key, causal_alibi_bias(frames, slopes, self.config.max_context_frames, device))
-        return self._bias_cache[1]
+            self._bias_cache = (str(device), causal_alibi_bias(frames, slopes, self.config.max_context_frames, device))
+        return self._bias_cache[1][:, :, :frames, :frames]
 
     def _split_channels(self, input_values: torch.Tensor | None, voice_activity: torch.Tensor | None) -> torch.Tensor:
         """Validate the input and return it as `[batch, 2, ...]`."""
