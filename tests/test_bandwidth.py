@@ -15,7 +15,7 @@ import pytest
 import soundfile as sf
 import soxr
 
-from turneval.bandwidth import NARROW_BAND_SHARE, NarrowBandWarning, high_band_share, telephone_band
+from turneval.bandwidth import NARROW_BAND_SHARE, NarrowBandWarning, high_band_share, telephone_band, welch_power
 from turneval.cli import main
 from turneval.reporting import load_judge_model, load_predictor_model, report
 
@@ -143,6 +143,18 @@ def test_without_band_limit_8k_differs(reports, models):
     m8 = reports["none", 8000].naturalness["naturalness_score"]
     m16 = reports["none", 16000].naturalness["naturalness_score"]
     assert abs(m8 - m16) > TELEPHONE_NATURALNESS_TOLERANCE
+
+
+@pytest.mark.parametrize("samples", [512, 513, 16000 * 3 + 77])
+def test_welch_power_has_scipys_shape(samples):
+    from scipy.signal import welch
+
+    rng = np.random.default_rng(samples)
+    x = np.sin(np.arange(samples) * 0.3) + 0.05 * rng.standard_normal(samples) + 0.2  # a tone, noise and an offset
+    freqs, power = welch_power(x, 16000, block=7)  # several blocks of segments
+    ref_freqs, ref_power = welch(x, fs=16000, nperseg=512)
+    np.testing.assert_allclose(freqs, ref_freqs)
+    np.testing.assert_allclose(power / power.sum(), ref_power / ref_power.sum(), rtol=1e-10, atol=1e-15)
 
 
 def test_narrow_band_content_at_16k_is_detected(rate_files, tmp_path):
