@@ -62,27 +62,28 @@ WELCH_SEGMENT = 512
 """Samples per Welch segment (Hann window, half overlap): 31.25 Hz bins at 16 kHz."""
 
 
-def welch_power(channel: np.ndarray, sample_rate: int = SAMPLE_RATE, nperseg: int = WELCH_SEGMENT,
-                block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+def welch_power(channel: np.ndarray, sample_rate: int = SAMPLE_RATE, block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Welch power spectrum (frequencies, power up to a constant factor) of a channel.
 
-    ``scipy.signal.welch(x, fs, nperseg)``'s shape (Hann window, half overlap, each segment's mean
-    removed, the bins between DC and Nyquist doubled) in numpy: importing scipy.signal took 0.5 s
-    of every report for this one spectrum. Segments go ``block`` at a time, so an hour of audio
-    needs a few MB, not a GB. Ratios of its power equal scipy's to rounding (a test checks).
+    ``scipy.signal.welch(x, fs, nperseg=WELCH_SEGMENT)``'s shape (Hann window, half overlap, each
+    segment's mean removed, the bins between DC and Nyquist doubled) in numpy: importing
+    scipy.signal took 0.5 s of every report for this one spectrum. Segments go ``block`` at a
+    time, so an hour of audio needs a few MB, not a GB. Ratios of its power equal scipy's to
+    rounding (a test checks).
     """
     x = np.asarray(channel, dtype=np.float64)
-    step = nperseg // 2
-    count = 1 + (x.size - nperseg) // step
-    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(nperseg) / nperseg)  # periodic Hann, as scipy's "hann"
-    power = np.zeros(nperseg // 2 + 1)
+    n, step = WELCH_SEGMENT, WELCH_SEGMENT // 2
+    count = 1 + (x.size - n) // step
+    offsets = np.arange(n)
+    window = 0.5 - 0.5 * np.cos(2 * np.pi * offsets / n)  # periodic Hann, as scipy's "hann"
+    power = np.zeros(n // 2 + 1)
     for first in range(0, count, block):
         starts = step * np.arange(first, min(count, first + block))
-        segments = x[starts[:, None] + np.arange(nperseg)[None, :]]
+        segments = x[starts[:, None] + offsets[None, :]]
         segments -= segments.mean(axis=1, keepdims=True)
         power += (np.abs(np.fft.rfft(segments * window, axis=1)) ** 2).sum(axis=0)
-    power[1:-1 if nperseg % 2 == 0 else None] *= 2
-    return np.fft.rfftfreq(nperseg, 1.0 / sample_rate), power / count
+    power[1:-1] *= 2  # one-sided: every bin but DC and Nyquist (the segment is even) stands for two
+    return np.fft.rfftfreq(n, 1.0 / sample_rate), power / count
 
 
 def high_band_share(channel: np.ndarray, sample_rate: int = SAMPLE_RATE) -> float | None:
