@@ -26,24 +26,16 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
+from turneval.headline_figures import FIGURES, measured
+
 
 GATE_FAILED_EXIT = 3
 """Exit code of ``turneval report --require`` / ``turneval check`` when a requirement fails
 (1 stays "error: the report could not be made", 2 argparse's "bad command line")."""
 
-HEADLINE_FIGURES: dict[str, str] = {
-    "response_latency_s": "median silence (s) from the end of a user turn to the system's reply",
-    "talk_over_rate": "share of the user's turns in which the system starts talking while the user speaks (not backchannels)",
-    "yield_rate": "share of the user's interruptions of the system after which the user holds the floor",
-    "cut_off_rate": "share of the user's pauses inside a turn at which the system takes the turn",
-    "backchannels_per_min": "the system's backchannels per minute",
-    "overlap_share": "share of the conversation in which both speak",
-    "judge_agreement_a": "share of the system's pause decisions (speak up / let the user go on) the judge agrees with, metric (a)",
-    "naturalness_m": "naturalness score m of the whole conversation (higher is more natural)",
-}
-"""The headline figures by name, each with what it measures (rates are fractions 0-1).
-The report computes them (:mod:`turneval.reporting.headline`); these names are what
-``--require`` accepts."""
+HEADLINE_FIGURES: dict[str, str] = {name: figure.description for name, figure in FIGURES.items()}
+"""The headline figures by name, each with what it measures (rates are fractions 0-1): the
+registry :data:`turneval.headline_figures.FIGURES`; these names are what ``--require`` accepts."""
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
@@ -127,22 +119,12 @@ REQUIRE_HELP = ("a pass/fail gate on a headline figure, NAME OP NUMBER with OP o
 """The ``--require`` help text of ``turneval report`` and ``turneval check``."""
 
 
-def _measured(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
-
-
 def evaluate(requirements: Iterable[Requirement], figures: Mapping[str, Any]) -> list[GateResult]:
     """Check each requirement against ``figures`` (name -> number or None); a missing,
     None or non-finite figure fails as "not measured"."""
     out = []
     for req in requirements:
-        value = _measured(figures.get(req.name))
+        value = measured(figures.get(req.name))
         out.append(GateResult(req, value, value is not None and req.holds(value)))
     return out
 

@@ -13,13 +13,17 @@ evaluate modules):
                annotation JSON, the system channel -> a Dialogue
 ``inference``  device, checkpoints (through :mod:`turneval.checkpoints`), the judge
                streamed over a whole conversation
-``build``      :func:`report`: events, statistics, full-duplex timing, agreement,
-               naturalness and backchannel timing -> a :class:`Report`
+``build``      :func:`report`: typed options (:class:`ReportOptions`), the models loaded
+               once (:func:`load_models`), one stage per section (events, statistics,
+               full-duplex timing, agreement, naturalness, backchannel timing) -> a
+               :class:`Report` (:func:`build_report`)
 ``result``     :class:`Report`, its JSON form and schema
-``headline``   the headline figures a voice-agent builder checks first (what ``--require`` gates)
+``headline``   the values of the headline figures (their registry:
+               :mod:`turneval.headline_figures`; what ``--require`` gates)
 ``verdict``    those figures beside the human ranges measured on real conversations, marked
                when outside; the response-gap plot; the one note about the models
 ``summary``    the terminal text (verdict first) and the full table beside the papers' values
+``numbers``    how a number is printed
 ``references`` the papers' human reference values
 ``html``       the self-contained HTML page
 =============  ==========================================================================
@@ -29,7 +33,17 @@ evaluate modules):
 """
 from __future__ import annotations
 
-from .build import N_WORST_UNITS, event_summary, report
+from .build import (
+    N_WORST_UNITS,
+    ConversationInput,
+    LoadedModels,
+    ReportOptions,
+    build_report,
+    check_conversation,
+    event_summary,
+    load_models,
+    report,
+)
 from .inference import (
     check_device,
     judge_interruption_probabilities,
@@ -42,13 +56,20 @@ from .inference import (
     two_party_judged_instances,
 )
 from .inputs import VAD_BLOCK_S, check_inputs, load_conversation, read_annotations
+from .numbers import format_number
 from .references import reference_lookup, reference_values
 from .result import REPORT_SCHEMA_VERSION, Report, ReportError, report_schema
-from .summary import format_number, format_summary, summary_rows
+from .summary import format_summary, summary_rows
 
 
 __all__ = [
     "N_WORST_UNITS",
+    "ConversationInput",
+    "LoadedModels",
+    "ReportOptions",
+    "build_report",
+    "check_conversation",
+    "load_models",
     "REPORT_SCHEMA_VERSION",
     "VAD_BLOCK_S",
     "Report",

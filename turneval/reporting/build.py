@@ -13,12 +13,20 @@ metrics (the scenarios FD-Bench and Full-Duplex-Bench script are derived from th
 conversation (streamed), build the agreement instances (a)-(e) and score them, score
 naturalness with the future activity predictor, and measure the system's backchannel timing.
 
+The pipeline is a sequence of stages, one per section of the report (:func:`report` runs them
+in order): the models once (:func:`load_models`, which ``turneval batch`` calls once per worker
+and reuses for every call), then per conversation the input, the transcript, the events with
+the statistics and timing, the judge with the agreement metrics, another turn-end model, the
+naturalness score, and the sections that describe the run. The options of every stage are one
+typed :class:`ReportOptions`.
+
 The user is the channel that is not the system. A model stage is skipped only when asked
 (``judge=False`` / ``predictor=False``, the CLI's ``--no-judge`` / ``--no-predictor``); a
 missing checkpoint is an error that says how to fix it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -58,25 +66,279 @@ def event_summary(events: TurnTakingEvents) -> dict[str, Any]:
     return out
 
 
+@dataclass(frozen=True)
+class ConversationInput:
+    """Which conversation a report reads: a stereo file, an annotation JSON or a Dialogue, or two
+    mono files; and which channel is the system (see :func:`report`)."""
+
+    audio: str | Path | Dialogue | None = None
+    system_channel: int | None = 1
+    user_audio: str | Path | None = None
+    system_audio: str | Path | None = None
+    annotations: str | Path | None = None
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """How every conversation is evaluated: the models, the device and the input settings
+    (see :func:`report` for each field). ``turneval batch`` applies one to all its calls."""
+
+    judge: Any = None
+    predictor: Any = None
+    device: str = "cpu"
+    vad_settings: Mapping[str, Any] | None = None
+    max_seconds: float | None = None
+    progress: bool = True
+    band_limit: str = "none"
+    transcribe: Any = False
+    reference_text: Any = None
+    turn_end_judge: Any = None
+
+
+@dataclass
+class LoadedModels:
+    """The models of a report, loaded once (each None when its stage is skipped), with the names
+    report.json gives them (the checkpoint path, not the Python class)."""
+
+    device: str
+    judge: Any = None
+    judge_name: str | None = None
+    predictor: Any = None
+    predictor_name: str | None = None
+    transcriber: Any = None
+    turn_end: Any = None
+
+
+@dataclass
+class _Sections:
+    """What the per-conversation stages have made so far, and the notes in the order they came."""
+
+    notes: list[str] = field(default_factory=list)
+    transcript: dict[str, Any] | None = None
+    judge: dict[str, Any] | None = None
+    agreement: dict[str, Any] | None = None
+    judge_thresholds: Any = None
+    turn_end: dict[str, Any] | None = None
+    naturalness: dict[str, Any] | None = None
+
+
+def load_models(options: ReportOptions) -> LoadedModels:
+    """Every model the options ask for, on the options' device (a missing checkpoint: ReportError)."""
+    device = check_device(options.device)
+    from turneval.bandwidth import check_band_limit
+
+    check_band_limit(options.band_limit)
+    models = LoadedModels(device=device)
+    if options.judge is not False:
+        models.judge, models.judge_name = load_judge_model(options.judge, device)
+    if options.predictor is not False:
+        models.predictor, models.predictor_name = load_predictor_model(options.predictor, device)
+    if options.transcribe is not False:
+        from turneval.transcribe import load_transcriber
+
+        models.transcriber = load_transcriber(options.transcribe, device)
+    if options.turn_end_judge is not None:
+        from turneval.smart_turn import load_turn_end_judge
+
+        models.turn_end = load_turn_end_judge(options.turn_end_judge)
+    return models
+
+
+def _input_stage(source: ConversationInput, options: ReportOptions) -> tuple[Dialogue, list[str]]:
+    """The conversation as a Dialogue, and the notes its input gives (length mismatch, band, empty channel)."""
+    from turneval.bandwidth import narrow_band_warning
+
+    dialogue = load_conversation(
+        source.audio,
+        system_channel=source.system_channel,
+        user_audio=source.user_audio,
+        system_audio=source.system_audio,
+        annotations=source.annotations,
+        vad_settings=options.vad_settings,
+        max_seconds=options.max_seconds,
+        progress=options.progress,
+        band_limit=options.band_limit,
+    )
+    notes: list[str] = dialogue.metadata.pop("input_notes", []) + narrow_band_warning(dialogue.metadata.get("bandwidth"))
+    for speaker, who in ((dialogue.user_speaker, "user"), (dialogue.system_speaker, "system")):
+        if not dialogue.segments[speaker]:
+            notes.append(f"No speech found on the {who} channel ({speaker}); most metrics are empty.")
+    return dialogue, notes
+
+
+def _transcript_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
+    if models.transcriber is None:
+        return
+    from turneval.transcribe import transcript_section
+
+    out.transcript, transcript_notes = transcript_section(dialogue, models.transcriber, options.progress, options.reference_text)
+    out.notes += transcript_notes
+
+
+def _events_stage(dialogue: Dialogue, out: _Sections) -> tuple[TurnTakingEvents, dict[str, Any], dict[str, Any]]:
+    """The events, the statistics (with the system's and user's rates by role) and the full-duplex timing."""
+    system, user = dialogue.system_speaker, dialogue.user_speaker
+    events = extract_events(dialogue)
+    statistics = dialogue_statistics(events)
+    for key in ("speaking_rate_wpm", "backchannel_word_rate", "backchannels_per_min", "interruptions_per_min"):
+        statistics[f"{key}_system"] = statistics.get(f"{key}_{SPEAKERS[system]}")
+        statistics[f"{key}_user"] = statistics.get(f"{key}_{SPEAKERS[user]}")
+    if not events.has_words:
+        out.notes.append("No transcript: backchannels are found by the duration proxy (listener IPUs of at most 1 s that do not take the floor); speaking and backchannel word rates are not available.")
+    timing = full_duplex_timing(dialogue, events)
+    out.notes.append("Full-duplex timing: the FD-Bench rounds and Full-Duplex-Bench samples are derived from the events of this conversation, not scripted (see full_duplex_timing.derived_from).")
+    return events, statistics, timing
+
+
+def _judge_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
+    """The judge's probabilities per chunk and the agreement metrics (a)-(e)."""
+    judge_model = models.judge
+    if judge_model is None:
+        out.notes.append("Judge skipped (--no-judge): no class probabilities and no agreement metrics (a)-(e).")
+        return
+    # the judge's own thresholds, tuned on its in-domain validation data as the paper tunes its judge's
+    out.judge_thresholds = getattr(judge_model.config, "agreement_thresholds", None)
+    if dialogue.audio is None:
+        raise ReportError(f"dialogue {dialogue.id!r} has no audio for the judge")
+    probs = judge_probabilities(judge_model, dialogue.audio, options.progress)
+    labels = chunk_labels(dialogue)
+    p_turn_end = judge_pause_probabilities(judge_model, dialogue, labels)
+    p_floor_taken = judge_interruption_probabilities(judge_model, dialogue, labels)
+    out.agreement = conversation_agreement(dialogue, probs, labels, out.judge_thresholds, p_turn_end, p_floor_taken)
+    out.judge = {
+        "checkpoint": models.judge_name,
+        "context_mode": judge_model.config.context_mode,
+        "turn_end_head": getattr(judge_model.config, "turn_end_head", None),
+        "interruption_head": getattr(judge_model.config, "interruption_head", None),
+        "label_names": list(judge_model.config.label_names),
+        "chunk_s": CHUNK_S,
+        "layout": "row t: distribution over the label of chunk t + 1 (starting at 0.04 (t + 1) s), from the audio up to the end of chunk t",
+        "probabilities": np.round(probs.astype(np.float64), 4),
+        "labels": list(labels.labels[: probs.shape[0]]),
+    }
+
+
+def _turn_end_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
+    if models.turn_end is None:
+        return
+    from turneval.smart_turn import turn_end_judge_section
+
+    out.turn_end = turn_end_judge_section(dialogue, models.turn_end, chunk_labels(dialogue), out.agreement, options.progress)
+
+
+def _naturalness_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
+    """m, its worst boundary units, and beside it how expected each party's onsets and offsets were."""
+    predictor_model = models.predictor
+    if predictor_model is None:
+        out.notes.append("Naturalness predictor skipped (--no-predictor): no naturalness score.")
+        return
+    # torch: loaded only when the predictor runs
+    from turneval.naturalness_inference import reads_words, score_dialogue
+
+    scored = score_dialogue(dialogue, predictor_model, progress=options.progress)
+    naturalness = scored.to_dict(n_worst=N_WORST_UNITS)
+    wants_words = reads_words(predictor_model)
+    naturalness["read_words"] = wants_words and dialogue.has_words
+    if wants_words and not dialogue.has_words:
+        out.notes.append("The naturalness predictor reads the words beside the timing, and this conversation has none: m comes from "
+                         "the timing alone. Pass --transcribe (or annotations with words) to let it read them.")
+    # beside m, not part of it: how expected each party's speech onsets and offsets were
+    for who, speaker in (("system", dialogue.system_speaker), ("user", dialogue.user_speaker)):
+        for boundary in ("onset", "offset"):
+            naturalness[f"{who}_{boundary}_nll"] = scored.mean_unit_nll(speaker, boundary)
+    naturalness["checkpoint"] = models.predictor_name
+    if not naturalness["defined"]:
+        out.notes.append(f"Naturalness undefined: {naturalness['undefined_reason']}.")
+    out.naturalness = naturalness
+
+
+def _conversation_section(dialogue: Dialogue, events: TurnTakingEvents) -> dict[str, Any]:
+    return {
+        "id": dialogue.id,
+        **dialogue.metadata.get("source", {}),
+        "duration_s": dialogue.duration,
+        "system_channel": dialogue.system_speaker,
+        "user_channel": dialogue.user_speaker,
+        "segments_source": dialogue.metadata.get("segments_source"),
+        "has_words": events.has_words,
+        "input_sample_rate_hz": (dialogue.metadata.get("bandwidth") or {}).get("input_sample_rate_hz"),
+        "bandwidth": dialogue.metadata.get("bandwidth"),
+    }
+
+
+def _settings_section(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> dict[str, Any]:
+    agreement = out.agreement
+    return {
+        "device": models.device,
+        "band_limit": options.band_limit,
+        "vad": dialogue.metadata.get("vad"),
+        "judge": models.judge_name,
+        "predictor": models.predictor_name,
+        "asr": None if models.transcriber is None else models.transcriber.provenance,
+        "turn_end_judge": None if out.turn_end is None else out.turn_end["model_file"],
+        "agreement_thresholds": None if agreement is None else agreement["thresholds"],
+        "agreement_thresholds_source": None if agreement is None else (
+            "the judge checkpoint's agreement_thresholds (tuned on its validation data); the paper's for the rest"
+            if out.judge_thresholds else "Talking Turns' thresholds (the paper's judge)"
+        ),
+    }
+
+
+def check_conversation(source: ConversationInput, options: ReportOptions) -> None:
+    """The cheap input checks (files exist, are audio, not too long), before any model or VAD runs."""
+    check_inputs(source.audio, user_audio=source.user_audio, system_audio=source.system_audio,
+                 annotations=source.annotations, max_seconds=options.max_seconds)
+
+
+def build_report(source: ConversationInput, options: ReportOptions, models: LoadedModels) -> Report:
+    """The report of one conversation with models already loaded: every stage in order."""
+    dialogue, input_notes = _input_stage(source, options)
+    out = _Sections(notes=input_notes)
+    _transcript_stage(dialogue, models, options, out)
+    events, statistics, timing = _events_stage(dialogue, out)
+    _judge_stage(dialogue, models, options, out)
+    _turn_end_stage(dialogue, models, options, out)
+    _naturalness_stage(dialogue, models, options, out)
+    model_info = models_section((models.judge_name, models.judge), (models.predictor_name, models.predictor))
+    notes = provenance_warnings(model_info) + out.notes  # what the models learned comes first: it qualifies every figure
+    system = dialogue.system_speaker
+    return Report(
+        conversation=_conversation_section(dialogue, events),
+        segments=[[list(s) for s in spk] for spk in dialogue.segments],
+        events=event_summary(events),
+        statistics=statistics,
+        full_duplex_timing=timing,
+        backchannel_timing=system_backchannel_timing(dialogue, events),
+        judge=out.judge,
+        agreement=out.agreement,
+        naturalness=out.naturalness,
+        notes=notes,
+        settings=_settings_section(dialogue, models, options, out),
+        models=model_info,
+        transcript=out.transcript,
+        turn_end_judge=out.turn_end,
+        headline={
+            "figures": headline_figures(events, system, out.agreement, out.naturalness),
+            "response_gaps_s": [round(g, 3) for g in response_gaps(events, system)],
+        },
+    )
+
+
+_INPUT_FIELDS = {f.name for f in fields(ConversationInput)} - {"audio"}
+_OPTION_FIELDS = {f.name for f in fields(ReportOptions)}
+
+
 def report(
     audio_or_dialogue: str | Path | Dialogue | None = None,
     *,
-    system_channel: int | None = 1,
-    user_audio: str | Path | None = None,
-    system_audio: str | Path | None = None,
-    annotations: str | Path | None = None,
-    judge: Any = None,
-    predictor: Any = None,
-    device: str = "cpu",
-    vad_settings: Mapping[str, Any] | None = None,
-    max_seconds: float | None = None,
-    progress: bool = True,
-    band_limit: str = "none",
-    transcribe: Any = False,
-    reference_text: Any = None,
-    turn_end_judge: Any = None,
+    options: ReportOptions | None = None,
+    **settings: Any,
 ) -> Report:
     """Evaluate the turn-taking of one human-AI conversation.
+
+    ``settings`` are the fields of :class:`ConversationInput` (``system_channel``,
+    ``user_audio``, ``system_audio``, ``annotations``) and of :class:`ReportOptions` (the rest);
+    ``options`` gives the latter as one object instead.
 
     Args:
         audio_or_dialogue: a stereo file (one speaker per channel), a turneval annotation
@@ -109,160 +371,23 @@ def report(
             (:mod:`turneval.smart_turn`; needs ``pip install --no-deps pipecat-ai``).
 
     Raises:
+        TypeError: a setting that is neither an input nor an option.
         ReportError (a DialogueError) / AudioError: bad input or a missing checkpoint, with
         what to fix.
     """
-    device = check_device(device)
-    from turneval.bandwidth import check_band_limit, narrow_band_warning
+    unknown = set(settings) - _INPUT_FIELDS - _OPTION_FIELDS
+    if unknown:
+        raise TypeError(f"report() got unknown setting(s): {', '.join(sorted(unknown))}")
+    source = ConversationInput(audio_or_dialogue, **{k: v for k, v in settings.items() if k in _INPUT_FIELDS})
+    given = {k: v for k, v in settings.items() if k in _OPTION_FIELDS}
+    if options is not None and given:
+        raise TypeError(f"report(): give the options either as options= or as keywords, not both ({', '.join(sorted(given))})")
+    options = options or ReportOptions(**given)
+    check_device(options.device)
+    from turneval.bandwidth import check_band_limit
 
-    check_band_limit(band_limit)
+    check_band_limit(options.band_limit)
     # Cheap input checks, then the models, then decoding and VAD: a bad file or a missing
     # checkpoint fails in a second, not after model loading or minutes of VAD.
-    check_inputs(audio_or_dialogue, user_audio=user_audio, system_audio=system_audio, annotations=annotations, max_seconds=max_seconds)
-    judge_model = judge_name = predictor_model = predictor_name = None
-    if judge is not False:
-        judge_model, judge_name = load_judge_model(judge, device)
-    if predictor is not False:
-        predictor_model, predictor_name = load_predictor_model(predictor, device)
-    transcriber = None
-    if transcribe is not False:
-        from turneval.transcribe import load_transcriber
-
-        transcriber = load_transcriber(transcribe, device)
-    turn_end_model = None
-    if turn_end_judge is not None:
-        from turneval.smart_turn import load_turn_end_judge
-
-        turn_end_model = load_turn_end_judge(turn_end_judge)
-    dialogue = load_conversation(
-        audio_or_dialogue,
-        system_channel=system_channel,
-        user_audio=user_audio,
-        system_audio=system_audio,
-        annotations=annotations,
-        vad_settings=vad_settings,
-        max_seconds=max_seconds,
-        progress=progress,
-        band_limit=band_limit,
-    )
-    system, user = dialogue.system_speaker, dialogue.user_speaker
-    notes: list[str] = dialogue.metadata.pop("input_notes", []) + narrow_band_warning(dialogue.metadata.get("bandwidth"))
-    for speaker, who in ((user, "user"), (system, "system")):
-        if not dialogue.segments[speaker]:
-            notes.append(f"No speech found on the {who} channel ({speaker}); most metrics are empty.")
-    transcript = None
-    if transcriber is not None:
-        from turneval.transcribe import transcript_section
-
-        transcript, transcript_notes = transcript_section(dialogue, transcriber, progress, reference_text)
-        notes += transcript_notes
-    events = extract_events(dialogue)
-    statistics = dialogue_statistics(events)
-    for key in ("speaking_rate_wpm", "backchannel_word_rate", "backchannels_per_min", "interruptions_per_min"):
-        statistics[f"{key}_system"] = statistics.get(f"{key}_{SPEAKERS[system]}")
-        statistics[f"{key}_user"] = statistics.get(f"{key}_{SPEAKERS[user]}")
-    if not events.has_words:
-        notes.append("No transcript: backchannels are found by the duration proxy (listener IPUs of at most 1 s that do not take the floor); speaking and backchannel word rates are not available.")
-    timing = full_duplex_timing(dialogue, events)
-    notes.append("Full-duplex timing: the FD-Bench rounds and Full-Duplex-Bench samples are derived from the events of this conversation, not scripted (see full_duplex_timing.derived_from).")
-
-    judge_section = agreement = None
-    # the judge's own thresholds, tuned on its in-domain validation data as the paper tunes its judge's
-    judge_thresholds = None if judge_model is None else getattr(judge_model.config, "agreement_thresholds", None)
-    if judge_model is not None:
-        if dialogue.audio is None:
-            raise ReportError(f"dialogue {dialogue.id!r} has no audio for the judge")
-        probs = judge_probabilities(judge_model, dialogue.audio, progress)
-        labels = chunk_labels(dialogue)
-        p_turn_end = judge_pause_probabilities(judge_model, dialogue, labels)
-        p_floor_taken = judge_interruption_probabilities(judge_model, dialogue, labels)
-        agreement = conversation_agreement(dialogue, probs, labels, judge_thresholds, p_turn_end, p_floor_taken)
-        judge_section = {
-            "checkpoint": judge_name,
-            "context_mode": judge_model.config.context_mode,
-            "turn_end_head": getattr(judge_model.config, "turn_end_head", None),
-            "interruption_head": getattr(judge_model.config, "interruption_head", None),
-            "label_names": list(judge_model.config.label_names),
-            "chunk_s": CHUNK_S,
-            "layout": "row t: distribution over the label of chunk t + 1 (starting at 0.04 (t + 1) s), from the audio up to the end of chunk t",
-            "probabilities": np.round(probs.astype(np.float64), 4),
-            "labels": list(labels.labels[: probs.shape[0]]),
-        }
-    else:
-        notes.append("Judge skipped (--no-judge): no class probabilities and no agreement metrics (a)-(e).")
-
-    turn_end = None
-    if turn_end_model is not None:
-        from turneval.smart_turn import turn_end_judge_section
-
-        turn_end = turn_end_judge_section(dialogue, turn_end_model, chunk_labels(dialogue), agreement, progress)
-
-    naturalness = None
-    if predictor_model is not None:
-        # torch: loaded only when the predictor runs
-        from turneval.naturalness_inference import reads_words, score_dialogue
-
-        scored = score_dialogue(dialogue, predictor_model, progress=progress)
-        naturalness = scored.to_dict(n_worst=N_WORST_UNITS)
-        wants_words = reads_words(predictor_model)
-        naturalness["read_words"] = wants_words and dialogue.has_words
-        if wants_words and not dialogue.has_words:
-            notes.append("The naturalness predictor reads the words beside the timing, and this conversation has none: m comes from "
-                         "the timing alone. Pass --transcribe (or annotations with words) to let it read them.")
-        # beside m, not part of it: how expected each party's speech onsets and offsets were
-        for who, speaker in (("system", system), ("user", user)):
-            for boundary in ("onset", "offset"):
-                naturalness[f"{who}_{boundary}_nll"] = scored.mean_unit_nll(speaker, boundary)
-        naturalness["checkpoint"] = predictor_name
-        if not naturalness["defined"]:
-            notes.append(f"Naturalness undefined: {naturalness['undefined_reason']}.")
-    else:
-        notes.append("Naturalness predictor skipped (--no-predictor): no naturalness score.")
-
-    models = models_section((judge_name, judge_model), (predictor_name, predictor_model))
-    notes = provenance_warnings(models) + notes  # what the models learned comes first: it qualifies every figure
-
-    conversation = {
-        "id": dialogue.id,
-        **dialogue.metadata.get("source", {}),
-        "duration_s": dialogue.duration,
-        "system_channel": system,
-        "user_channel": user,
-        "segments_source": dialogue.metadata.get("segments_source"),
-        "has_words": events.has_words,
-        "input_sample_rate_hz": (dialogue.metadata.get("bandwidth") or {}).get("input_sample_rate_hz"),
-        "bandwidth": dialogue.metadata.get("bandwidth"),
-    }
-    return Report(
-        conversation=conversation,
-        segments=[[list(s) for s in spk] for spk in dialogue.segments],
-        events=event_summary(events),
-        statistics=statistics,
-        full_duplex_timing=timing,
-        backchannel_timing=system_backchannel_timing(dialogue, events),
-        judge=judge_section,
-        agreement=agreement,
-        naturalness=naturalness,
-        notes=notes,
-        settings={
-            "device": device,
-            "band_limit": band_limit,
-            "vad": dialogue.metadata.get("vad"),
-            "judge": judge_name,
-            "predictor": predictor_name,
-            "asr": None if transcriber is None else transcriber.provenance,
-            "turn_end_judge": None if turn_end is None else turn_end["model_file"],
-            "agreement_thresholds": None if agreement is None else agreement["thresholds"],
-            "agreement_thresholds_source": None if agreement is None else (
-                "the judge checkpoint's agreement_thresholds (tuned on its validation data); the paper's for the rest"
-                if judge_thresholds else "Talking Turns' thresholds (the paper's judge)"
-            ),
-        },
-        models=models,
-        transcript=transcript,
-        turn_end_judge=turn_end,
-        headline={
-            "figures": headline_figures(events, system, agreement, naturalness),
-            "response_gaps_s": [round(g, 3) for g in response_gaps(events, system)],
-        },
-    )
+    check_conversation(source, options)
+    return build_report(source, options, load_models(options))

@@ -1,7 +1,8 @@
 """The headline figures a voice-agent builder checks first, computed from a conversation's events.
 
-The names are :data:`turneval.gates.HEADLINE_FIGURES` (what ``--require`` gates). The event
-figures come from :func:`event_figures`, which ``benchmarks/human_ranges.py`` also runs on
+The names, units and ranges are the registry :data:`turneval.headline_figures.FIGURES` (what
+``--require`` gates). The event
+figures come from :func:`event_figures`, which ``tools/build_human_ranges.py`` also runs on
 real human conversations (one speaker in the system's seat) to measure the human ranges the
 report prints beside them; so the report and its ranges are one computation.
 """
@@ -79,7 +80,7 @@ def judge_agreement_a(agreement: Mapping[str, Any] | None) -> float | None:
 
 def headline_figures(events: TurnTakingEvents, system: int, agreement: Mapping[str, Any] | None,
                      naturalness: Mapping[str, Any] | None) -> dict[str, float | None]:
-    """Every headline figure of a report, by the names of :data:`turneval.gates.HEADLINE_FIGURES`."""
+    """Every headline figure of a report, by the names of :data:`turneval.headline_figures.FIGURES`."""
     figures = event_figures(events, system)
     figures["judge_agreement_a"] = judge_agreement_a(agreement)
     figures["naturalness_m"] = None if naturalness is None else naturalness.get("naturalness_score")

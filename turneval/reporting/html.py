@@ -19,8 +19,8 @@ import numpy as np
 
 from turneval.model_provenance import models_html
 
+from .numbers import format_number
 from .references import reference_values
-from .summary import format_number
 from .verdict import VERDICT_CSS, gaps_png, report_verdict, verdict_html
 
 

@@ -13,6 +13,7 @@ from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
 
 from .references import reference_values
 from .summary import summary_rows
+from .verdict import predictor_of, verdict_rows
 
 
 REPORT_SCHEMA_VERSION = 1
@@ -105,8 +106,6 @@ class Report:
         human range, :mod:`turneval.reporting.verdict`), as report.json holds them."""
         if self.headline is None:
             return None
-        from .verdict import predictor_of, verdict_rows
-
         rows = verdict_rows(self.headline["figures"], bool(self.conversation.get("has_words")), predictor_of(self))
         return {**self.headline, "verdict": rows}
 

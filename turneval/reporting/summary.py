@@ -4,12 +4,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from turneval.dataset_scripts.agreement_instances import METRIC_DECISIONS, METRIC_DESCRIPTIONS
 from turneval.dataset_scripts.files import to_jsonable
 
+from .numbers import format_number
 from .references import reference_lookup, reference_values
+from .verdict import format_verdict, report_verdict
 
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -99,26 +99,9 @@ def summary_rows(rep: "Report") -> list[dict[str, Any]]:
     return out
 
 
-def format_number(value: Any, digits: int = 4) -> str:
-    """A figure for people: ``digits`` significant digits, whole numbers from ``10**digits`` on,
-    ``n/a`` for a missing or non-finite value, yes/no for a flag."""
-    if value is None:
-        return "n/a"
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        if not math.isfinite(value):
-            return "n/a"
-        return f"{value:.{digits}g}" if abs(value) < 10**digits else f"{value:.0f}"
-    return str(value)
-
-
 def format_summary(rep: "Report") -> str:
     """The terminal text: the verdict (headline figures beside the human ranges), the one note
     about the models, then every figure beside the papers' human reference value, then the notes."""
-    from .verdict import format_verdict, report_verdict
-
     rows = rep.summary_rows()
     width = max(len(r["label"]) for r in rows)
     lines = [f"turneval report: {rep.conversation['id']} ({rep.conversation['duration_s']:.1f} s, system = channel {rep.conversation['system_channel']})"]

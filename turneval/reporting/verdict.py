@@ -1,6 +1,6 @@
 """The verdict at the top of every report: the headline figures beside the human ranges.
 
-Each headline figure (:data:`turneval.gates.HEADLINE_FIGURES`) is put beside its range on real
+Each headline figure (:data:`turneval.headline_figures.FIGURES`) is put beside its range on real
 human conversations (``turneval/data/human_ranges.json``, measured by
 ``benchmarks/human_ranges.py`` with the report's own code) and marked when it falls outside.
 The terminal, the HTML page and the Space all show these rows; the HTML page adds the system's
@@ -15,9 +15,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from turneval.headline_figures import FIGURES
 from turneval.model_provenance import provenance_warnings
 
-from .summary import format_number
+from .numbers import format_number
 
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -25,17 +26,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 HUMAN_RANGES_FILE = "data/human_ranges.json"
 
-# name -> (label for people, unit shown, factor from the stored value to the shown one)
-VERDICT_FIGURES: dict[str, tuple[str, str, float]] = {
-    "response_latency_s": ("Response latency (median silence before the system answers)", "s", 1.0),
-    "talk_over_rate": ("Talks over the user (share of the user's turns)", "%", 100.0),
-    "cut_off_rate": ("Cuts the user off at a pause (user resumes into the reply)", "%", 100.0),
-    "yield_rate": ("Yields when the user interrupts", "%", 100.0),
-    "backchannels_per_min": ("Backchannels", "/min", 1.0),
-    "overlap_share": ("Overlap (both speak)", "%", 100.0),
-    "judge_agreement_a": ("Judge agrees with its pause decisions (a)", "%", 100.0),
-    "naturalness_m": ("Naturalness m (higher is more natural)", "", 1.0),
-}
+VERDICT_FIGURES: dict[str, tuple[str, str, float]] = {name: (f.label, f.unit, f.factor) for name, f in FIGURES.items()}
+"""name -> (label for people, unit shown, factor from the stored value to the shown one), from the
+registry :data:`turneval.headline_figures.FIGURES`."""
 
 MARKS = {"within": "within", "above": "ABOVE", "below": "BELOW", "no range": "no range", "not measured": "not measured"}
 """The plain mark beside each figure (capitals when outside the human range, so it is seen)."""
@@ -91,7 +84,7 @@ def verdict_rows(figures: Mapping[str, Any], has_words: bool = False, predictor:
     rows = []
     for name, (label, unit, factor) in VERDICT_FIGURES.items():
         value = figures.get(name)
-        rng = human_range(name, has_words, ranges, predictor)
+        rng = human_range(FIGURES[name].range_key, has_words, ranges, predictor)
         shown = None if rng is None else {k: (rng[k] * factor if isinstance(rng.get(k), (int, float)) else rng.get(k))
                                           for k in ("low", "high", "median")}
         rows.append({
