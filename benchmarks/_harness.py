@@ -1,6 +1,6 @@
 """Shared helpers of the benchmarks: figures, timing, memory, scaling fits, machine facts.
 
-A benchmark is a module ``benchmarks/<name>.py`` with ``run(quick: bool) -> list[dict]``.
+A benchmark is a module ``benchmarks/speed/<name>.py`` or ``benchmarks/validation/<name>.py`` with ``run(quick: bool) -> list[dict]``.
 Each dict is one *figure*::
 
     {"name": "judge causal chunk predictions per second", "value": 412.0, "unit": "1/s",

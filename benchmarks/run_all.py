@@ -5,10 +5,12 @@
     python benchmarks/run_all.py --only judge,cindex_speed
     python benchmarks/run_all.py --docs docs/performance.md  # also regenerate the docs page
 
-Every ``benchmarks/<name>.py`` (names starting with ``_`` are helpers) exposes
-``run(quick: bool) -> list[dict]``; each runs in its own Python process, so its peak resident
-memory is its own and a crash or a hang costs only that benchmark. The figures of all of them
-go to one JSON file and a markdown table (machine, package versions, date), and every figure
+Every ``benchmarks/speed/<name>.py`` (how fast, how much memory) and
+``benchmarks/validation/<name>.py`` (how right, on real and held-out data) exposes
+``run(quick: bool) -> list[dict]``; names starting with ``_`` are helpers, and the helpers both
+suites share (``_harness.py``, the data readers) sit in ``benchmarks/`` itself. Each benchmark
+runs in its own Python process, so its peak resident memory is its own and a crash or a hang
+costs only that benchmark. The figures of all of them go to one JSON file and a markdown table (machine, package versions, date), and every figure
 that names a reference measured in the same run is also stated as a ratio to it. ``--docs``
 rewrites its page but keeps the blocks written by hand between the markers :data:`KEEP_BEGIN`
 and :data:`KEEP_END` (figures measured outside the run, such as a benchmark too long to take
@@ -49,10 +51,20 @@ class BenchmarkError(RuntimeError):
 
 
 # --------------------------------------------------------------------------- discovery
+SUITES = ("speed", "validation")
+"""The subfolders of the benchmarks folder that hold benchmarks, in the order they run."""
+
+
 def discover(bench_dir: str | os.PathLike = HERE, only: Sequence[str] | None = None) -> list[Path]:
-    """The benchmark files of ``bench_dir`` in name order (``only``: just these stems)."""
+    """The benchmark files of ``bench_dir``: its :data:`SUITES` subfolders' (and its own), each
+    in name order (``only``: just these stems)."""
     folder = Path(bench_dir)
-    found = sorted(p for p in folder.glob("*.py") if not p.name.startswith("_") and p.name != Path(__file__).name)
+    found = []
+    for suite in (folder, *(folder / name for name in SUITES)):
+        found += sorted(p for p in suite.glob("*.py") if not p.name.startswith("_") and p.name != Path(__file__).name)
+    clashes = sorted({p.stem for p in found if sum(q.stem == p.stem for q in found) > 1})
+    if clashes:
+        raise BenchmarkError(f"two benchmarks share the name {', '.join(clashes)} in {folder}; rename one (a benchmark is known by its file stem)")
     if only:
         wanted = list(dict.fromkeys(only))
         known = {p.stem: p for p in found}
@@ -98,6 +110,8 @@ def check_figures(figures: Any, source: str) -> list[dict[str, Any]]:
 def _worker(path: str, quick: bool, result_path: str) -> int:
     """Child process: run one benchmark and write its figures and its peak RSS as JSON."""
     start = time.perf_counter()
+    if str(Path(path).parent) not in sys.path:
+        sys.path.insert(0, str(Path(path).parent))  # the scripts of its own suite, as when run directly
     module = _load(Path(path))
     figures = check_figures(module.run(quick), path)
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -125,6 +139,7 @@ def run_benchmark(path: Path, quick: bool, timeout_s: float = DEFAULT_TIMEOUT_S,
     env.setdefault("HF_HUB_OFFLINE", "1")
     record: dict[str, Any] = {
         "benchmark": path.stem,
+        "suite": path.parent.name if path.parent.name in SUITES else None,
         "description": module_docstring(path),
         "figures": [],
         "seconds": float("nan"),

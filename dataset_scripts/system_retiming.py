@@ -1,6 +1,6 @@
 """Real conversations re-timed as if one party were a spoken dialogue system.
 
-The synthetic known groups (``benchmarks/known_groups.py``) compare a human-like, a
+The synthetic known groups (``benchmarks/validation/known_groups.py``) compare a human-like, a
 cascaded-like and an eager-duplex-like *synthetic* system. Whether a naturalness score prefers
 human timing there depends on how human the synthetic "human-like" timing is. This module
 builds the same three groups from a real call instead: the human-like version is the call's

@@ -133,8 +133,17 @@ def test_discover_skips_helpers_and_names_unknown_benchmarks(tiny_dir: Path):
     assert [p.stem for p in run_all.discover(tiny_dir)] == ["tiny"]
     with pytest.raises(run_all.BenchmarkError, match="no benchmark named nope .*have: tiny"):
         run_all.discover(tiny_dir, only=["nope"])
-    shipped = {p.stem for p in run_all.discover(BENCH_DIR)}
-    assert {"cindex_speed", "vad_speed"} <= shipped and "run_all" not in shipped
+    shipped = {p.stem: p.parent.name for p in run_all.discover(BENCH_DIR)}
+    assert shipped["cindex_speed"] == shipped["vad_speed"] == "speed" and shipped["real_speech"] == "validation"
+    assert set(shipped.values()) == set(run_all.SUITES) and "run_all" not in shipped
+
+
+def test_two_benchmarks_with_one_name_are_refused(tiny_dir: Path):
+    for suite in run_all.SUITES:
+        (tiny_dir / suite).mkdir()
+        (tiny_dir / suite / "same.py").write_text('"""Same."""\ndef run(quick):\n    return []\n', encoding="utf-8")
+    with pytest.raises(run_all.BenchmarkError, match="share the name same"):
+        run_all.discover(tiny_dir)
 
 
 def test_loglog_exponent_and_formatting():
@@ -163,6 +172,7 @@ def test_turneval_bench_command_runs_a_real_benchmark(tmp_path: Path, capsys):
 
 # --------------------------------------------------------------------------- smart-turn peer (turneval.smart_turn: tests/test_smart_turn.py)
 def test_metric_a_decisions_follow_the_users_ipu_ends():
+    sys.path.insert(0, str(BENCH_DIR / "validation"))
     import turn_end_peers
 
     from turneval.dataset_scripts.synthetic import generate_dialogue

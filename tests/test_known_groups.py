@@ -1,4 +1,4 @@
-"""benchmarks/known_groups.py: the group table, the checks, the human-human data readers."""
+"""benchmarks/validation/known_groups.py: the group table, the checks, the human-human data readers."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ import soundfile as sf
 
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path[:0] = [str(REPO / "benchmarks" / "validation"), str(REPO / "benchmarks"), str(REPO / "tools")]
 
 import known_groups  # noqa: E402
 

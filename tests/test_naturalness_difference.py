@@ -46,7 +46,7 @@ def test_sentence_says_beyond_or_within_the_noise_and_the_human_spread():
 
 def test_range_file_names_its_sources_and_both_bundled_predictors():
     data = naturalness_ranges()
-    assert data["command"].startswith("python benchmarks/naturalness_range.py") and data["source"] and data["commit"]
+    assert data["command"].startswith("python tools/build_naturalness_range.py") and data["source"] and data["commit"]
     for name in BUNDLED_PREDICTORS:
         entry = human_m_range(bundled_root() / name)
         assert entry is not None, f"{name}: no range of m on real conversations"

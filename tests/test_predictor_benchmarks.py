@@ -1,4 +1,4 @@
-"""benchmarks/predictor_switchboard.py, predictor_vad.py, retimed_calls.py and predictor_revoiced.py: the pieces that turn model output into figures."""
+"""benchmarks/validation/predictor_switchboard.py, predictor_vad.py, retimed_calls.py and predictor_revoiced.py: the pieces that turn model output into figures."""
 from __future__ import annotations
 
 import importlib.util
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 
-BENCH_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
-sys.path.insert(0, str(BENCH_DIR))
+BENCH_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "validation"
+sys.path[:0] = [str(BENCH_DIR), str(BENCH_DIR.parent)]  # its suite's scripts and the shared helpers
 
 
 def _load(name: str):

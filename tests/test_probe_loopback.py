@@ -1,6 +1,6 @@
 """turneval probe against mock agents on 127.0.0.1, in real time (short calls; every loop is bounded).
 
-Timing is not asserted here (the machine may be busy); benchmarks/probe_mocks.py checks the
+Timing is not asserted here (the machine may be busy); benchmarks/validation/probe_mocks.py checks the
 measured latencies against the mocks' settings.
 """
 from __future__ import annotations

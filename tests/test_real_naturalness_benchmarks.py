@@ -1,4 +1,4 @@
-"""benchmarks/real_perturbations.py, benchmarks/naturalness_range.py and their SpokenWOZ reader,
+"""benchmarks/validation/real_perturbations.py, tools/build_naturalness_range.py and their SpokenWOZ reader,
 on a SpokenWOZ-layout fixture made by the synthesizer (the real calls stay out of the repository)."""
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ import torch
 
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path[:0] = [str(REPO / "benchmarks" / "validation"), str(REPO / "benchmarks"), str(REPO / "tools")]
 
 import _real_calls  # noqa: E402
 import _spokenwoz  # noqa: E402
-import naturalness_range  # noqa: E402
+import build_naturalness_range as naturalness_range  # noqa: E402
 import real_perturbations  # noqa: E402
 
 from turneval.dataset_scripts.dialogue import DialogueError  # noqa: E402
@@ -166,10 +166,10 @@ def test_range_scores_each_source_with_the_predictors_that_can_read_it(spokenwoz
     assert set(audio["sources"]) == {"spokenwoz_audio"}, "word times carry no sound"
     assert set(va["sources"]) == {"spokenwoz_audio", "spokenwoz_word_times"}
     assert va["pooled"]["n"] == 3 and va["pooled"]["min"] <= va["pooled"]["median"] <= va["pooled"]["max"]
-    document = naturalness_range.data_file(result, "python benchmarks/naturalness_range.py --write x.json")
+    document = naturalness_range.data_file(result, "python tools/build_naturalness_range.py --write x.json")
     entry = document["naturalness_m"]["tiny_va"]
     assert entry["range"]["low"] <= entry["range"]["median"] <= entry["range"]["high"] and entry["range"]["n"] == 3 and entry["input"] == "vad"
-    assert document["command"].startswith("python benchmarks/naturalness_range.py") and "spokenwoz_word_times" in document["source"]
+    assert document["command"].startswith("python tools/build_naturalness_range.py") and "spokenwoz_word_times" in document["source"]
 
 
 def test_run_all_passes_the_spokenwoz_folder_to_the_benchmarks(tmp_path, monkeypatch, capsys):

@@ -1,4 +1,4 @@
-"""benchmarks/real_speech.py and its AMI reader (benchmarks/_ami.py), on a small AMI-layout fixture."""
+"""benchmarks/validation/real_speech.py and its AMI reader (benchmarks/_ami.py), on a small AMI-layout fixture."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ import torch
 
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path[:0] = [str(REPO / "benchmarks" / "validation"), str(REPO / "benchmarks"), str(REPO / "tools")]
 
 import _ami  # noqa: E402
 import real_speech  # noqa: E402

@@ -1,4 +1,4 @@
-"""The Switchboard benchmarks (benchmarks/turn_end_baselines.py, benchmarks/switchboard_tables.py)
+"""The Switchboard benchmarks (benchmarks/validation/turn_end_baselines.py, switchboard_tables.py)
 end to end on the one-call fixture, and their skip when the data is absent."""
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _load(name: str):
-    if str(REPO / "benchmarks") not in sys.path:
-        sys.path.insert(0, str(REPO / "benchmarks"))
-    spec = importlib.util.spec_from_file_location(f"swb_bench_{name}", REPO / "benchmarks" / f"{name}.py")
+def _load(name: str, folder: str = "benchmarks/validation"):
+    """A benchmark script (or a tool, with ``folder="tools"``) as a module, its helpers importable."""
+    for path in (REPO / "benchmarks", REPO / folder):
+        if str(path) not in sys.path:
+            sys.path.insert(0, str(path))
+    spec = importlib.util.spec_from_file_location(f"swb_bench_{name}", REPO / folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -41,7 +43,7 @@ def test_turn_end_baselines_cli(swb_one_call: tuple[Path, Path], tmp_path: Path,
 
 
 def test_benchmarks_skip_without_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture):
-    helper = _load("_switchboard")
+    helper = _load("_switchboard", folder="benchmarks")
     monkeypatch.setenv(helper.ROOT_ENV, str(tmp_path / "missing"))
     assert helper.locate() is None
     assert "Switchboard ms98 word alignments not found" in capsys.readouterr().err

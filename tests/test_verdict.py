@@ -18,7 +18,7 @@ from turneval.reporting.verdict import about_models, human_range, human_ranges, 
 def test_the_ranges_file_covers_every_headline_figure_and_says_where_it_came_from():
     data = human_ranges()
     assert set(data["figures"]) == set(HEADLINE_FIGURES)
-    assert data["command"].startswith("python benchmarks/human_ranges.py") and re.fullmatch(r"\d{4}-\d\d-\d\d", data["measured"])
+    assert data["command"].startswith("python tools/build_human_ranges.py") and re.fullmatch(r"\d{4}-\d\d-\d\d", data["measured"])
     assert "Switchboard" in data["data"]["switchboard"] and "SpokenWOZ" in data["data"]["spokenwoz"]
     for name in ("response_latency_s", "talk_over_rate", "yield_rate", "cut_off_rate", "backchannels_per_min", "overlap_share"):
         for key in ("range", "range_with_words"):

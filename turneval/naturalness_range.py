@@ -2,7 +2,7 @@
 
 m has no fixed scale: its level depends on the predictor (and, for an audio predictor, on the
 voices and the band). So the range it is read against is measured per checkpoint, on real
-human conversations (``benchmarks/naturalness_range.py`` writes
+human conversations (``tools/build_naturalness_range.py`` writes
 ``turneval/data/naturalness_human_range.json``: SpokenWOZ telephone calls, AMI headset channel
 pairs, Switchboard test calls' timing; the file names its sources, command and commit).
 

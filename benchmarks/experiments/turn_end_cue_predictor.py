@@ -35,7 +35,7 @@ look-ahead's horizon: ``end_lookahead_s``) until the speaker's next IPU, 0 befor
   as buckets of :data:`QUANTUM` log-odds (:func:`value_bucket`), which the widened predictor's
   cue table reads back (:func:`bucket_weights`).
 * ``init``: the bundled look-ahead predictor widened to read the cue (warm start, cue weights 0).
-* ``real-pairs``: the real-call perturbation pairs of ``benchmarks/real_perturbations.py`` (real
+* ``real-pairs``: the real-call perturbation pairs of ``benchmarks/validation/real_perturbations.py`` (real
   audio cut and pasted; ``--whisper``: the edits place themselves by Whisper tiny.en's words,
   which lets the AMI channel pairs host the word-reading types), each clip heard by the VAD,
   its IPUs judged by smart-turn on the clip's own audio, scored by the cue-reading predictor,
@@ -60,7 +60,7 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parent
-for path in (HERE, HERE.parent):
+for path in (HERE, HERE.parent, HERE.parent / "validation"):  # its own, the shared helpers, the validation scripts it reuses
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 

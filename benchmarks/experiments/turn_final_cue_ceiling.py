@@ -42,8 +42,9 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parents[1]
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for path in (HERE, HERE / "validation"):  # the shared helpers, the validation scripts it reuses
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
 
 from _harness import limit_threads  # noqa: E402
 

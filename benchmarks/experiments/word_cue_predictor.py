@@ -4,7 +4,7 @@
         --splits shared/real/switchboard_ms98/splits [--predictor CKPT ...] [--pair-calls 100] [--json OUT]
 
 TurnNat's perturbation pairs cut from the first ``--pair-calls`` Switchboard test calls (the pairs
-of ``benchmarks/predictor_switchboard.py``: the five types, seed 0, the edits move the words
+of ``benchmarks/validation/predictor_switchboard.py``: the five types, seed 0, the edits move the words
 with the speech), scored by each predictor twice: reading the calls' words (the ms98
 transcripts), and with the words withheld (all-zero cues: what a word-reading predictor does
 with a recording that has no transcript). A predictor that does not read words gives the same
@@ -21,8 +21,9 @@ from typing import Any, Sequence
 
 
 HERE = Path(__file__).resolve().parents[1]
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for path in (HERE, HERE / "validation"):  # the shared helpers, the validation scripts it reuses
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
 
 from _harness import emit_result, limit_threads  # noqa: E402
 from _switchboard import map_calls  # noqa: E402

@@ -1,6 +1,6 @@
 """A small autocorrelation pitch tracker and the F0 slope at the end of an IPU.
 
-Used to measure what turn prosody changes in re-voiced audio (``benchmarks/revoice_prosody.py``):
+Used to measure what turn prosody changes in re-voiced audio (``benchmarks/validation/revoice_prosody.py``):
 does an IPU that ends a turn fall, one that continues stay level, a question rise? Numpy only
 (no librosa, no model): per 40 ms frame (10 ms hop), the normalised autocorrelation's highest
 peak between 1/400 s and 1/60 s lags gives F0 when it is strong enough (voiced) and the frame is

@@ -11,7 +11,7 @@ Stages (model_cards/future_activity_predictor_switchboard, "Training"):
 2. training: the voice-activity predictor (``training.train_future_activity``, 1,500 steps x 32
    random 20 s crops, half of them redrawn as a VAD would report them; ``OUT/fap_swb/final`` is
    the bundled checkpoint's weights and config). The test cache is what
-   ``benchmarks/predictor_switchboard.py`` measures the card's figures on.
+   ``benchmarks/validation/predictor_switchboard.py`` measures the card's figures on.
 
 ``--quick`` runs the same stages on made-up calls in the ms98 layout and a few steps: it checks
 the recipe, not the model.

@@ -46,7 +46,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "bench",
         help="speed, memory and quality benchmarks (judge, predictor, VAD, labels, smart-turn peer)",
-        description="Run every benchmarks/*.py in its own process and collect their figures into one JSON file "
+        description="Run every benchmarks/speed/*.py and benchmarks/validation/*.py in its own process and collect their figures into one JSON file "
         "and a markdown table (machine, versions, date), each stated as a ratio to a reference measured in "
         "the same run where one exists. Needs a source checkout (the benchmarks/ folder).",
     )

@@ -13,10 +13,13 @@ import sys
 import time
 from pathlib import Path
 
-from _harness import figure
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness and data readers
+
+from _harness import figure  # noqa: E402
 
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "human_like.json"
 
 

@@ -1,6 +1,6 @@
 """What turn prosody changes in re-voiced Switchboard: IPU-final pitch, and smart-turn's ear.
 
-    python benchmarks/revoice_prosody.py [--calls 16] [--excerpt-s 60] [--swb-root PATH] [--splits DIR]
+    python benchmarks/validation/revoice_prosody.py [--calls 16] [--excerpt-s 60] [--swb-root PATH] [--splits DIR]
         [--dialog-acts PATH] [--json out.json]
 
 Takes ``calls`` validation calls that have dialogue acts (in the split's seeded order, as
@@ -41,8 +41,9 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 from _harness import figure, limit_threads  # noqa: E402
 from _switchboard import find_dialog_acts, find_splits, find_swb_root  # noqa: E402
@@ -112,7 +113,7 @@ def smart_turn_scorer() -> tuple[Any, str]:
         from turneval.modeling.judge_loading import load_judge
 
         torch.set_num_threads(1)
-        judge = load_judge(HERE.parent / "checkpoints" / "turn_taking_judge_swb_revoiced")
+        judge = load_judge(HERE.parents[1] / "checkpoints" / "turn_taking_judge_swb_revoiced")
         print(f"[revoice_prosody] smart-turn through the bundled judge ({err})", file=sys.stderr)
         return (lambda clips: list(judge.turn_complete_logits(clips))), "smart-turn v3.2 as converted into the bundled judge"
 

@@ -34,12 +34,15 @@ import tempfile
 import time
 from pathlib import Path
 
-import _revoiced
-import numpy as np
-from _harness import figure, limit_threads
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness and data readers
+
+import _revoiced  # noqa: E402
+import numpy as np  # noqa: E402
+from _harness import figure, limit_threads  # noqa: E402
 
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BASELINE_JUDGE = REPO / "benchmarks" / "baselines" / "turn_taking_judge_espeak_demo"
 DECISION_DELAY_S = 0.2
 REPORT_SECONDS = 300.0

@@ -1,6 +1,6 @@
 """turneval probe against the mock agents: does it measure what each mock was told to do?
 
-    python benchmarks/probe_mocks.py [--suite fdb] [--mocks cascaded,eager,duplex] [--wire raw]
+    python benchmarks/validation/probe_mocks.py [--suite fdb] [--mocks cascaded,eager,duplex] [--wire raw]
 
 Each mock agent (turneval.probe.mock_agents) is served on 127.0.0.1 and probed in real time
 with a scenario suite; the run folder is scored by `turneval fdb` (the agent's words by
@@ -107,7 +107,7 @@ def format_result(result: dict[str, Any]) -> str:
 
 def run(quick: bool) -> list[dict]:
     """Figures for benchmarks/run_all.py: worst latency error per mock and the transport delay."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness
     from _harness import figure
 
     out = []

@@ -12,8 +12,15 @@ and the real-time factor on a 5-minute conversation is measured on a sample of p
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
-from _harness import figure, limit_threads, scaling_figures, scaling_minutes, synthetic_conversation, timed
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness and data readers
+
+from _harness import figure, limit_threads, scaling_figures, scaling_minutes, synthetic_conversation, timed  # noqa: E402
 
 
 DEMO_CONTEXT_S, DEMO_HOP_S = 10.0, 5.0  # training/configs/judge_synthetic.yaml

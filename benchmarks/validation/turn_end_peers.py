@@ -26,8 +26,15 @@ speech, hears little difference at 200 ms; none of this transfers to human speec
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
-from _harness import figure, limit_threads, timed
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness and data readers
+
+from _harness import figure, limit_threads, timed  # noqa: E402
 
 
 HELD_OUT_SEED = 2026

@@ -1,6 +1,6 @@
 """Known groups from real calls: Switchboard test calls re-timed as a cascaded and an eager system.
 
-    python benchmarks/retimed_calls.py --swb-root PATH [--splits DIR] [--predictor CKPT]
+    python benchmarks/validation/retimed_calls.py --swb-root PATH [--splits DIR] [--predictor CKPT]
         [--calls 30] [--crop-s 300] [--json OUT]
 
 The synthetic known groups (``known_groups.py``, ``predictor_vad.py``) ask whether the
@@ -32,8 +32,9 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
 from _switchboard import locate, map_calls, predictor_parser, run_where_located  # noqa: E402

@@ -1,6 +1,6 @@
 """Naturalness predictors on re-voiced Switchboard: real timing *with sound*, held-out voices.
 
-    python benchmarks/predictor_revoiced.py [--revoiced DIR] [--split test] [--seeds 0 1 2]
+    python benchmarks/validation/predictor_revoiced.py [--revoiced DIR] [--split test] [--seeds 0 1 2]
         [--predictor NAME=CKPT ...] [--json OUT]
 
 ``predictor_switchboard.py`` cuts TurnNat's perturbation pairs from Switchboard's word times,
@@ -42,8 +42,9 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 import _revoiced  # noqa: E402
 from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402

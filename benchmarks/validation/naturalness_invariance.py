@@ -1,6 +1,6 @@
 """Band and voice invariance of naturalness m: one dialogue at 8, 16 and 44.1 kHz and voiced by two engines.
 
-    python benchmarks/naturalness_invariance.py [--dialogues 6] [--duration-s 30] [--predictor CKPT ...] [--json OUT]
+    python benchmarks/validation/naturalness_invariance.py [--dialogues 6] [--duration-s 30] [--predictor CKPT ...] [--json OUT]
     python benchmarks/run_all.py --only naturalness_invariance
 
 A synthetic human-like dialogue (``dataset_scripts.synthetic``, eSpeak NG, deterministic per
@@ -18,7 +18,7 @@ channel pairs of ES2004a at 16 and 8 kHz (a voice cannot be swapped there).
 
 Known groups by voice: the same held-out conversations acted by the three synthetic systems
 (human-like, cascaded-like, eager-duplex-like; ``conversation_seed(2026, i)`` as
-``benchmarks/known_groups.py``), voiced by eSpeak NG and by every installed engine of Flite, Festival
+``benchmarks/validation/known_groups.py``), voiced by eSpeak NG and by every installed engine of Flite, Festival
 and Pico (one pair of voices per conversation and engine for all three systems), each file scored as ``turneval score`` scores it. Per
 predictor and voice, the share of (human-like, other) pairs over all pairs of conversations in
 which human-like has the higher m, beside :data:`KNOWN_GROUP_TARGETS`. Quick mode: one
@@ -37,8 +37,9 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 from _harness import emit_result, figure, limit_threads  # noqa: E402
 

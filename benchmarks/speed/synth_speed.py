@@ -1,6 +1,6 @@
 """Speed of the synthetic corpus generator: real-time factor and where the time goes.
 
-    python benchmarks/synth_speed.py [--minutes 2] [--n 5] [--style human]
+    python benchmarks/speed/synth_speed.py [--minutes 2] [--n 5] [--style human]
 
 Generates ``n`` conversations of ``minutes`` each and reports CPU seconds per minute of
 conversation (and the real-time factor, CPU time / audio time) for the whole generator, for
@@ -56,7 +56,7 @@ def run(quick: bool) -> list[dict]:
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness
     from _harness import figure
 
     n, minutes = (2, 0.5) if quick else (5, 2.0)

@@ -6,8 +6,15 @@ reference: same answer, measured in the same run. Fast in both modes (millisecon
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
-from _harness import best_of, figure
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness and data readers
+
+from _harness import best_of, figure  # noqa: E402
 
 
 N = 100_000

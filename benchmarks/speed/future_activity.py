@@ -12,12 +12,16 @@ this version each kept slice holds its whole window's output alive until the fin
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-from _harness import figure, limit_threads, memory_of, noise_audio, scaling_figures, timed
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness and data readers
+
+from _harness import figure, limit_threads, memory_of, noise_audio, scaling_figures, timed  # noqa: E402
 
 
-DEMO_CONFIG = Path(__file__).resolve().parents[1] / "training" / "configs" / "future_activity_demo.json"
+DEMO_CONFIG = Path(__file__).resolve().parents[2] / "training" / "configs" / "future_activity_demo.json"
 
 
 def _minutes(quick: bool) -> tuple[list[float], float]:

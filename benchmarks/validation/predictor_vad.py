@@ -1,6 +1,6 @@
 """The predictor on VAD output, as a report runs it: how far m moves, and whether known groups hold.
 
-    python benchmarks/predictor_vad.py [--predictor CKPT] [--ami DIR] [--n 8] [--duration 60] [--json OUT]
+    python benchmarks/validation/predictor_vad.py [--predictor CKPT] [--ami DIR] [--n 8] [--duration 60] [--json OUT]
 
 1. **Real speech (AMI ES2004a excerpt, CC BY 4.0)**: ``shared/real/ami/ES2004a_excerpt`` has one
    audio file per speaker (``source0-3.flac``), a ground-truth RTTM of the mixture and
@@ -34,8 +34,9 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 from _harness import emit_result, figure, limit_threads  # noqa: E402
 
@@ -50,7 +51,7 @@ def find_ami(explicit: str | None = None) -> Path | None:
     """``explicit``, else ``shared/real/ami/ES2004a_excerpt`` beside or above the repository."""
     if explicit:
         return Path(explicit)
-    repo = HERE.parent
+    repo = HERE.parents[1]
     for parent in (repo, *repo.parents):
         if (parent / AMI_EXCERPT / "mixture.rttm").is_file():
             return parent / AMI_EXCERPT

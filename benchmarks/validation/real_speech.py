@@ -1,6 +1,6 @@
 """Real speech: turn-end decisions, agreement (a)-(e) and naturalness on AMI meeting recordings.
 
-    python benchmarks/real_speech.py --ami-root ../shared/real/ami [--quick] [--judge PATH ...]
+    python benchmarks/validation/real_speech.py --ami-root ../shared/real/ami [--quick] [--judge PATH ...]
     python benchmarks/run_all.py --only real_speech          # $TURNEVAL_AMI_ROOT or the default
 
 The recordings (``_ami.py``; ~8 minutes, ground-truth speaker segments, CC BY 4.0) were made
@@ -47,8 +47,9 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 from _harness import figure, limit_threads, print_figures  # noqa: E402
 

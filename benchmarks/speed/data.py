@@ -10,10 +10,14 @@ log-log exponent reported. Longer label and sampler inputs repeat one synthetic 
 """
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
-from _harness import best_of, figure, scaling_figures, scaling_minutes, synthetic_conversation, timed
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness and data readers
+
+from _harness import best_of, figure, scaling_figures, scaling_minutes, synthetic_conversation, timed  # noqa: E402
 
 
 def _synthesis(grid: list[float]) -> list[dict]:

@@ -1,6 +1,6 @@
 """Logistic-regression baselines for shift vs hold after a pause, on real Switchboard timing.
 
-    python benchmarks/turn_end_baselines.py --swb-root PATH [--splits DIR]
+    python benchmarks/validation/turn_end_baselines.py --swb-root PATH [--splits DIR]
         [--train-calls 600] [--test-calls 200] [--json OUT] [--save-decisions DIR]
 
 Trains on the first ``--train-calls`` calls of ``splits/train.txt`` and tests on the first
@@ -39,8 +39,9 @@ from typing import Any, Sequence
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 from _harness import figure  # noqa: E402
 from _switchboard import add_data_arguments, locate, map_calls  # noqa: E402

@@ -1,6 +1,6 @@
 """The FutureActivityPredictor on real human timing: Switchboard's test split.
 
-    python benchmarks/predictor_switchboard.py --swb-root PATH [--splits DIR] [--predictor CKPT]
+    python benchmarks/validation/predictor_switchboard.py --swb-root PATH [--splits DIR] [--predictor CKPT]
         [--test-calls 200] [--train-calls 600] [--pair-calls 100] [--json OUT]
 
 Three views of the voice-activity-only predictor (default: the bundled one), each beside the
@@ -42,8 +42,9 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
 from _switchboard import locate, map_calls, predictor_parser, run_where_located  # noqa: E402

@@ -1,7 +1,7 @@
 """Human ranges of the report's headline figures, measured on real conversations.
 
-    python benchmarks/human_ranges.py --out turneval/data/human_ranges.json
-    python benchmarks/human_ranges.py --quick --out /tmp/human_ranges.json   # 200 Switchboard calls, no judge
+    python tools/build_human_ranges.py --out turneval/data/human_ranges.json
+    python tools/build_human_ranges.py --quick --out /tmp/human_ranges.json   # 200 Switchboard calls, no judge
 
 Every real conversation is read twice, each speaker in turn in the system's seat, and its
 headline figures are computed by the code the report runs
@@ -19,7 +19,7 @@ percentile over these call sides.
   (speech by Silero VAD, as the report finds it) for the judge's (a) agreement with real
   people's pause decisions (bundled judge; ``--no-judge`` skips it).
 * m (``naturalness_m``): no range here: m's scale depends on the predictor, so its range is
-  measured per checkpoint (``benchmarks/naturalness_range.py`` ->
+  measured per checkpoint (``tools/build_naturalness_range.py`` ->
   ``turneval/data/naturalness_human_range.json``), and the report reads the one of its predictor.
 
 Writes the ranges with the command, date, commit and data behind them; the report reads the
@@ -37,13 +37,19 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-from _switchboard import add_data_arguments, locate, map_calls
 
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.events import extract_events
 from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
 from turneval.gates import HEADLINE_FIGURES
 from turneval.reporting.headline import event_figures, response_gaps
+
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+if str(BENCHMARKS) not in sys.path:
+    sys.path.insert(0, str(BENCHMARKS))  # the data readers the benchmarks share (_switchboard, _spokenwoz, _real_calls)
+
+from _switchboard import add_data_arguments, locate, map_calls  # noqa: E402
 
 
 PERCENTILES = (10, 90)
@@ -196,12 +202,12 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     }
     ranges["naturalness_m"] = {
         "range": None,
-        "note": "m has no fixed scale: its range is measured per predictor checkpoint by benchmarks/naturalness_range.py "
+        "note": "m has no fixed scale: its range is measured per predictor checkpoint by tools/build_naturalness_range.py "
                 "(turneval/data/naturalness_human_range.json), which the report reads for the predictor that scored m. "
                 'A range given here, as {"range": {"low", "high", "median", "n", "source"}}, would apply to every predictor.',
     }
     assert set(ranges) == set(HEADLINE_FIGURES), "every headline figure needs an entry"
-    command = "python benchmarks/human_ranges.py " + " ".join(sys.argv[1:])
+    command = "python tools/build_human_ranges.py " + " ".join(sys.argv[1:])
     return {
         "description": "Human ranges of the report's headline figures: the 10th-90th percentile over real conversations, "
                        "each speaker in turn in the system's seat, computed by the report's own code "

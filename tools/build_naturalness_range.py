@@ -1,8 +1,8 @@
 """The range of naturalness m on real human conversations, per predictor: what a report's m is read against.
 
-    python benchmarks/naturalness_range.py [--spokenwoz-root DIR] [--ami-root DIR] [--swb-root PATH --splits DIR]
+    python tools/build_naturalness_range.py [--spokenwoz-root DIR] [--ami-root DIR] [--swb-root PATH --splits DIR]
         [--calls 40] [--predictor CKPT ...] [--write turneval/data/naturalness_human_range.json] [--json OUT]
-    python benchmarks/run_all.py --only naturalness_range
+    python benchmarks/run_all.py --only naturalness_range   # its figures, nothing written
 
 Nobody's code made these conversations; each is scored as ``turneval score`` would score it.
 
@@ -37,8 +37,9 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+if str(BENCHMARKS) not in sys.path:
+    sys.path.insert(0, str(BENCHMARKS))  # the data readers the benchmarks share (_switchboard, _spokenwoz, _real_calls)
 
 from _harness import figure, limit_threads  # noqa: E402
 
@@ -46,7 +47,7 @@ from _harness import figure, limit_threads  # noqa: E402
 FULL_CALLS, QUICK_CALLS = 40, 4
 RANGE_PERCENTILES = (10.0, 90.0)
 """The pooled range stored for a report: the 10th-90th percentile of real conversations, as the
-report's other human ranges (``benchmarks/human_ranges.py``)."""
+report's other human ranges (``tools/build_human_ranges.py``)."""
 
 
 def _switchboard_calls(swb_root: str | None, splits: str | None, calls: int) -> tuple[list, str | None]:
@@ -222,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write and "skipped" not in result:
         # the options that change the figures (the data folders are the defaults unless named)
         options = [f"--calls {args.calls}"] + [f"--predictor {p}" for p in args.predictor] + (["--quick"] if args.quick else [])
-        command = " ".join(["python benchmarks/naturalness_range.py", *options, f"--write {args.write}"])
+        command = " ".join(["python tools/build_naturalness_range.py", *options, f"--write {args.write}"])
         atomic_write_text(args.write, json.dumps(to_jsonable(data_file(result, command)), indent=1) + "\n")
         print(f"wrote {args.write}")
     return 0

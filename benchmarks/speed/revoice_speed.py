@@ -1,6 +1,6 @@
 """Speed of re-voicing Switchboard, per engine: seconds of conversation per CPU second.
 
-    python benchmarks/revoice_speed.py [--swb-root PATH] [--calls 3] [--excerpt-s 60]
+    python benchmarks/speed/revoice_speed.py [--swb-root PATH] [--calls 3] [--excerpt-s 60]
 
 Re-voices ``calls`` calls with each installed engine alone (eSpeak NG always; Festival,
 Flite and SVOX Pico when ``make synth-deps`` installed them) and reports "x real time": seconds of
@@ -78,7 +78,7 @@ def measure(engine: str, swb_root: Path, calls: int, excerpt_s: float, prosody: 
 
 def run(quick: bool) -> list[dict]:
     """x real time per installed engine, on made-up calls (benchmarks/run_all.py)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness
     from _harness import figure
 
     calls, minutes = (1, 0.5) if quick else (3, 1.5)

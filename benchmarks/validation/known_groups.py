@@ -1,6 +1,6 @@
 """Known groups: do the report's figures tell human-like, cascaded-like and eager-duplex-like systems apart?
 
-    python benchmarks/known_groups.py [--quick] [--conversations N] [--ami-root PATH] [--revoice-test PATH] [--markdown OUT.md]
+    python benchmarks/validation/known_groups.py [--quick] [--conversations N] [--ami-root PATH] [--revoice-test PATH] [--markdown OUT.md]
     python benchmarks/run_all.py --only known_groups
 
 A metric is valid only if it separates groups known to differ. Three synthetic systems, the
@@ -40,8 +40,9 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 import _revoiced  # noqa: E402
 from _harness import figure, limit_threads  # noqa: E402

@@ -1,6 +1,6 @@
 """VAD: CPU seconds per minute of one audio channel, turneval's path vs silero's stock paths.
 
-    python benchmarks/vad_speed.py [some_recording.wav] [--minutes 1]
+    python benchmarks/speed/vad_speed.py [some_recording.wav] [--minutes 1]
 
 Without a file, noise bursts are used (the cost depends only on the length). Compares
 turneval's sequence-ONNX path on the audio as given (``band="full"``) with silero's stock ONNX
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness
 from _harness import (  # noqa: E402
     figure,
     limit_threads,

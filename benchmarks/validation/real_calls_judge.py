@@ -1,7 +1,7 @@
 """The judge on real two-party calls: its pause decisions against a stopwatch and smart-turn, and
 its agreement (a)-(e) beside Talking Turns' figures.
 
-    python benchmarks/real_calls_judge.py [--quick] [--spokenwoz-root DIR] [--ami-root DIR]
+    python benchmarks/validation/real_calls_judge.py [--quick] [--spokenwoz-root DIR] [--ami-root DIR]
     python benchmarks/run_all.py --only real_speech      # real_speech.py runs this part too
 
 The recordings (``_real_calls.real_recordings``): the SpokenWOZ dev calls (telephone, 8 kHz,
@@ -35,8 +35,9 @@ import numpy as np
 
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 from _harness import figure, limit_threads, print_figures  # noqa: E402
 
