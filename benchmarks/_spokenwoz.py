@@ -23,7 +23,7 @@ from _ami import merge
 ENV_VAR = "TURNEVAL_SPOKENWOZ_ROOT"
 SPEAKER_CHANNEL = {"A": 0, "B": 1}
 WORD_JOIN_S = 0.2
-"""Words of one speaker closer than this join into one speech segment (SPEC §3: an IPU ends at
+"""Words of one speaker closer than this join into one speech segment (docs/events_and_labels.md: an IPU ends at
 more than 200 ms of the speaker's silence)."""
 
 

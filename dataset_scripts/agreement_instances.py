@@ -11,7 +11,7 @@ Alignment of the judge probabilities
 ------------------------------------
 ``probs`` is ``[n_chunks, 5]`` (or ``[n_chunks - 1, 5]``) in ``LABELS`` order, and row ``t`` is
 the judge's distribution for the label of chunk ``t + 1`` given the audio up to the *end of
-chunk t*, i.e. up to ``0.04 (t + 1)`` s (SPEC §5). An instance whose decision shows in chunk
+chunk t*, i.e. up to ``0.04 (t + 1)`` s (docs/judge.md). An instance whose decision shows in chunk
 ``k`` therefore reads ``probs[k - 1]``: what the judge expected for chunk ``k`` from the audio
 that precedes it. Chunk 0 has no prediction and is never an instance. ``time`` is the start
 of chunk ``k`` (``0.04 k`` s), the moment the decision becomes audible.
@@ -24,7 +24,7 @@ after it, either as 0 / 1 / -1 (nobody) or as the labeller's floor states
 overlapping, "BA"). An overlap leaves the floor with the speaker who had it, so "AB" counts as
 A's floor and "BA" as B's.
 
-Instances (SPEC §8; "user" is the human, "system" the AI)
+Instances (docs/agreement.md; "user" is the human, "system" the AI)
 ---------------------------------------------------------
 (a) The user holds the floor, speaks alone, then a silence (``NA`` run) follows; the first
     chunk after the silence is ``T`` (the system speaks up) or ``C`` (the user resumes).
@@ -250,7 +250,7 @@ def build_agreement_instances(
             chunk t+1 given the audio up to the end of chunk t.
         system_speaker: 0 or 1, which speaker is the AI system.
         session: the conversation id.
-        chunk_starts: start time (s) of each chunk; default ``0.04 k`` (SPEC §2 grid).
+        chunk_starts: start time (s) of each chunk; default ``0.04 k`` (the 40 ms grid of dataset_scripts/grids.py).
         metrics: which of "a".."e" to build.
 
     Returns:

@@ -1,9 +1,9 @@
 """Audio in and out: load, check, resample to 16 kHz, stream long files, write atomically.
 
 Every array that leaves this module is float32 shaped ``[channels, n_samples]`` at the rate
-it says (16 kHz unless asked otherwise, SPEC §2). Bad input (unreadable, empty, NaN/inf,
+it says (16 kHz unless asked otherwise; docs/formats.md, "Audio"). Bad input (unreadable, empty, NaN/inf,
 too long, wrong channel count) raises :class:`AudioError` naming the file and what to fix
-(SPEC §10); ``AudioError`` is a :class:`DialogueError`, so the CLI prints it without a
+(docs/inputs.md); ``AudioError`` is a :class:`DialogueError`, so the CLI prints it without a
 traceback.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Turn-taking events of a dialogue: IPUs, silences, pauses, gaps, overlaps, backchannels,
-turns and interruptions (SPEC §3, Talking Turns §3.1).
+turns and interruptions (docs/events_and_labels.md, Talking Turns §3.1).
 
 One entry point, :func:`extract_events`, turns a
 :class:`~turneval.dataset_scripts.dialogue.Dialogue` into a frozen :class:`TurnTakingEvents`.

@@ -1,5 +1,5 @@
 """Files in and out, one rule each: outputs are written atomically (a temp file renamed into
-place, SPEC §10), JSON is read with errors that name the file and line, and results become plain
+place; docs/inputs.md), JSON is read with errors that name the file and line, and results become plain
 JSON values.
 
     >>> import numpy as np

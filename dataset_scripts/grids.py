@@ -1,4 +1,4 @@
-"""Time grids shared by every part of turneval (SPEC §2).
+"""Time grids shared by every part of turneval (docs/events_and_labels.md).
 
 One place for the rates, so that no file carries its own copy of 0.04 or 50.
 """

@@ -1,4 +1,4 @@
-"""40 ms turn-taking labels NA / BC / I / T / C and the floor owner per chunk (SPEC §4).
+"""40 ms turn-taking labels NA / BC / I / T / C and the floor owner per chunk (docs/events_and_labels.md).
 
 This is the labelling of Talking Turns §4.1 as the ESPnet recipe computes it
 (``egs2/swbd/slu1/local/create_switchboard_data_2channels.py`` followed by
@@ -25,7 +25,7 @@ listener feedback); the reference's subsampler instead drops those chunks, which
 
 **Grids.** The recipe's chunks start at 0.2 s (:data:`RECIPE_START_S`) and their number is
 ``int((round(duration, 2) - 0.2) / 0.04)`` (:func:`recipe_chunk_count`). turneval's own grid
-(SPEC §2) is the default of :func:`chunk_labels`: ``start_s=0.0``, chunk i covers
+(dataset_scripts/grids.py) is the default of :func:`chunk_labels`: ``start_s=0.0``, chunk i covers
 ``[0.04 i, 0.04 (i + 1))`` and there are ``floor(duration / 0.04)`` chunks. Pass
 ``start_s=RECIPE_START_S, n_chunks=recipe_chunk_count(duration)`` for the recipe's grid.
 

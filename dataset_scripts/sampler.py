@@ -1,7 +1,7 @@
 """Class-balanced (conversation, chunk) examples for training the TurnTakingJudge.
 
 The judge predicts the label of chunk t+1 from the audio that ends at the end of chunk t
-(SPEC §5). Storing a 30 s window per label would blow a corpus up ~750-fold, so the
+(docs/datasets.md, "BalancedChunkSampler"). Storing a 30 s window per label would blow a corpus up ~750-fold, so the
 window is cut on the fly from the conversation's audio file with a partial
 ``soundfile`` read; only the per-conversation label sequence lives in memory.
 

@@ -1,4 +1,4 @@
-"""VAP's zero-shot turn-taking events on 50 Hz voice activity (SPEC §6, golden/vap_events).
+"""VAP's zero-shot turn-taking events on 50 Hz voice activity (docs/naturalness.md; tests/golden/vap_events).
 
 These are the frame regions on which VAP evaluates a model without training it for the
 task (Ekstedt & Skantze): the probability ``p_now`` / ``p_future`` of

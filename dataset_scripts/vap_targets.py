@@ -1,4 +1,4 @@
-"""The VAP training target: 256-class voice-activity projection windows (SPEC §6).
+"""The VAP training target: 256-class voice-activity projection windows (docs/naturalness.md).
 
 For every 50 Hz frame t, VAP looks at the next two seconds of voice activity of both
 speakers, ``va[t+1 : t+101]``, and cuts it into four bins per speaker whose *durations* are

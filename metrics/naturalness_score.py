@@ -1,4 +1,4 @@
-"""The TurnNat naturalness score of one dialogue (TurnNat §III-D, SPEC §6).
+"""The TurnNat naturalness score of one dialogue (TurnNat §III-D; docs/naturalness.md).
 
 A future-activity (VAP-style) model predicts, at every 50 Hz frame, a distribution over
 the 256 classes of the next two seconds of voice activity. Where the observed future is

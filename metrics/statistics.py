@@ -1,4 +1,4 @@
-"""Corpus-level turn-taking statistics (Talking Turns §3.2, SPEC §8 turn_taking_statistics).
+"""Corpus-level turn-taking statistics (Talking Turns §3.2; docs/events_and_labels.md, "Statistics").
 
 For each of IPU, pause, gap and overlap: the number of events per minute and their cumulated
 duration as a percentage of the total duration of the conversation. With words: the speaking

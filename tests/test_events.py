@@ -1,4 +1,4 @@
-"""Turn-taking events on hand-built dialogues (SPEC §3)."""
+"""Turn-taking events on hand-built dialogues (docs/events_and_labels.md, "Events")."""
 from __future__ import annotations
 
 import json

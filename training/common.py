@@ -1,4 +1,4 @@
-"""The training skeleton that every recipe shares (SPEC §5).
+"""The training skeleton that every recipe shares (docs/training.md).
 
 A recipe (``train_judge.py``, ``train_future_activity.py``) holds only what is its own: the
 model, the data and the loss, as a :class:`Recipe`. Everything else is here, once:

@@ -1,4 +1,4 @@
-"""Train the TurnTakingJudge (Talking Turns §4.1, A.4; SPEC §5) on the shared skeleton.
+"""Train the TurnTakingJudge (Talking Turns §4.1, A.4; docs/judge.md, "Training") on the shared skeleton.
 
 This recipe holds the judge's model, data and loss; arguments, optimizer, schedule, loop,
 checkpoints and logs are :mod:`turneval.training.common`'s. Class-balanced examples come from

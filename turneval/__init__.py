@@ -1,6 +1,6 @@
 """turneval: how well do spoken dialogue systems take turns?
 
-Subpackages (SPEC §1): ``turneval.dataset_scripts`` (readers, voice activity, events,
+Subpackages: ``turneval.dataset_scripts`` (readers, voice activity, events,
 labels, dataset builders), ``turneval.modeling`` (the two AutoModels), ``turneval.metrics``
 (metric functions and evaluate modules), ``turneval.training`` (Accelerate recipes).
 

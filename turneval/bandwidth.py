@@ -1,6 +1,6 @@
 """Input sample rate and bandwidth: record them, warn on telephone audio, band-limit on request.
 
-turneval works at 16 kHz (SPEC §2), so every input is resampled on load. Resampling cannot
+turneval works at 16 kHz (docs/formats.md, "Audio"), so every input is resampled on load. Resampling cannot
 restore what a narrow-band recording never had: an 8 kHz telephone call carries nothing above
 4 kHz, while the audio models' features (the judge's Whisper log-mel and an audio
 FutureActivityPredictor's mel frames) cover 0-8 kHz and were trained on wideband speech. Their

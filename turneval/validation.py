@@ -1,4 +1,4 @@
-"""Input and output checks the commands share, done before any analysis (issue 12, SPEC §10).
+"""Input and output checks the commands share, done before any analysis (docs/inputs.md).
 
 Every problem is an error (a :class:`~turneval.dataset_scripts.dialogue.DialogueError`, which the
 CLI prints as one line without a traceback) that names the file and the problem in the words of

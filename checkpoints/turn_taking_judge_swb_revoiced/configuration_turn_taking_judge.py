@@ -65,7 +65,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             Causal mode on audio longer than `context_s`: windows start every `stream_hop_s`
             seconds, so every prediction sees between `context_s - stream_hop_s` and
             `context_s` seconds. Defaults to half the context.
-        chunk_s (`float`, *optional*, defaults to 0.04): chunk length (SPEC §2).
+        chunk_s (`float`, *optional*, defaults to 0.04): chunk length: the 40 ms grid of the labels, chunk i covering [0.04 i, 0.04 (i+1)).
         sample_rate (`int`, *optional*, defaults to 16000): input sample rate.
         label_names (`list[str]`, *optional*): class names, default NA, BC, I, T, C.
         use_weighted_layer_sum (`bool`, *optional*, defaults to `True`):

@@ -700,7 +700,7 @@ def prepare_audio(audio: np.ndarray | torch.Tensor, sample_rate: int, config: Tu
             raise ValueError(f"audio must be mono [n_samples] or [channels, n_samples], got shape {tuple(tensor.shape)}")
         if tensor.shape[0] > tensor.shape[1]:
             tensor = tensor.T
-        tensor = tensor.mean(dim=0)  # the judge reads the mono mix (SPEC §2)
+        tensor = tensor.mean(dim=0)  # the judge reads the mono mix: the mean of the channels, as in training
     if tensor.dim() != 1:
         raise ValueError(f"audio must be mono [n_samples] or [channels, n_samples], got shape {tuple(tensor.shape)}")
     if not torch.isfinite(tensor).all():

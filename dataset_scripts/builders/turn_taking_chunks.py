@@ -1,4 +1,4 @@
-"""turn_taking_chunks: one row per conversation with its 40 ms judge labels (SPEC §7).
+"""turn_taking_chunks: one row per conversation with its 40 ms judge labels (docs/datasets.md).
 
 Each row holds a reference to the audio (never the samples), the NA/BC/I/T/C label and
 the floor owner of every 40 ms chunk, per-speaker voice activity on the same grid, the

@@ -1,4 +1,4 @@
-"""turn_taking_perturbations: natural / perturbed pairs for turn-taking naturalness (SPEC §7).
+"""turn_taking_perturbations: natural / perturbed pairs for turn-taking naturalness (docs/datasets.md).
 
 Each row is one pair: the same 20-25 s stretch of a conversation, once as recorded and once
 with one TurnNat perturbation (late_response, early_entry, hold_instead_of_shift,

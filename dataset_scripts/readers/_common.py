@@ -1,6 +1,6 @@
 """Helpers every reader shares: located errors, numbers, JSON with line numbers, audio.
 
-Errors follow one pattern, ``file:line: problem`` (SPEC §7), raised as DialogueError so the
+Errors follow one pattern, ``file:line: problem`` (docs/formats.md), raised as DialogueError so the
 CLI prints them without a traceback.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Synthetic dyadic conversations spoken by eSpeak NG, with ground-truth timing (SPEC §7).
+"""Synthetic dyadic conversations spoken by eSpeak NG, with ground-truth timing (docs/synthetic_corpus.md).
 
 Two distinct eSpeak voices talk with human-like timing (gaps near 200 ms, some overlapping
 starts, pauses longer than gaps, about 4 backchannels per minute, rare interruptions of

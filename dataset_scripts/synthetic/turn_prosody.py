@@ -13,7 +13,7 @@ turn-internal prosody. This module plans, per IPU, the ending a real speaker wou
   or a question when its act says so ("really?", SWDA ``bh``).
 
 Turns and backchannels are the ones :func:`~turneval.dataset_scripts.events.extract_events`
-finds (SPEC §3), computed on the whole call so a turn that goes on after an excerpt's end is
+finds (docs/events_and_labels.md, "Events"), computed on the whole call so a turn that goes on after an excerpt's end is
 not taken as ended. Each plan carries the punctuation that gives the ending
 (:data:`PUNCTUATION`: eSpeak NG measured a fall for ".", a rise for "?", a level continuation
 for ",") and its turn's index, so engines that ignore final punctuation can speak the turn

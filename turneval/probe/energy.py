@@ -16,7 +16,7 @@ WINDOW_S = 0.005
 THRESHOLD_DBFS = -42.0
 """A 5 ms window louder than this (RMS, dB re full scale) holds sound."""
 BRIDGE_S = 0.2
-"""Silences shorter than this join two stretches of sound (the IPU rule of SPEC §3)."""
+"""Silences shorter than this join two stretches of sound (the IPU rule of docs/events_and_labels.md)."""
 
 
 def loud_windows(audio: np.ndarray, sample_rate: int, threshold_dbfs: float = THRESHOLD_DBFS) -> np.ndarray:

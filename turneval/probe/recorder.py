@@ -97,7 +97,7 @@ def _write_wav(path: Path, audio: np.ndarray, sample_rate: int) -> None:
     from turneval.dataset_scripts.audio import resample, write_audio
 
     audio = np.asarray(audio, dtype=np.float32)
-    if sample_rate != 16000:  # SPEC §2: the files turneval writes are 16 kHz
+    if sample_rate != 16000:  # the files turneval writes are 16 kHz (docs/formats.md, "Audio")
         audio = np.stack([resample(ch, sample_rate, 16000) for ch in np.atleast_2d(audio)])
     write_audio(path, audio, 16000)
 

@@ -1,4 +1,4 @@
-"""The main job (SPEC §9): every turn-taking figure of one human-AI conversation.
+"""The main job (docs/report.md): every turn-taking figure of one human-AI conversation.
 
     >>> import turneval                                              # doctest: +SKIP
     >>> rep = turneval.report("call.wav", system_channel=1)
