@@ -22,6 +22,8 @@ COMMAND_MODULES: list[str] = [
     "turneval.commands.dataset",
     "turneval.commands.bench",
     "turneval.commands.report",
+    # the report over a corpus, in parallel, into one fleet report (issue 43)
+    "turneval.commands.batch",
     "turneval.commands.score",
     "turneval.commands.compare",
     "turneval.commands.check",

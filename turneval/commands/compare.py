@@ -75,22 +75,28 @@ def _figures(reports: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return figures
 
 
+def mean_difference(values_a: Sequence[float], values_b: Sequence[float]) -> dict[str, Any]:
+    """Each side's mean with its 95 % CI (``a``, ``b``) and the difference B - A with the CI
+    ``+- 1.96 sqrt(sd_A^2 / n_A + sd_B^2 / n_B)`` (``difference``; NaN when a side is empty).
+    ``turneval batch --by`` puts its slices side by side with the same numbers."""
+    from turneval.metrics.intervals import Z95, mean_interval
+
+    ci_a, ci_b = mean_interval(values_a), mean_interval(values_b)
+    diff = ci_b.mean - ci_a.mean
+    half = Z95 * math.sqrt(ci_a.var / ci_a.n + ci_b.var / ci_b.n) if ci_a.n and ci_b.n else math.nan
+    return {"a": ci_a.to_dict(), "b": ci_b.to_dict(),
+            "difference": {"mean": diff, "ci95_low": diff - half, "ci95_high": diff + half, "ci95_half_width": half}}
+
+
 def compare_reports(reports_a: Sequence[dict[str, Any]], reports_b: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Per figure: each system's mean with its CI, and the difference B - A with its CI."""
-    from turneval.metrics.intervals import Z95, mean_interval
     fig_a, fig_b = _figures(reports_a), _figures(reports_b)
     rows = []
     for key in list(fig_a) + [k for k in fig_b if k not in fig_a]:
         a, b = fig_a.get(key, {"values": []}), fig_b.get(key, {"values": []})
         meta = fig_a.get(key) or fig_b[key]
-        ci_a, ci_b = mean_interval(a["values"]), mean_interval(b["values"])
-        diff = ci_b.mean - ci_a.mean
-        half = Z95 * math.sqrt(ci_a.var / ci_a.n + ci_b.var / ci_b.n) if ci_a.n and ci_b.n else math.nan
-        rows.append({
-            "key": key, "label": meta["label"], "unit": meta["unit"], "reference": meta.get("reference"),
-            "a": ci_a.to_dict(), "b": ci_b.to_dict(),
-            "difference": {"mean": diff, "ci95_low": diff - half, "ci95_high": diff + half, "ci95_half_width": half},
-        })
+        rows.append({"key": key, "label": meta["label"], "unit": meta["unit"], "reference": meta.get("reference"),
+                     **mean_difference(a["values"], b["values"])})
     return to_jsonable({
         "system_a": {"n_reports": len(reports_a), "files": [r["_file"] for r in reports_a]},
         "system_b": {"n_reports": len(reports_b), "files": [r["_file"] for r in reports_b]},

