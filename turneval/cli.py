@@ -32,6 +32,8 @@ COMMAND_MODULES: list[str] = [
     "turneval.commands.fdbench",
     # a live agent driven by scripted callers (issue 33)
     "turneval.commands.probe",
+    # the Hugging Face release (issue 45)
+    "turneval.commands.release",
 ]
 
 

@@ -1,0 +1,121 @@
+"""A data set repo: Parquet shards with their features and configs in the card's YAML.
+
+Each set is built by its own builder (``dataset_scripts/builders``) from the conversations of
+the chosen sources (:mod:`.dataset_sources`), one split per source, and written as
+``data/<split>-00000-of-00001.parquet``. The card (``model_cards/datasets/<name>/README.md``)
+gets ``configs`` and ``dataset_info`` in its front matter, so ``load_dataset("ORG/NAME")``
+needs no script. turn_taking_chunks rows refer to their audio, which the repo carries under
+``audio/<split>/``; the other two sets embed their clips as WAV bytes.
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .cards import insert_after_title, join_front_matter, split_front_matter
+from .dataset_sources import SOURCES, real_root
+from .plan import REPO_ROOT, ReleaseError, RepoPlan
+
+
+SHARD = "data/{split}-00000-of-00001.parquet"
+QUESTIONS_PER_CLASS = 5
+"""Yes (and no) items per task in the released question set: a sample to try a model on, kept
+small because every item carries its clip (``turneval dataset`` builds the full set)."""
+
+
+def read_sources(names: tuple[str, ...], root: str | Path | None = None) -> dict[str, list]:
+    """Source name -> its conversations (Dialogues with ``audio_path``)."""
+    return {name: SOURCES[name].read(real_root(root)) for name in names}
+
+
+def audio_in_repo(split: str, audio_path: str) -> str:
+    """Where a conversation's audio lies in the turn_taking_chunks repo (FLAC, as the source's sample rate)."""
+    return f"audio/{split}/{Path(audio_path).stem}.flac"
+
+
+def build(name: str, manifest: Path, cache: Path, *, questions_per_class: int = QUESTIONS_PER_CLASS) -> Any:
+    """The DatasetDict of data set ``name`` built from ``manifest`` (one split per source)."""
+    from turneval.dataset_scripts.builders import TurnTakingChunks, TurnTakingPerturbations, TurnTakingQuestions
+
+    if name == "turn_taking_chunks":
+        builder = TurnTakingChunks(cache_dir=str(cache), manifest=str(manifest))
+    elif name == "turn_taking_perturbations":
+        builder = TurnTakingPerturbations(cache_dir=str(cache), manifest=str(manifest), seed=0)
+    elif name == "turn_taking_questions":
+        builder = TurnTakingQuestions(cache_dir=str(cache), manifest=str(manifest), seed=0, max_per_class=questions_per_class)
+    else:
+        raise ReleaseError(f"unknown data set {name!r}")
+    builder.download_and_prepare()
+    return builder.as_dataset()
+
+
+def _relocate_audio_paths(dataset: Any, split_of: dict[str, str]) -> Any:
+    """Rows' ``audio_path`` (an absolute path on this machine) -> the path inside the chunks repo."""
+    if "audio_path" not in dataset.column_names:
+        return dataset
+    return dataset.map(
+        lambda row: {"audio_path": audio_in_repo(split_of[row["conversation_id"]], row["audio_path"]) if row["audio_path"] else ""},
+        desc=None,
+    )
+
+
+def _copy_audio(dialogues: dict[str, list], out: Path) -> None:
+    import soundfile as sf
+
+    for split, items in dialogues.items():
+        for dialogue in items:
+            data, rate = sf.read(dialogue.audio_path, dtype="int16", always_2d=True)
+            target = out / audio_in_repo(split, dialogue.audio_path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            sf.write(str(target), data, rate, format="FLAC", subtype="PCM_16")
+
+
+def _card(plan: RepoPlan, splits: dict[str, tuple[int, int]], features: Any) -> str:
+    card = REPO_ROOT / "model_cards" / "datasets" / plan.name / "README.md"
+    meta, body = split_front_matter(card)
+    meta["license"] = plan.licence
+    rows = sum(n for n, _ in splits.values())
+    meta["size_categories"] = ["n<1K" if rows < 1000 else "1K<n<10K"]
+    meta["configs"] = [{
+        "config_name": "default",
+        "data_files": [{"split": s, "path": SHARD.format(split=s)} for s in splits],
+    }]
+    meta["dataset_info"] = {
+        "features": features._to_yaml_list(),
+        "splits": [{"name": s, "num_bytes": size, "num_examples": n} for s, (n, size) in splits.items()],
+    }
+    lines = ["## This release", "", "| split | conversations from | licence | rows |", "|---|---|---|---|"]
+    lines += [f"| `{s}` | {SOURCES[s].credit} | {SOURCES[s].licence} | {n} |" for s, (n, _) in splits.items()]
+    lines += ["", "```python", "from datasets import load_dataset", f'ds = load_dataset("{plan.repo_id}")', "```"]
+    if plan.name == "turn_taking_chunks":
+        lines += ["", "`audio_path` is relative to this repo: the audio of every conversation is under `audio/<split>/`."]
+    elif plan.name == "turn_taking_questions":
+        lines += ["", f"At most {QUESTIONS_PER_CLASS} yes and {QUESTIONS_PER_CLASS} no items per task; `audio` holds each clip "
+                  "(mono 16 kHz WAV); `audio_path` names the conversation's audio in turn_taking_chunks."]
+    return join_front_matter(meta, insert_after_title(body, "\n".join(lines) + "\n"))
+
+
+def write_dataset_repo(plan: RepoPlan, out: Path, dialogues: dict[str, list], *, questions_per_class: int = QUESTIONS_PER_CLASS) -> Path:
+    """Write the data set repo of ``plan`` into ``out`` (a new folder) from ``dialogues`` (source -> list)."""
+    from turneval.dataset_scripts.builders import write_dialogue_manifest
+
+    out.mkdir(parents=True)
+    split_of = {d.id: split for split, items in dialogues.items() for d in items}
+    with tempfile.TemporaryDirectory(prefix="turneval-release-") as work:
+        manifest = write_dialogue_manifest([d for items in dialogues.values() for d in items], Path(work) / "manifest.jsonl", split=split_of)
+        built = build(plan.name, manifest, Path(work) / "cache", questions_per_class=questions_per_class)
+        splits: dict[str, tuple[int, int]] = {}
+        for split in dialogues:
+            if split not in built:
+                raise ReleaseError(f"{plan.name}: the builder made no rows from source {split!r}")
+            rows = _relocate_audio_paths(built[split], split_of)
+            target = out / SHARD.format(split=split)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            rows.to_parquet(str(target))
+            splits[split] = (rows.num_rows, rows.data.nbytes)
+        features = built[next(iter(dialogues))].features
+    if plan.name == "turn_taking_chunks":
+        _copy_audio(dialogues, out)
+    (out / "README.md").write_text(_card(plan, splits, features), encoding="utf-8")
+    return out

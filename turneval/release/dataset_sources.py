@@ -1,0 +1,124 @@
+"""The conversations the released data sets are built from, each with the licence that lets it ship.
+
+===============  ======================================================  ============
+source           conversations                                          licence
+===============  ======================================================  ============
+synthetic        the bundled eSpeak NG examples (``examples/*.json``)   apache-2.0
+harper_valley    6 real two-party bank calls (``real/harper_valley``)   cc-by-4.0
+===============  ======================================================  ============
+
+Only licences in :data:`SHIPPABLE_LICENCES` ship. SpokenWOZ (CC BY-NC 4.0) and Switchboard
+(LDC) are named in :data:`NEVER_SHIPPED`, so asking for them fails with the reason. The real
+recordings lie outside the repository: ``--real-root`` or ``$TURNEVAL_REAL_ROOT``, default
+``<repository>/../shared/real``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from turneval.dataset_scripts.dialogue import Dialogue, Word
+
+from .plan import REPO_ROOT, ReleaseError
+
+
+SHIPPABLE_LICENCES = ("apache-2.0", "cc-by-4.0")
+NEVER_SHIPPED: dict[str, str] = {
+    "spokenwoz": "SpokenWOZ is CC BY-NC 4.0 (non-commercial): it is never shipped",
+    "switchboard": "Switchboard is licensed by the LDC: only models trained on its timing ship, never its data",
+}
+REAL_ROOT_ENV = "TURNEVAL_REAL_ROOT"
+
+
+@dataclass(frozen=True)
+class Source:
+    """A group of conversations: its licence, the credit its licence asks for, and its reader."""
+
+    name: str
+    licence: str
+    credit: str
+    read: Callable[[Path], list[Dialogue]]
+
+
+def real_root(path: str | os.PathLike | None = None) -> Path:
+    """The folder of the real recordings: ``path``, else ``$TURNEVAL_REAL_ROOT``, else ``../shared/real``."""
+    if path is not None:
+        return Path(path)
+    env = os.environ.get(REAL_ROOT_ENV)
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "real"
+
+
+def read_examples(_: Path) -> list[Dialogue]:
+    """The bundled synthetic conversations (``examples/NAME.json`` + ``NAME.wav``)."""
+    from turneval.dataset_scripts.readers import read_annotations
+
+    files = sorted((REPO_ROOT / "examples").glob("*.json"))
+    if not files:
+        raise ReleaseError(f"{REPO_ROOT / 'examples'}: no example conversations (NAME.json + NAME.wav); the release runs from a source checkout")
+    return [read_annotations(path, load_audio=False, require_audio=True) for path in files]
+
+
+def _harper_valley_call(audio: Path, transcript: Path) -> Dialogue:
+    """One call: channel 0 the agent (speaker A), channel 1 the caller (B); segments are the
+    utterance spans, words the aligner's times of the ASR transcript (the words the times belong to)."""
+    try:
+        utterances = json.loads(transcript.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise ReleaseError(f"{transcript}: cannot read the Harper Valley transcript ({err})") from None
+    segments: list[list[tuple[float, float]]] = [[], []]
+    words: list[list[Word]] = [[], []]
+    for i, utt in enumerate(utterances):
+        role = utt.get("speaker_role")
+        if role not in ("agent", "caller"):
+            raise ReleaseError(f"{transcript}: utterance {i} has speaker_role {role!r}; expected 'agent' or 'caller'")
+        side = 0 if role == "agent" else 1
+        start = utt["offset_ms"] / 1000
+        segments[side].append((start, start + utt["duration_ms"] / 1000))
+        texts = str(utt.get("transcript", "")).split()
+        if len(texts) == len(utt.get("word_offsets_ms", ())) == len(utt.get("word_durations_ms", ())):
+            for text, offset, length in zip(texts, utt["word_offsets_ms"], utt["word_durations_ms"]):
+                words[side].append(Word(start + offset / 1000, start + (offset + length) / 1000, text))
+    return Dialogue(id=f"harper_valley_{audio.stem}", segments=segments, words=words, audio_path=str(audio))
+
+
+def read_harper_valley(root: Path) -> list[Dialogue]:
+    """The Harper Valley Bank calls of ``<real root>/harper_valley`` (audio/SID.flac + transcript/SID.json)."""
+    folder = root / "harper_valley"
+    calls = sorted((folder / "audio").glob("*.flac"))
+    if not calls:
+        raise ReleaseError(
+            f"{folder}/audio: no Harper Valley calls; pass --real-root (or set ${REAL_ROOT_ENV}) to the folder "
+            "that holds harper_valley/, or build the data sets from --sources synthetic only"
+        )
+    return [_harper_valley_call(audio, folder / "transcript" / f"{audio.stem}.json") for audio in calls]
+
+
+SOURCES: dict[str, Source] = {
+    "synthetic": Source("synthetic", "apache-2.0", "turneval's synthetic eSpeak NG conversations (Apache-2.0)", read_examples),
+    "harper_valley": Source(
+        "harper_valley", "cc-by-4.0", "Gridspace-Stanford Harper Valley speech dataset (CC BY 4.0)", read_harper_valley
+    ),
+}
+DEFAULT_SOURCES: tuple[str, ...] = ("synthetic", "harper_valley")
+
+
+def check_sources(names: tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """The source names to build from (default :data:`DEFAULT_SOURCES`); refuses unknown and unshippable ones."""
+    names = tuple(names) if names else DEFAULT_SOURCES
+    for name in names:
+        if name in NEVER_SHIPPED:
+            raise ReleaseError(f"--sources {name}: {NEVER_SHIPPED[name]}")
+        if name not in SOURCES:
+            raise ReleaseError(f"--sources {name}: unknown source; choose from {', '.join(SOURCES)}")
+        if SOURCES[name].licence not in SHIPPABLE_LICENCES:
+            raise ReleaseError(f"--sources {name}: licence {SOURCES[name].licence} does not allow shipping")
+    return names
+
+
+def dataset_licence(names: tuple[str, ...]) -> str:
+    """The licence of a data set built from ``names``: CC BY 4.0 as soon as one source asks for credit."""
+    licences = {SOURCES[n].licence for n in names}
+    return "cc-by-4.0" if "cc-by-4.0" in licences else "apache-2.0"

@@ -1,0 +1,147 @@
+"""A model repo: config, safetensors, the remote code, the card (with ``model-index``), licence.
+
+The remote code is the package's own ``modeling/`` pair of the model (each pair imports only
+torch, transformers, numpy, the standard library and its own configuration: checked here), so
+``AutoModel.from_pretrained(repo_id, trust_remote_code=True)`` needs no turneval. The card's
+usage block is written for the repo id and run as written by tests/test_release.py.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from .cards import insert_after_title, join_front_matter, split_front_matter
+from .model_index import model_index
+from .plan import MODEL_REPOS, REPO_ROOT, ReleaseError, RepoPlan
+
+
+WEIGHT_FILES = ("config.json", "model.safetensors", "provenance.json")
+REMOTE_CODE_IMPORTS = frozenset({"torch", "transformers", "numpy"})
+"""Third-party packages the remote code may import (transformers needs numpy itself)."""
+
+USAGE: dict[str, str] = {
+    "turn_taking_judge_swb_revoiced": '''\
+import numpy as np
+from transformers import AutoModel
+
+judge = AutoModel.from_pretrained("{repo_id}", trust_remote_code=True)
+audio = np.zeros(16000 * 4, dtype=np.float32)   # mono 16 kHz: put your recording here
+probs = judge.score(audio).probabilities        # [chunks, 5]: NA, BC, I, T, C of chunk t + 1
+print(probs.shape)
+''',
+    "future_activity_predictor_lookahead": '''\
+import numpy as np
+import torch
+from transformers import AutoModel
+
+model = AutoModel.from_pretrained("{repo_id}", trust_remote_code=True)
+activity = np.zeros((500, 2), dtype=np.float32)   # 10 s at 50 Hz: 1 where speaker A / B speaks
+activity[50:200, 0] = 1
+activity[215:400, 1] = 1
+with torch.no_grad():
+    out = model(voice_activity=torch.from_numpy(model.vad_inputs(activity))[None])
+print(out.probs.shape)                             # [1, 500, 256]: the next 2 s of both speakers
+''',
+    "future_activity_predictor_words": '''\
+import numpy as np
+import torch
+from transformers import AutoModel
+
+model = AutoModel.from_pretrained("{repo_id}", trust_remote_code=True)
+activity = np.zeros((500, 2), dtype=np.float32)   # 10 s at 50 Hz: 1 where speaker A / B speaks
+activity[50:200, 0] = 1
+activity[215:400, 1] = 1
+words = [[(1.0, 1.5, "so"), (3.4, 4.0, "right")], [(4.3, 4.6, "yeah")]]   # per speaker: (start, end, word)
+with torch.no_grad():
+    out = model(voice_activity=torch.from_numpy(model.vad_inputs(activity, words))[None])
+print(out.probs.shape)                             # [1, 500, 256]: the next 2 s of both speakers
+''',
+}
+"""Released model -> the usage block of its Hub card (``{repo_id}`` filled in)."""
+
+LICENCE_TEXT = """\
+Code (configuration_*.py, modeling_*.py): Apache License 2.0, https://www.apache.org/licenses/LICENSE-2.0
+(turneval, https://github.com/turneval).
+
+Weights (model.safetensors): {licence}. {terms}
+
+The model card (README.md) says what the model was trained on and why these terms apply.
+"""
+
+
+def remote_code_files(config: Path) -> list[Path]:
+    """The package's ``configuration_*.py`` / ``modeling_*.py`` that a checkpoint's ``auto_map`` names."""
+    import json
+
+    import turneval.modeling
+
+    auto_map = json.loads(config.read_text(encoding="utf-8")).get("auto_map") or {}
+    if not auto_map:
+        raise ReleaseError(f"{config}: no 'auto_map'; save the model with register_for_auto_class so the Hub can load its code")
+    source = Path(turneval.modeling.__file__).parent
+    files = sorted({source / (ref.split(".")[0] + ".py") for ref in auto_map.values()})
+    for path in files:
+        check_self_contained(path, {p.stem for p in files})
+    return files
+
+
+def check_self_contained(path: Path, siblings: set[str]) -> None:
+    """Raise ReleaseError when ``path`` imports anything but the standard library, torch,
+    transformers, numpy or one of ``siblings`` (SPEC §1: the pair loads with trust_remote_code)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [(alias.name, 0) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [(node.module or "", node.level)]
+        else:
+            continue
+        for name, level in names:
+            top = name.split(".")[0]
+            ok = top in siblings and level <= 1 or (level == 0 and (top in REMOTE_CODE_IMPORTS or top in sys.stdlib_module_names))
+            if not ok:
+                raise ReleaseError(f"{path}:{node.lineno}: imports {'.' * level}{name}; remote code may import only torch, "
+                                   f"transformers, numpy, the standard library and {sorted(siblings)}")
+
+
+def _card(plan: RepoPlan, card: Path, provenance: Path) -> str:
+    meta, body = split_front_matter(card)
+    meta["library_name"] = "transformers"
+    meta["model-index"] = model_index(plan.name, provenance)
+    usage = "```python\n" + USAGE[plan.name].format(repo_id=plan.repo_id) + "```\n"
+    load_it = re.compile(r"\*\*Load it:\*\*\s*\n+```python\n.*?```\n", re.S)
+    section = f"**Load it from the Hub** (`trust_remote_code=True`: the model's code ships in this repo):\n\n{usage}"
+    body = load_it.sub(lambda _: section, body, count=1) if load_it.search(body) else insert_after_title(body, "## Usage\n\n" + section)
+    return join_front_matter(meta, body)
+
+
+def _licence(meta: dict) -> str:
+    name = meta.get("license_name") or meta.get("license")
+    terms = {
+        "research-use-switchboard": "Research use only: it was trained on Switchboard timing and words (LDC97S62; ISIP ms98 alignments).",
+        "research-use-only": "Research use only: it was trained on Switchboard timing (LDC97S62; ISIP ms98 alignments).",
+    }.get(str(name), "See the model card.")
+    return LICENCE_TEXT.format(licence=name, terms=terms)
+
+
+def write_model_repo(plan: RepoPlan, out: Path) -> Path:
+    """Write the model repo of ``plan`` into ``out`` (a new folder); returns ``out``."""
+    from turneval.checkpoints import bundled_root
+
+    checkpoint = bundled_root() / plan.name
+    if not (checkpoint / "config.json").is_file():
+        raise ReleaseError(f"{checkpoint}: no checkpoint (config.json) to release; see training/recipes/{plan.name}.py")
+    out.mkdir(parents=True)
+    for name in WEIGHT_FILES:
+        if not (checkpoint / name).is_file():
+            raise ReleaseError(f"{checkpoint / name}: missing; a released checkpoint needs {', '.join(WEIGHT_FILES)}")
+        shutil.copyfile(checkpoint / name, out / name)
+    for path in remote_code_files(checkpoint / "config.json"):
+        shutil.copyfile(path, out / path.name)
+    card = REPO_ROOT / "model_cards" / MODEL_REPOS[plan.name] / "README.md"
+    (out / "README.md").write_text(_card(plan, card, checkpoint / "provenance.json"), encoding="utf-8")
+    (out / "LICENSE").write_text(_licence(split_front_matter(card)[0]), encoding="utf-8")
+    return out
