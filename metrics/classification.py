@@ -1,9 +1,9 @@
 """Scores of a probabilistic classifier against labels: the tables the judge's papers report.
 
 Talking Turns reports the judge's per-class one-vs-rest ROC-AUC and F1 (Tables 1 and 5, with
-the F1 operating points tuned on validation data, §4.9); the VAP zero-shot events and the probe
-tasks use balanced accuracy. These are the single owners of those rules in turneval: training,
-benchmarks, builders and reports call them.
+the F1 operating points tuned on validation data, §4.9); the VAP zero-shot events and the
+turn-taking questions for audio foundation models use balanced accuracy. These are the single
+owners of those rules in turneval: training, benchmarks, builders and reports call them.
 
     >>> import numpy as np
     >>> labels = np.array([0, 0, 1, 1, 2])

@@ -157,10 +157,10 @@ def test_cli_builds_and_exports_parquet(tmp_path, capsys):
     back = load_parquet(out, cache_dir=tmp_path / "pc")["train"]
     assert back[0]["pair_id"] == "talk__late_response" and json.loads(back[0]["edit"])["delay_ms"] == 1300.0
     assert main(["dataset", "chunks", str(out / "src" / "manifest.jsonl"), "--out", str(tmp_path / "chunks")]) == 0
-    assert main(["dataset", "probes", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "p")]) == 1
+    assert main(["dataset", "questions", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "p")]) == 1
 
 
-@pytest.mark.parametrize("name", ["turn_taking_chunks", "turn_taking_perturbations", "turn_taking_probes"])
+@pytest.mark.parametrize("name", ["turn_taking_chunks", "turn_taking_perturbations", "turn_taking_questions"])
 def test_dataset_cards_parse_and_name_real_features(name):
     import pathlib
 
@@ -168,12 +168,12 @@ def test_dataset_cards_parse_and_name_real_features(name):
 
     from turneval.dataset_scripts.builders.turn_taking_chunks import chunk_features
     from turneval.dataset_scripts.builders.turn_taking_perturbations import perturbation_features
-    from turneval.dataset_scripts.builders.turn_taking_probes import probe_features
+    from turneval.dataset_scripts.builders.turn_taking_questions import question_features
 
     card = pathlib.Path(__file__).resolve().parent.parent / "model_cards" / "datasets" / name / "README.md"
     meta = yaml.safe_load(card.read_text(encoding="utf-8").split("---")[1])
     features = {"turn_taking_chunks": chunk_features, "turn_taking_perturbations": perturbation_features,
-                "turn_taking_probes": probe_features}[name]()
+                "turn_taking_questions": question_features}[name]()
     listed = [f["name"] for f in meta["dataset_info"]["features"]]
     assert listed and set(listed) <= set(features), set(listed) - set(features)
     assert meta["license"] and "turneval" in meta["tags"]
@@ -186,7 +186,7 @@ def _silent_b(name: str = "mute", seconds: float = 8.0) -> Dialogue:
     return Dialogue(id=name, segments=[d.segments[0], []], words=[d.words[0], []], audio=d.audio)
 
 
-@pytest.mark.parametrize("builder_name", ["TurnTakingChunks", "TurnTakingPerturbations", "TurnTakingProbes"])
+@pytest.mark.parametrize("builder_name", ["TurnTakingChunks", "TurnTakingPerturbations", "TurnTakingQuestions"])
 def test_missing_audio_file_fails_before_generation_and_names_it(builder_name, tmp_path):
     from turneval.dataset_scripts import builders
 
@@ -198,18 +198,18 @@ def test_missing_audio_file_fails_before_generation_and_names_it(builder_name, t
         builder.download_and_prepare()
 
 
-def test_silent_channel_is_a_counted_skip_in_the_chunks_and_probes_builders(tmp_path):
-    from turneval.dataset_scripts.builders import TurnTakingProbes
+def test_silent_channel_is_a_counted_skip_in_the_chunks_and_questions_builders(tmp_path):
+    from turneval.dataset_scripts.builders import TurnTakingQuestions
 
     manifest = write_dialogue_manifest([tiny_dialogue("d0"), _silent_b(), tiny_dialogue("d2")], tmp_path / "src")
     builder = TurnTakingChunks(cache_dir=str(tmp_path / "cache"), manifest=str(manifest))
     builder.download_and_prepare()
     assert builder.as_dataset()["train"]["conversation_id"] == ["d0", "d2"]
     assert dict(builder.skipped) == {"silent_channel": 1}
-    probes = TurnTakingProbes(cache_dir=str(tmp_path / "pcache"), manifest=str(manifest), embed_audio=False)
-    probes.download_and_prepare()
-    assert dict(probes.skipped) == {"silent_channel": 1}
-    assert "mute" not in set(probes.as_dataset()["train"]["conversation_id"])
+    questions = TurnTakingQuestions(cache_dir=str(tmp_path / "pcache"), manifest=str(manifest), embed_audio=False)
+    questions.download_and_prepare()
+    assert dict(questions.skipped) == {"silent_channel": 1}
+    assert "mute" not in set(questions.as_dataset()["train"]["conversation_id"])
 
 
 def test_perturbation_builder_counts_silent_channels_and_crops_too_short(tmp_path):

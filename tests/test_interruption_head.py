@@ -22,7 +22,7 @@ from turneval.dataset_scripts.synthetic import generate_dialogue
 from turneval.metrics.agreement import conversation_agreement
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.reporting import ReportError, judge_interruption_probabilities
-from turneval.training import interruption_probe as probe
+from turneval.training import fit_interruption_head as fitter
 
 
 def _overlapping_dialogue(seed: int = 5) -> Dialogue:
@@ -97,12 +97,12 @@ class _Judge:
 
 def test_installed_head_reproduces_the_regression_in_the_report_path(tmp_path):
     _manifest(tmp_path, (5, 6, 7))
-    x, y = probe.manifest_interruptions(tmp_path)
+    x, y = fitter.manifest_interruptions(tmp_path)
     assert x.shape[1] == len(INTERRUPTION_FEATURES) and set(y) <= {0, 1}
     if len(set(y)) < 2:
         y = (x[:, 0] > np.median(x[:, 0])).astype(int)  # any learnable labels
-    fitted = probe.fit_probe(x, y, c=1.0)
-    judge = _Judge(probe.head_config(fitted, {"c": 1.0}))
+    fitted = fitter.fit_linear_head(x, y, c=1.0)
+    judge = _Judge(fitter.head_config(fitted, {"c": 1.0}))
     dialogue = _overlapping_dialogue(5)
     labels = chunk_labels(dialogue)
     p = judge_interruption_probabilities(judge, dialogue, labels)

@@ -13,8 +13,8 @@ def test_nested_environment_imports_what_this_interpreter_imports(tmp_path):
     python = nested_venv(tmp_path / "venv", with_pip=False)
     # pytest is installed where this run's packages are; from a virtual environment the base
     # interpreter may lack it or hold another copy, which system_site_packages would have given
-    probe = "import pytest, sys; print(pytest.__file__); print(sys.prefix)"
-    found = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, timeout=120)
+    script = "import pytest, sys; print(pytest.__file__); print(sys.prefix)"
+    found = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=120)
     assert found.returncode == 0, found.stderr[-2000:]
     module_file, prefix = found.stdout.split()
     assert module_file == pytest.__file__

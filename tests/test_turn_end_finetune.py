@@ -13,7 +13,7 @@ from turneval.dataset_scripts.synthetic import generate_dialogue
 from turneval.dataset_scripts.turn_end_decisions import TIMING_FEATURES, turn_end_decisions
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
-from turneval.training import turn_end_probe as probe
+from turneval.training import fit_turn_end_head as fitter
 
 
 def _experiment(name: str):
@@ -38,12 +38,12 @@ def _judge_with_head() -> TurnTakingJudge:
     base = TurnTakingJudge(TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, context_mode="window", context_s=WINDOW_S)).eval()
     rng = np.random.default_rng(0)
     windows = (0.1 * rng.standard_normal((12, int(WINDOW_S * 16000)))).astype(np.float32)
-    x = np.stack([probe.decision_features(base, torch.from_numpy(w)[None]) for w in windows])
+    x = np.stack([fitter.decision_features(base, torch.from_numpy(w)[None]) for w in windows])
     xt = np.concatenate([x, rng.standard_normal((12, len(TIMING_FEATURES)))], axis=1)
-    fitted = probe.fit_probe(xt, (xt[:, 0] > np.median(xt[:, 0])).astype(int), c=1.0)
+    fitted = fitter.fit_linear_head(xt, (xt[:, 0] > np.median(xt[:, 0])).astype(int), c=1.0)
     judge = TurnTakingJudge(TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, context_mode="causal", context_s=4.0))
     judge.encoder.load_state_dict(base.encoder.state_dict())
-    return probe.install_head(judge.eval(), base, fitted, WINDOW_S, {}, timing=True)
+    return fitter.install_head(judge.eval(), base, fitted, WINDOW_S, {}, timing=True)
 
 
 def _manifest(folder, seeds=(3, 4)):
@@ -53,7 +53,7 @@ def _manifest(folder, seeds=(3, 4)):
         dialogue = generate_dialogue(seed, duration_s=20.0, style="human")
         sf.write(folder / f"d{seed}.flac", dialogue.audio.T, 16000)
         lines.append(json.dumps({**dialogue.to_dict(), "audio_path": f"d{seed}.flac"}))
-        shifts += [int(d.shift) for d in turn_end_decisions(dialogue, probe.DECISION_DELAY_S)]
+        shifts += [int(d.shift) for d in turn_end_decisions(dialogue, fitter.DECISION_DELAY_S)]
     (folder / "manifest.jsonl").write_text("\n".join(lines) + "\n")
     return folder, shifts
 
@@ -65,7 +65,7 @@ def test_cached_states_give_the_installed_heads_probabilities(tmp_path):
     data = ft.CachedDecisions([cached])
     assert data.labels.tolist() == shifts and len(data) == len(shifts) > 0
     # the same numbers as the report's path: windows + timing through the whole head
-    timing, _ = probe.manifest_timing(folder)
+    timing, _ = fitter.manifest_timing(folder)
     windows = []
     from turneval.dataset_scripts.audio import load_stereo
     from turneval.dataset_scripts.builders.manifest import read_dialogue_manifest, resolve_manifest
@@ -73,8 +73,8 @@ def test_cached_states_give_the_installed_heads_probabilities(tmp_path):
 
     for _, dialogue in read_dialogue_manifest(resolve_manifest(folder)):
         stereo = load_stereo(dialogue.audio_path)
-        for d in turn_end_decisions(dialogue, probe.DECISION_DELAY_S):
-            windows.append(pause_window(stereo[d.speaker], d.ipu_end + probe.DECISION_DELAY_S, WINDOW_S))
+        for d in turn_end_decisions(dialogue, fitter.DECISION_DELAY_S):
+            windows.append(pause_window(stereo[d.speaker], d.ipu_end + fitter.DECISION_DELAY_S, WINDOW_S))
     expected = judge.turn_end_probabilities(np.stack(windows), timing)
     got = torch.sigmoid(torch.from_numpy(ft.predict(judge.turn_end_head, data))).numpy()
     np.testing.assert_allclose(got, expected, atol=2e-3)  # the cache holds float16 states

@@ -1,4 +1,4 @@
-"""The judge's turn-end head: installed from the probe, saved and loaded, read at (a)/(d) pauses."""
+"""The judge's turn-end head: installed from its linear fit, saved and loaded, read at (a)/(d) pauses."""
 from __future__ import annotations
 
 import copy
@@ -19,7 +19,7 @@ from turneval.metrics.agreement import conversation_agreement
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge, pause_window
 from turneval.reporting import judge_pause_probabilities, judge_probabilities
-from turneval.training import turn_end_probe as probe
+from turneval.training import fit_turn_end_head as fitter
 
 
 TINY_WHISPER = {"d_model": 32, "encoder_layers": 3, "encoder_attention_heads": 2, "encoder_ffn_dim": 64, "max_source_positions": 1500}
@@ -27,7 +27,7 @@ WINDOW_S = 2.0
 
 
 def _base() -> TurnTakingJudge:
-    """The "pretrained" encoder the probe reads (window mode, bidirectional)."""
+    """The "pretrained" encoder the head fit reads (window mode, bidirectional)."""
     torch.manual_seed(0)
     return TurnTakingJudge(TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, context_mode="window", context_s=WINDOW_S)).eval()
 
@@ -48,17 +48,17 @@ def _windows(n: int, seed: int = 1) -> np.ndarray:
     return (0.1 * rng.standard_normal((n, int(WINDOW_S * 16000)))).astype(np.float32)
 
 
-def _fitted_probe(base: TurnTakingJudge, windows: np.ndarray):
-    x = np.stack([probe.decision_features(base, torch.from_numpy(w)[None]) for w in windows])
+def _fitted_head(base: TurnTakingJudge, windows: np.ndarray):
+    x = np.stack([fitter.decision_features(base, torch.from_numpy(w)[None]) for w in windows])
     y = (x[:, 0] > np.median(x[:, 0])).astype(int)  # any learnable labels
-    return probe.fit_probe(x, y, c=1.0), x
+    return fitter.fit_linear_head(x, y, c=1.0), x
 
 
-def test_installed_head_reproduces_the_probe_through_the_judge():
+def test_installed_head_reproduces_the_fit_through_the_judge():
     base = _base()
     windows = _windows(24)
-    fitted, x = _fitted_probe(base, windows)
-    judge = probe.install_head(_causal_judge(base), base, fitted, WINDOW_S, {"note": "test"})
+    fitted, x = _fitted_head(base, windows)
+    judge = fitter.install_head(_causal_judge(base), base, fitted, WINDOW_S, {"note": "test"})
     p = judge.turn_end_probabilities(windows, batch_size=5)
     np.testing.assert_allclose(p, fitted.predict_proba(x)[:, 1], atol=1e-4)
     assert judge.config.turn_end_head["window_s"] == WINDOW_S and judge.config.turn_end_head["note"] == "test"
@@ -67,8 +67,8 @@ def test_installed_head_reproduces_the_probe_through_the_judge():
 def test_head_survives_save_and_load(tmp_path):
     base = _base()
     windows = _windows(6)
-    fitted, _ = _fitted_probe(base, windows)
-    judge = probe.install_head(_causal_judge(base), base, fitted, WINDOW_S, {})
+    fitted, _ = _fitted_head(base, windows)
+    judge = fitter.install_head(_causal_judge(base), base, fitted, WINDOW_S, {})
     judge.save_pretrained(tmp_path / "judge")
     loaded = TurnTakingJudge.from_pretrained(tmp_path / "judge").eval()
     assert loaded.turn_end_head is not None
@@ -77,12 +77,12 @@ def test_head_survives_save_and_load(tmp_path):
 
 def test_install_refuses_a_judge_whose_lower_layers_were_fine_tuned():
     base = _base()
-    fitted, _ = _fitted_probe(base, _windows(6))
+    fitted, _ = _fitted_head(base, _windows(6))
     judge = _causal_judge(base)
     with torch.no_grad():
         judge.encoder.layers[0].fc1.weight.add_(0.01)
     with pytest.raises(ValueError, match="lower layers were fine-tuned"):
-        probe.install_head(judge, base, fitted, WINDOW_S, {})
+        fitter.install_head(judge, base, fitted, WINDOW_S, {})
 
 
 def test_a_judge_without_a_head_says_so_and_bad_head_configs_fail():
@@ -139,8 +139,8 @@ def test_turn_end_probabilities_judge_only_the_pause_metrics():
 
 def test_the_report_stage_reads_each_pausers_own_channel():
     base = _base()
-    fitted, _ = _fitted_probe(base, _windows(8))
-    judge = probe.install_head(_causal_judge(base), base, fitted, WINDOW_S, {})
+    fitted, _ = _fitted_head(base, _windows(8))
+    judge = fitter.install_head(_causal_judge(base), base, fitted, WINDOW_S, {})
     dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
     labels = chunk_labels(dialogue)
     p = judge_pause_probabilities(judge, dialogue, labels)
@@ -204,11 +204,11 @@ def test_a_timing_head_reads_the_timing_it_was_fitted_on():
     windows = _windows(24)
     rng = np.random.default_rng(3)
     timing = rng.standard_normal((24, len(TIMING_FEATURES))).astype(np.float32)
-    x = np.stack([probe.decision_features(base, torch.from_numpy(w)[None]) for w in windows])
+    x = np.stack([fitter.decision_features(base, torch.from_numpy(w)[None]) for w in windows])
     xt = np.concatenate([x, timing], axis=1)
     y = (timing[:, 0] + x[:, 0] > np.median(timing[:, 0] + x[:, 0])).astype(int)
-    fitted = probe.fit_probe(xt, y, c=1.0)
-    judge = probe.install_head(_causal_judge(base), base, fitted, WINDOW_S, {}, timing=True)
+    fitted = fitter.fit_linear_head(xt, y, c=1.0)
+    judge = fitter.install_head(_causal_judge(base), base, fitted, WINDOW_S, {}, timing=True)
     assert judge.config.turn_end_head["timing_features"] == list(TIMING_FEATURES)
     np.testing.assert_allclose(judge.turn_end_probabilities(windows, timing, batch_size=5), fitted.predict_proba(xt)[:, 1], atol=1e-4)
     with pytest.raises(ValueError, match="timing features"):

@@ -261,9 +261,9 @@ class CachedJudgeRecipe(Recipe):
 
         self.args, self.training = args, training
         torch.set_num_threads(args.threads)
-        probe = CachedFeatures(args.train, None)
-        self.split = probe.n_layers if args.mode == "frozen" else (args.split_layer if args.split_layer is not None else 2)
-        self.settings = probe.settings
+        first = CachedFeatures(args.train, None)
+        self.split = first.n_layers if args.mode == "frozen" else (args.split_layer if args.split_layer is not None else 2)
+        self.settings = first.settings
         self.judge = base_judge(args.backbone or self.settings.get("backbone") or "tiny.en", self.settings["context_s"])
         self.label_names = list(self.judge.config.label_names)
 

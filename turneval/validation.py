@@ -6,7 +6,7 @@ the command line; what turneval accepts but changes (merged segments, padded fil
 note and an :class:`InputWarning`.
 
 * :func:`check_output_file` / :func:`check_output_dir`: the output location can be written,
-  checked before the analysis, writing nothing (a probe file is created and removed).
+  checked before the analysis, writing nothing (a scratch file is created and removed).
 * :func:`seconds_limit`: the argparse type of ``--max-seconds`` (a finite number > 0).
 * :func:`read_annotation_data`: ``--annotations`` in any format turneval reads (a turneval
   annotation JSON, a VAD CSV from ``turneval vad``, RTTM, ...), checked field by field.
@@ -59,14 +59,14 @@ def _nearest_existing(path: Path) -> Path:
     return Path.cwd()
 
 
-def _probe_writable(folder: Path, target: Path, option: str) -> None:
-    """Create and remove a probe file in ``folder``; an OSError becomes an InputError."""
+def _check_writable(folder: Path, target: Path, option: str) -> None:
+    """Create and remove a scratch file in ``folder``; an OSError becomes an InputError."""
     try:
-        fd, probe = tempfile.mkstemp(prefix=".turneval-probe-", dir=folder)
+        fd, scratch = tempfile.mkstemp(prefix=".turneval-write-check-", dir=folder)
     except OSError as err:
         raise InputError(f"{option} {target}: cannot write into {folder} ({err.strerror or err}); choose another {option}") from None
     os.close(fd)
-    os.unlink(probe)
+    os.unlink(scratch)
 
 
 def check_output_dir(path: str | Path, option: str = "--out") -> Path:
@@ -76,7 +76,7 @@ def check_output_dir(path: str | Path, option: str = "--out") -> Path:
     if not base.is_dir():
         what = "is a file" if base == path else f"lies under {base}, which is a file"
         raise InputError(f"{option} {path}: {what}, not a folder; choose another {option}")
-    _probe_writable(base, path, option)
+    _check_writable(base, path, option)
     return path
 
 
@@ -90,7 +90,7 @@ def check_output_file(path: str | Path, option: str = "--out") -> Path:
         raise InputError(f"{option} {path}: lies under {base}, which is a file, not a folder; choose another {option}")
     if path.exists() and not os.access(path, os.W_OK):
         raise InputError(f"{option} {path}: the file exists and is read-only; choose another {option}")
-    _probe_writable(base, path, option)
+    _check_writable(base, path, option)
     return path
 
 

@@ -1,6 +1,6 @@
 """Fine-tune the judge's turn-end head end to end: its last encoder layer, layer norm and classifier.
 
-:mod:`turneval.training.turn_end_probe` fits the head as a linear read of pooled states of the
+:mod:`turneval.training.fit_turn_end_head` fits the head as a linear read of pooled states of the
 *pretrained* encoder (ROC-AUC 0.784 on the Flite test split, 0.793 on val). This recipe keeps
 that head's architecture and trains its top: the last of its own encoder layers (whose queries
 are the last 0.5 s, attending over the whole 4 s window), the layer norm and the classifier,
@@ -14,7 +14,7 @@ decision and cached (``[frames, d_model]`` in float16, ~150 kB a decision).
 
 Every epoch is scored on ``--val``; the epoch with the best validation ROC-AUC is kept (and with
 ``--install`` written into the judge, in place). The decisions, windows and timing features are
-exactly the probe's (:func:`~turneval.training.turn_end_probe.manifest_timing`), so the head
+exactly the head fit's (:func:`~turneval.training.fit_turn_end_head.manifest_timing`), so the head
 runs unchanged in the report.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ from turneval.modeling.modeling_turn_taking_judge import (
     pause_window,
     views_from_states,
 )
-from turneval.training.turn_end_probe import manifest_timing
+from turneval.training.fit_turn_end_head import manifest_timing
 
 
 def frozen_states(judge, windows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -61,7 +61,7 @@ def top_logits(head: TurnEndHead, hidden: torch.Tensor, lower: torch.Tensor, tim
 
 
 def _decision_windows(manifest: str | Path):
-    """Each dialogue with its turn-end decisions as (speaker, window end, shift), in the probe's order."""
+    """Each dialogue with its turn-end decisions as (speaker, window end, shift), in the head fit's order."""
     from turneval.dataset_scripts.builders.manifest import read_dialogue_manifest, resolve_manifest
     from turneval.dataset_scripts.turn_end_decisions import turn_end_decisions
 
@@ -229,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.manual_seed(args.seed)
     judge = load_judge(args.judge).eval()
     if judge.turn_end_head is None:
-        raise SystemExit(f"{args.judge}: this judge has no turn-end head to start from; fit one first (python -m turneval.training.turn_end_probe --install_into)")
+        raise SystemExit(f"{args.judge}: this judge has no turn-end head to start from; fit one first (python -m turneval.training.fit_turn_end_head --install_into)")
     evals = [spec.partition("=")[::2] for spec in args.eval]
     folders = {"train": [cache_states(judge, m, args.cache) for m in args.train], "val": [cache_states(judge, args.val, args.cache)]}
     for name, manifest in evals:

@@ -2,7 +2,7 @@
 
 - :class:`TurnTakingChunks`: a row per conversation with 40 ms labels (judge training).
 - :class:`TurnTakingPerturbations`: natural / perturbed pairs (TurnNat §IV-A).
-- :class:`TurnTakingProbes`: the audio-FM probe benchmark (Talking Turns §5).
+- :class:`TurnTakingQuestions`: the yes/no question set for audio foundation models (Talking Turns §5).
 """
 from .export import export_parquet, load_parquet
 from .manifest import read_dialogue_manifest, write_dialogue_manifest
@@ -13,23 +13,23 @@ from .turn_taking_perturbations import (
     decode_audio,
     pair_row,
 )
-from .turn_taking_probes import (
-    PROBE_TASKS,
+from .turn_taking_questions import (
     PROMPTS,
-    TurnTakingProbes,
-    TurnTakingProbesConfig,
-    probe_audio,
-    probe_instances,
+    QUESTION_TASKS,
+    TurnTakingQuestions,
+    TurnTakingQuestionsConfig,
+    question_audio,
+    question_instances,
 )
 
 
 __all__ = [
-    "PROBE_TASKS",
+    "QUESTION_TASKS",
     "PROMPTS",
-    "TurnTakingProbes",
-    "TurnTakingProbesConfig",
-    "probe_audio",
-    "probe_instances",
+    "TurnTakingQuestions",
+    "TurnTakingQuestionsConfig",
+    "question_audio",
+    "question_instances",
     "TurnTakingChunks",
     "TurnTakingChunksConfig",
     "TurnTakingPerturbations",

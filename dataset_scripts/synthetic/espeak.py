@@ -222,10 +222,10 @@ def _warn_if_still_loaded(lib_path: str) -> None:
     if _WARNED_SHARED or not hasattr(os, "RTLD_NOLOAD"):
         return
     try:
-        probe = ctypes.CDLL(lib_path, mode=os.RTLD_NOLOAD)
+        loaded = ctypes.CDLL(lib_path, mode=os.RTLD_NOLOAD)
     except OSError:
         return  # unloaded, as intended
-    _ctypes.dlclose(probe._handle)
+    _ctypes.dlclose(loaded._handle)
     _WARNED_SHARED = True
     warnings.warn(
         f"{lib_path} stays loaded by another module of this process, so eSpeak's state carries over "

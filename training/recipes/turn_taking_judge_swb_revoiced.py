@@ -13,8 +13,8 @@ Stages (model_cards/turn_taking_judge, "Training procedure" and "Reproduce"):
    (``training.judge_features``);
 3. training: layers 3-4 + head on the cached states (``training.train_judge_cached``), first the
    10 h judge, then from its weights one epoch of everything;
-4. heads: the turn-end head (``training.turn_end_probe``, on the 32 h; the checkpoint compacted
-   after it) and the interruption head (``training.interruption_probe``);
+4. heads: the turn-end head (``training.fit_turn_end_head``, on the 32 h; the checkpoint compacted
+   after it) and the interruption head (``training.fit_interruption_head``);
 5. thresholds: the val calls voiced a second time by SVOX Pico, and the agreement thresholds
    tuned on both voicings (``training.tune_judge_thresholds --write``);
 6. real speech: smart-turn v3.2 converted into the judge as its turn-completion cue
@@ -140,11 +140,11 @@ def stages(out: Path, swb_root: Path, splits_dir: Path, backbone: str = "tiny.en
               ("--train", feats["train"], feats["rest"], feats["pico_a"], feats["pico_b"], "--validation", feats["val"],
                "--mode", "partial", "--split_layer", "2", "--backbone", str(judge_10h / "final"), "--learning_rate", "2e-4",
                "--head_learning_rate", "2e-3", "--num_warmup_steps", "50", *size.second_training, "--output_dir", str(judge))),
-        Stage("turn-end-head", "heads", "turneval.training.turn_end_probe",
+        Stage("turn-end-head", "heads", "turneval.training.fit_turn_end_head",
               ("--train", *train_sets, *evals, "--backbone", backbone, "--cache", str(out / "turn_end_features"),
                "--window_s", size.turn_end_window_s, "--timing", "--c", "0.003", "--install_into", final)),
         Stage("compact", "heads", "turneval.modeling.judge_loading", (final,), function="compact_checkpoint"),
-        Stage("interruption-head", "heads", "turneval.training.interruption_probe",
+        Stage("interruption-head", "heads", "turneval.training.fit_interruption_head",
               ("--train", *train_sets, *evals, "--c", "0.1", "--install_into", final)),
         revoice("revoice-val-pico", "val", r["revoice_val_pico"], ("--engines", size.val_pico_engines), size.calls_val, "--seed", "1"),
         Stage("thresholds", "thresholds", "turneval.training.tune_judge_thresholds",

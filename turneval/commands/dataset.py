@@ -2,7 +2,7 @@
 
     turneval dataset chunks corpus/manifest.jsonl --out data/chunks
     turneval dataset perturbations synth/*.json --out data/pairs --types late_response early_entry
-    turneval dataset probes swb/*-word.text --out data/probes --max-per-class 750
+    turneval dataset questions swb/*-word.text --out data/questions --max-per-class 750
 
 Inputs are a dialogue manifest (``.jsonl``) or conversation files in any format turneval
 reads (format guessed per file unless ``--format``); conversations need their audio. The
@@ -20,13 +20,13 @@ from turneval.dataset_scripts.readers import read_corpus
 from turneval.validation import check_output_dir
 
 
-KINDS = ("chunks", "perturbations", "probes")
+KINDS = ("chunks", "perturbations", "questions")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "dataset",
-        help="build turn_taking_chunks / _perturbations / _probes and export Parquet",
+        help="build turn_taking_chunks / _perturbations / _questions and export Parquet",
         description="Build one of turneval's data sets from conversations (a manifest.jsonl or conversation "
         "files in any supported format) and write <split>.parquet files to --out.",
     )
@@ -43,7 +43,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help='perturbations: per-type edit arguments, e.g. \'{"hold_instead_of_shift": {"max_edited_hold_gap_ms": 4000}}\'',
     )
     parser.add_argument("--audio-storage", choices=("bytes", "path"), default="bytes", help="perturbations: embed WAV bytes or write files")
-    parser.add_argument("--max-per-class", type=int, default=750, help="probes: yes (and no) items per task (default 750)")
+    parser.add_argument("--max-per-class", type=int, default=750, help="questions: yes (and no) items per task (default 750)")
     parser.add_argument("--first-chunk", type=float, default=0.0, help="chunks: start of chunk 0 in s (0.2 = ESPnet recipe grid)")
     return parser
 
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from turneval.dataset_scripts.builders import (
         TurnTakingChunks,
         TurnTakingPerturbations,
-        TurnTakingProbes,
+        TurnTakingQuestions,
         export_parquet,
     )
 
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             options.update(audio_storage="path", audio_dir=str((out / "audio").resolve()))
         builder = TurnTakingPerturbations(cache_dir=cache, manifest=str(manifest), seed=args.seed, **options)
     else:
-        builder = TurnTakingProbes(cache_dir=cache, manifest=str(manifest), seed=args.seed, max_per_class=args.max_per_class)
+        builder = TurnTakingQuestions(cache_dir=cache, manifest=str(manifest), seed=args.seed, max_per_class=args.max_per_class)
     try:
         builder.download_and_prepare()
     except ValueError as err:

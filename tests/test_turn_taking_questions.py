@@ -1,4 +1,4 @@
-"""turn_taking_probes: instance rules, balance, clip limits, the builder and the scoring harness."""
+"""turn_taking_questions: instance rules, balance, clip limits, the builder and the scoring harness."""
 from __future__ import annotations
 
 import math
@@ -7,16 +7,16 @@ import numpy as np
 import pytest
 
 from turneval.dataset_scripts.builders import (
-    PROBE_TASKS,
     PROMPTS,
-    TurnTakingProbes,
-    probe_instances,
+    QUESTION_TASKS,
+    TurnTakingQuestions,
+    question_instances,
     write_dialogue_manifest,
 )
-from turneval.dataset_scripts.builders.turn_taking_probes import prediction_events, understanding_windows
+from turneval.dataset_scripts.builders.turn_taking_questions import prediction_events, understanding_windows
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.metrics.classification import balanced_accuracy
-from turneval.metrics.probes import score_probes
+from turneval.metrics.turn_taking_questions import score_questions
 
 
 CODE = {".": "NA", "b": "BC", "i": "I", "T": "T", "c": "C"}
@@ -51,18 +51,18 @@ def test_understanding_windows_tile_and_flag_events():
 def test_instances_are_balanced_deterministic_and_length_limited():
     conv = labels(("..Tcccccbbcccccc..ccccc...." + "c" * 40 + "Tcccciicccc..Tcc.iiTcc") * 40)
     kwargs = dict(seed=1, max_per_class=5, understanding_clip_s=0.8, understanding_hop_s=0.4, prediction_clip_s=3.0)
-    items = probe_instances([("x", conv)], **kwargs)
-    assert items == probe_instances([("x", conv)], **kwargs)
-    for task in PROBE_TASKS:
+    items = question_instances([("x", conv)], **kwargs)
+    assert items == question_instances([("x", conv)], **kwargs)
+    for task in QUESTION_TASKS:
         got = [it for it in items if it.task == task]
         assert sum(it.answer for it in got) == sum(not it.answer for it in got) > 0, task
         limit = 0.8 if task.startswith("understand") else 3.0
         assert all(0 < it.clip_end_s - it.clip_start_s <= limit + 1e-9 for it in got)
-    with pytest.raises(ValueError, match="unknown probe tasks"):
-        probe_instances([("x", conv)], tasks=("nope",))
+    with pytest.raises(ValueError, match="unknown question tasks"):
+        question_instances([("x", conv)], tasks=("nope",))
 
 
-def test_balanced_accuracy_and_score_probes():
+def test_balanced_accuracy_and_score_questions():
     assert balanced_accuracy([True, True, False, False], [True, False, False, False]) == 0.75
     assert math.isnan(balanced_accuracy([True, True], [True, True]))
     rng = np.random.default_rng(0)
@@ -72,22 +72,22 @@ def test_balanced_accuracy_and_score_probes():
         for ans in [True, False] * 10
     ]
     loud = lambda audio, prompt: float(np.sqrt(np.mean(audio**2))) > 0.1  # noqa: E731
-    assert score_probes(items, loud) == {"predict_T": 1.0}
-    assert score_probes(items, lambda audio, prompt: True) == {"predict_T": 0.5}
+    assert score_questions(items, loud) == {"predict_T": 1.0}
+    assert score_questions(items, lambda audio, prompt: True) == {"predict_T": 0.5}
 
 
 def test_builder_writes_clips_with_prompts(tmp_path):
     from tests.test_perturbations import scripted_dialogue
 
     manifest = write_dialogue_manifest([scripted_dialogue("talk")], tmp_path / "src")
-    builder = TurnTakingProbes(cache_dir=str(tmp_path / "cache"), manifest=str(manifest), understanding_clip_s=10.0)
+    builder = TurnTakingQuestions(cache_dir=str(tmp_path / "cache"), manifest=str(manifest), understanding_clip_s=10.0)
     builder.download_and_prepare()
     ds = builder.as_dataset()["train"]
-    assert ds.num_rows > 0 and set(ds["task"]) <= set(PROBE_TASKS)
+    assert ds.num_rows > 0 and set(ds["task"]) <= set(QUESTION_TASKS)
     row = ds[0]
     assert row["prompt"] == PROMPTS[row["task"]]
     seen = []
-    score = score_probes(ds, lambda audio, prompt: seen.append(len(audio)) or True)
+    score = score_questions(ds, lambda audio, prompt: seen.append(len(audio)) or True)
     assert all(v == 0.5 for v in score.values())
     assert max(seen) <= 30 * SAMPLE_RATE
     assert seen[0] == int(round((row["clip_end_s"] - row["clip_start_s"]) * SAMPLE_RATE))

@@ -21,7 +21,7 @@ segments alone, as a report has them).
 cached in their own file, so the parts of a large corpus can be computed by parallel
 ``--features_only`` runs into one ``--cache`` folder before one run fits the regression.
 
-    python -m turneval.training.turn_end_probe --train REVOICE/train \
+    python -m turneval.training.fit_turn_end_head --train REVOICE/train \
         --eval val=REVOICE/val --eval test=REVOICE/test --cache runs/turn_end_features_4s \
         --window_s 4 --timing --c 0.003 --install_into checkpoints/turn_taking_judge_swb_revoiced
 
@@ -113,7 +113,7 @@ def manifest_timing(manifest: str | Path) -> tuple[np.ndarray, np.ndarray]:
     return np.stack(ts) if ts else np.zeros((0, 6), np.float32), np.asarray(ys)
 
 
-def fit_probe(x: np.ndarray, y: np.ndarray, c: float = 1e-3):
+def fit_linear_head(x: np.ndarray, y: np.ndarray, c: float = 1e-3):
     """Standardized L2 logistic regression (strong regularization: ~1,150 features)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -122,10 +122,10 @@ def fit_probe(x: np.ndarray, y: np.ndarray, c: float = 1e-3):
     return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=3000)).fit(x, y)
 
 
-def folded_linear(probe) -> tuple[np.ndarray, float]:
-    """A fitted :func:`fit_probe` pipeline as one linear map on the raw features: the
+def folded_linear(fitted) -> tuple[np.ndarray, float]:
+    """A fitted :func:`fit_linear_head` pipeline as one linear map on the raw features: the
     standardization folded into the regression's weights and bias."""
-    scaler, regression = probe[0], probe[-1]
+    scaler, regression = fitted[0], fitted[-1]
     weight = regression.coef_[0] / scaler.scale_
     bias = float(regression.intercept_[0] - np.sum(regression.coef_[0] * scaler.mean_ / scaler.scale_))
     return weight, bias
@@ -154,8 +154,8 @@ def cached_decisions(encoder_judge, manifest: str | Path, window_s: float, cache
     return x, y
 
 
-def install_head(judge, encoder_judge, probe, window_s: float, provenance: dict[str, Any], timing: bool = False):
-    """Make ``probe`` (a fitted :func:`fit_probe` pipeline on :func:`decision_features`, followed
+def install_head(judge, encoder_judge, fitted, window_s: float, provenance: dict[str, Any], timing: bool = False):
+    """Make ``fitted`` (a fitted :func:`fit_linear_head` pipeline on :func:`decision_features`, followed
     by the timing features when ``timing``) the judge's turn-end head: copies of
     ``encoder_judge``'s pretrained upper layers and layer norm, and the regression with its
     standardization folded into one linear layer.
@@ -172,8 +172,8 @@ def install_head(judge, encoder_judge, probe, window_s: float, provenance: dict[
     changed = [k for k in lower if not torch.equal(mine[k].float(), base[k].float())]
     if changed:
         raise ValueError(f"the judge's encoder differs from the pretrained one in {changed[:3]}...: its lower layers were fine-tuned, "
-                         "so the head's features would not be what the probe was fitted on; install into a frozen or partial judge")
-    weight, bias = folded_linear(probe)
+                         "so the head's features would not be what it was fitted on; install into a frozen or partial judge")
+    weight, bias = folded_linear(fitted)
     judge.config.turn_end_head = {"window_s": float(window_s), "stop_s": DECISION_DELAY_S, "shared_layers": shared, "pool_frames": POOL_FRAMES,
                                   "timing_features": list(TIMING_FEATURES) if timing else [], **provenance}
     head = TurnEndHead(judge.whisper_config, judge.config.turn_end_head)
@@ -192,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from turneval.modeling.whisper_conversion import judge_from_whisper
 
-    parser = argparse.ArgumentParser(description="Linear probe of a frozen bidirectional encoder at turn-end decisions; optionally the judge's turn-end head.")
+    parser = argparse.ArgumentParser(description="Fit a linear read-out of a frozen bidirectional encoder at turn-end decisions; optionally the judge's turn-end head.")
     parser.add_argument("--train", required=True, nargs="+", help="manifest.jsonl (or its folder) of two-channel dialogues; several are pooled")
     parser.add_argument("--features_only", action="store_true", help="only compute (and cache) the decision features of --train and --eval; fit nothing")
     parser.add_argument("--eval", action="append", default=[], metavar="NAME=MANIFEST", help="sets to score (repeatable)")
@@ -203,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="folder for the decision features (<set>.npz), reused when they match")
     parser.add_argument("--timing", action="store_true",
                         help="also read the conversation's timing at the IPU end (TIMING_FEATURES, from the speech segments)")
-    parser.add_argument("--install_into", type=Path, help="judge checkpoint folder: install the probe as its turn-end head (in place)")
+    parser.add_argument("--install_into", type=Path, help="judge checkpoint folder: install the fit as its turn-end head (in place)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     encoder_judge = judge_from_whisper(None if args.backbone == "tiny.en" else args.backbone, context_mode="window", context_s=args.window_s).eval()
@@ -224,12 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             features(manifest, name)
         return 0
     x, y = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-    probe = fit_probe(x, y, args.c)
+    fitted = fit_linear_head(x, y, args.c)
     result: dict[str, Any] = {"train_decisions": int(len(y)), "train_shift_rate": round(float(y.mean()), 4)}
     for spec in args.eval:
         name, _, manifest = spec.partition("=")
         ex, ey = features(manifest, name)
-        result[name] = {"decisions": int(len(ey)), "roc_auc": round(float(roc_auc_score(ey, probe.predict_proba(ex)[:, 1])), 4)}
+        result[name] = {"decisions": int(len(ey)), "roc_auc": round(float(roc_auc_score(ey, fitted.predict_proba(ex)[:, 1])), 4)}
     print(json.dumps(result))
     if args.install_into is not None:
         from turneval.modeling.judge_loading import load_judge
@@ -237,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         judge = load_judge(args.install_into)
         provenance = {"backbone": args.backbone, "train_manifest": [str(m) for m in args.train] if len(args.train) > 1 else str(args.train[0]), "c": args.c,
                       "measured": result}
-        install_head(judge, encoder_judge, probe, args.window_s, provenance, timing=args.timing).save_pretrained(args.install_into)
+        install_head(judge, encoder_judge, fitted, args.window_s, provenance, timing=args.timing).save_pretrained(args.install_into)
         print(f"installed the turn-end head into {args.install_into} (retune its (a)/(d) thresholds: training/tune_judge_thresholds.py)")
     return 0
 
@@ -246,4 +246,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["cached_decisions", "decision_features", "decision_window", "fit_probe", "folded_linear", "install_head", "manifest_decisions", "manifest_timing"]
+__all__ = ["cached_decisions", "decision_features", "decision_window", "fit_linear_head", "folded_linear", "install_head", "manifest_decisions", "manifest_timing"]

@@ -1,13 +1,13 @@
-"""The paper's window mode with a frozen encoder, as a probe beside the cached causal modes.
+"""The paper's window mode with a frozen encoder, measured beside the cached causal modes.
 
 Window mode (Talking Turns A.3) runs the bidirectional encoder over a window that ends at the
 end of chunk t and reads its last frame: one encoder pass per prediction, so training it on a
-CPU means a sample of examples. This probe encodes class-balanced training examples and a
+CPU means a sample of examples. This script encodes class-balanced training examples and a
 class-balanced sample of validation chunks (weighted back to the natural distribution) once, trains the layer weights and
 the linear head on the cached last-frame states, and reports the validation ROC-AUC, so the
 modes compare on the same footing as ``train_judge_cached`` (same backbone, same data).
 
-    python benchmarks/experiments/judge_window_probe.py --train /work/cache/revoice/train:train \
+    python benchmarks/experiments/judge_window_mode.py --train /work/cache/revoice/train:train \
         --validation /work/cache/revoice/val:validation --context_s 10 --per_class 300 --n_val 1500
 """
 from __future__ import annotations
@@ -106,7 +106,7 @@ def causal_at_picks(judge, rows: Sequence[dict[str, Any]], picks: Sequence[tuple
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Frozen window-mode probe (the paper's mode) on a sample of examples.")
+    parser = argparse.ArgumentParser(description="Frozen window mode (the paper's mode) on a sample of examples.")
     parser.add_argument("--train", required=True, help="SOURCE:SPLIT")
     parser.add_argument("--validation", required=True, help="SOURCE:SPLIT")
     parser.add_argument("--backbone", default="tiny.en")

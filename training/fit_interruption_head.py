@@ -14,7 +14,7 @@ standardization into the weights and stores it as the judge's ``interruption_hea
 (config.json only: 8 weights and a bias). ``turneval report`` then judges (e) with it; retune
 the (e) threshold afterwards (``training/tune_judge_thresholds.py``).
 
-    python -m turneval.training.interruption_probe --train REVOICE/train [MORE/train ...] \\
+    python -m turneval.training.fit_interruption_head --train REVOICE/train [MORE/train ...] \\
         --eval val=REVOICE/val --eval test=REVOICE/test --install_into checkpoints/turn_taking_judge_swb_revoiced
 
 No encoder runs: the features of the 32 h re-voiced train split take a few CPU minutes.
@@ -30,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 # the turn-end head's regression (standardized, L2) and its folding into one linear map
-from turneval.training.turn_end_probe import fit_probe, folded_linear
+from turneval.training.fit_turn_end_head import fit_linear_head, folded_linear
 
 
 def manifest_interruptions(manifest: str | Path) -> tuple[np.ndarray, np.ndarray]:
@@ -56,12 +56,12 @@ def manifest_interruptions(manifest: str | Path) -> tuple[np.ndarray, np.ndarray
     return np.stack(xs), np.asarray(ys)
 
 
-def head_config(probe, provenance: dict[str, Any]) -> dict[str, Any]:
+def head_config(fitted, provenance: dict[str, Any]) -> dict[str, Any]:
     """The judge config's ``interruption_head``: the fitted pipeline as one linear map (the
     scaler folded into the weights) over :data:`INTERRUPTION_FEATURES`."""
     from turneval.dataset_scripts.interruption_outcomes import INTERRUPTION_FEATURES
 
-    weight, bias = folded_linear(probe)
+    weight, bias = folded_linear(fitted)
     return {"features": list(INTERRUPTION_FEATURES), "weight": [float(w) for w in weight], "bias": bias, **provenance}
 
 
@@ -77,12 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parts = [manifest_interruptions(m) for m in args.train]
     x, y = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-    probe = fit_probe(x, y, args.c)
+    fitted = fit_linear_head(x, y, args.c)
     result: dict[str, Any] = {"train_decisions": int(len(y)), "train_floor_taken_rate": round(float(y.mean()), 4)}
     for spec in args.eval:
         name, _, manifest = spec.partition("=")
         ex, ey = manifest_interruptions(manifest)
-        result[name] = {"decisions": int(len(ey)), "roc_auc": round(float(roc_auc_score(ey, probe.predict_proba(ex)[:, 1])), 4)}
+        result[name] = {"decisions": int(len(ey)), "roc_auc": round(float(roc_auc_score(ey, fitted.predict_proba(ex)[:, 1])), 4)}
     print(json.dumps(result))
     if args.install_into is not None:
         from turneval.dataset_scripts.files import atomic_write_text, read_json
@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config_path = args.install_into / "config.json"
         config = read_json(config_path)
         train = [str(m) for m in args.train]
-        config["interruption_head"] = head_config(probe, {"train_manifest": train if len(train) > 1 else train[0], "c": args.c, "measured": result})
+        config["interruption_head"] = head_config(fitted, {"train_manifest": train if len(train) > 1 else train[0], "c": args.c, "measured": result})
         atomic_write_text(config_path, json.dumps(config, indent=2, sort_keys=True) + "\n")
         print(f"installed the interruption head into {args.install_into} (retune its (e) threshold: training/tune_judge_thresholds.py)")
     return 0

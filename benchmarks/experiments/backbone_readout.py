@@ -1,6 +1,6 @@
-"""Frozen backbones as linear probes of the (a)/(d) decision on real speech: smart-turn's encoder vs tiny.en.
+"""Frozen backbones read out linearly at the (a)/(d) decision on real speech: smart-turn's encoder vs tiny.en.
 
-    python benchmarks/experiments/backbone_probe.py      # the real dev calls: $TURNEVAL_SPOKENWOZ_ROOT, $TURNEVAL_AMI_ROOT
+    python benchmarks/experiments/backbone_readout.py      # the real dev calls: $TURNEVAL_SPOKENWOZ_ROOT, $TURNEVAL_AMI_ROOT
 
 Every (a)/(d) pause decision of the real dev recordings (speech by VAD, as the report reads
 them), the audio of the pausing speaker's own channel up to the decision. Two frozen encoders
@@ -56,7 +56,7 @@ def pooled_states(judge, dialogues) -> dict[str, np.ndarray]:
 
 
 def held_out_scores(x: np.ndarray, y: np.ndarray, groups: np.ndarray, c: float) -> np.ndarray:
-    """Each recording's decisions scored by a probe fitted on the others."""
+    """Each recording's decisions scored by a read-out fitted on the others."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -64,8 +64,8 @@ def held_out_scores(x: np.ndarray, y: np.ndarray, groups: np.ndarray, c: float) 
     scores = np.zeros(len(y))
     for g in np.unique(groups):
         test = groups == g
-        probe = make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000))
-        scores[test] = probe.fit(x[~test], y[~test]).decision_function(x[test])
+        readout = make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000))
+        scores[test] = readout.fit(x[~test], y[~test]).decision_function(x[test])
     return scores
 
 

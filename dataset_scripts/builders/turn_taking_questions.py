@@ -1,4 +1,4 @@
-"""turn_taking_probes: can an audio foundation model understand and predict turn-taking?
+"""turn_taking_questions: can an audio foundation model understand and predict turn-taking?
 
 The benchmark of Talking Turns §5 / Appendix A.5, built from any labelled conversations.
 Every item is a mono clip, a yes/no question (the prompt, stored with the item) and the
@@ -23,7 +23,7 @@ Prediction (clips of at most 30 s, the judge's context, ending at the end of chu
   interrupter ends up with the floor (I ... T), no if the first speaker keeps it (I ... C)
   (metric (e)).
 
-:func:`turneval.metrics.probes.score_probes` runs any ``model(audio, prompt) -> bool`` over
+:func:`turneval.metrics.turn_taking_questions.score_questions` runs any ``model(audio, prompt) -> bool`` over
 the items and reports balanced accuracy per task (chance = 0.5).
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ from .manifest import manifest_split_generators, read_dialogue_manifest
 
 UNDERSTANDING_TASKS = ("understand_T", "understand_BC", "understand_I")
 PREDICTION_TASKS = ("predict_T", "predict_BC", "predict_I", "predict_floor_taking")
-PROBE_TASKS = UNDERSTANDING_TASKS + PREDICTION_TASKS
+QUESTION_TASKS = UNDERSTANDING_TASKS + PREDICTION_TASKS
 
 PROMPTS: dict[str, str] = {
     "understand_T": (
@@ -90,8 +90,8 @@ PROMPTS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class ProbeInstance:
-    """Where a probe clip comes from: conversation, clip bounds (s), event chunk and answer."""
+class QuestionInstance:
+    """Where a question's clip comes from: conversation, clip bounds (s), event chunk and answer."""
 
     task: str
     answer: bool
@@ -154,28 +154,28 @@ def understanding_windows(labels: Sequence[str], clip_chunks: int, hop_chunks: i
     return out
 
 
-def probe_instances(
+def question_instances(
     conversations: Iterable[tuple[str, Sequence[str]]],
     *,
-    tasks: Sequence[str] = PROBE_TASKS,
+    tasks: Sequence[str] = QUESTION_TASKS,
     seed: int = 0,
     max_per_class: int = 750,
     understanding_clip_s: float = 10.0,
     understanding_hop_s: float = 5.0,
     prediction_clip_s: float = 30.0,
     chunk_s: float = CHUNK_S,
-) -> list[ProbeInstance]:
-    """Balanced probe instances from (conversation id, chunk labels) pairs.
+) -> list[QuestionInstance]:
+    """Balanced question instances from (conversation id, chunk labels) pairs.
 
     For each task, positives and negatives are drawn without replacement to the same count
     ``min(#positives, #negatives, max_per_class)``; the draw is deterministic per seed.
     """
-    unknown = [t for t in tasks if t not in PROBE_TASKS]
+    unknown = [t for t in tasks if t not in QUESTION_TASKS]
     if unknown:
-        raise ValueError(f"unknown probe tasks {unknown}; choose from {list(PROBE_TASKS)}")
+        raise ValueError(f"unknown question tasks {unknown}; choose from {list(QUESTION_TASKS)}")
     clip_chunks = int(round(understanding_clip_s / chunk_s))
     hop_chunks = max(1, int(round(understanding_hop_s / chunk_s)))
-    pools: dict[str, dict[bool, list[ProbeInstance]]] = {t: {True: [], False: []} for t in tasks}
+    pools: dict[str, dict[bool, list[QuestionInstance]]] = {t: {True: [], False: []} for t in tasks}
     for conv_id, labels in conversations:
         labels = list(labels)
         for task, found in understanding_windows(labels, clip_chunks, hop_chunks).items():
@@ -183,17 +183,17 @@ def probe_instances(
                 for first, count, answer in found:
                     start = round(first * chunk_s, 6)
                     pools[task][answer].append(
-                        ProbeInstance(task, answer, conv_id, start, round(start + count * chunk_s, 6), first)
+                        QuestionInstance(task, answer, conv_id, start, round(start + count * chunk_s, 6), first)
                     )
         for task, found in prediction_events(labels).items():
             if task in pools:
                 for t, answer in found:
                     end = round((t + 1) * chunk_s, 6)
                     pools[task][answer].append(
-                        ProbeInstance(task, answer, conv_id, round(max(0.0, end - prediction_clip_s), 6), end, t)
+                        QuestionInstance(task, answer, conv_id, round(max(0.0, end - prediction_clip_s), 6), end, t)
                     )
     rng = random.Random(seed)
-    chosen: list[ProbeInstance] = []
+    chosen: list[QuestionInstance] = []
     for task in tasks:
         pos, neg = pools[task][True], pools[task][False]
         count = min(len(pos), len(neg), max_per_class)
@@ -210,8 +210,8 @@ def clip_audio(audio_path: str, start_s: float, end_s: float) -> np.ndarray:
     return values[mask.astype(bool)]
 
 
-def probe_audio(item: Mapping[str, Any]) -> np.ndarray:
-    """The mono 16 kHz clip of a probe item (an array, WAV ``{"bytes": ...}`` or ``audio_path`` + clip bounds)."""
+def question_audio(item: Mapping[str, Any]) -> np.ndarray:
+    """The mono 16 kHz clip of a question item (an array, WAV ``{"bytes": ...}`` or ``audio_path`` + clip bounds)."""
     audio = item.get("audio")
     if isinstance(audio, np.ndarray):
         return audio.astype(np.float32, copy=False)
@@ -219,11 +219,11 @@ def probe_audio(item: Mapping[str, Any]) -> np.ndarray:
         return mono_mix(read_wav_bytes(audio["bytes"]))
     if item.get("audio_path"):
         return clip_audio(item["audio_path"], item["clip_start_s"], item["clip_end_s"])
-    raise ValueError(f"probe item {item.get('task')!r} has no audio (array, bytes or audio_path + clip bounds)")
+    raise ValueError(f"question item {item.get('task')!r} has no audio (array, bytes or audio_path + clip bounds)")
 
 
-def probe_features() -> datasets.Features:
-    """The row schema of turn_taking_probes."""
+def question_features() -> datasets.Features:
+    """The row schema of turn_taking_questions."""
     return datasets.Features({
         "item_id": datasets.Value("string"),
         "task": datasets.Value("string"),
@@ -239,13 +239,13 @@ def probe_features() -> datasets.Features:
 
 
 @dataclass
-class TurnTakingProbesConfig(datasets.BuilderConfig):
-    """Config of :class:`TurnTakingProbes`.
+class TurnTakingQuestionsConfig(datasets.BuilderConfig):
+    """Config of :class:`TurnTakingQuestions`.
 
     Args:
         manifest: dialogue manifest (or ``data_dir`` with ``manifest.jsonl``); dialogues need
             ``audio_path``. Labels are computed with ``labels.chunk_labels``.
-        tasks: which probe tasks to build.
+        tasks: which question tasks to build.
         seed: balanced draw seed.
         max_per_class: cap on positives (and negatives) per task (the paper: 750).
         understanding_clip_s, prediction_clip_s: clip length limits (paper: 10 s and 30 s).
@@ -253,7 +253,7 @@ class TurnTakingProbesConfig(datasets.BuilderConfig):
     """
 
     manifest: str | None = None
-    tasks: tuple[str, ...] = PROBE_TASKS
+    tasks: tuple[str, ...] = QUESTION_TASKS
     seed: int = 0
     max_per_class: int = 750
     understanding_clip_s: float = 10.0
@@ -262,16 +262,16 @@ class TurnTakingProbesConfig(datasets.BuilderConfig):
     embed_audio: bool = True
 
 
-class TurnTakingProbes(datasets.GeneratorBasedBuilder):
-    """Builder of the audio-FM turn-taking probe benchmark from a dialogue manifest."""
+class TurnTakingQuestions(datasets.GeneratorBasedBuilder):
+    """Builder of the turn-taking question set for audio foundation models from a dialogue manifest."""
 
-    BUILDER_CONFIG_CLASS = TurnTakingProbesConfig
-    BUILDER_CONFIGS = [TurnTakingProbesConfig(name="default")]
+    BUILDER_CONFIG_CLASS = TurnTakingQuestionsConfig
+    BUILDER_CONFIGS = [TurnTakingQuestionsConfig(name="default")]
     DEFAULT_CONFIG_NAME = "default"
     VERSION = datasets.Version("1.0.0")
 
     def _info(self) -> datasets.DatasetInfo:
-        return datasets.DatasetInfo(description="Turn-taking understanding/prediction probes for audio foundation models.", features=probe_features())
+        return datasets.DatasetInfo(description="Turn-taking understanding/prediction questions for audio foundation models.", features=question_features())
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -291,14 +291,14 @@ class TurnTakingProbes(datasets.GeneratorBasedBuilder):
         labelled: list[tuple[str, Sequence[str]]] = []
         for _, dialogue in read_dialogue_manifest(manifest, split=split):
             if not dialogue.audio_path:
-                raise ValueError(f"{manifest}: dialogue {dialogue.id!r} has no audio_path; probes need audio")
+                raise ValueError(f"{manifest}: dialogue {dialogue.id!r} has no audio_path; questions need audio")
             silent = silent_channels(dialogue)
             if silent:  # only negatives to offer: it would skew the balance, not test anything
                 self.skipped.skip(SILENT_CHANNEL, f"{dialogue.id}: no speech on channel {'/'.join(silent)}")
                 continue
             paths[dialogue.id] = dialogue.audio_path
             labelled.append((dialogue.id, chunk_labels(dialogue).labels))
-        instances = probe_instances(
+        instances = question_instances(
             labelled, tasks=cfg.tasks, seed=cfg.seed, max_per_class=cfg.max_per_class,
             understanding_clip_s=cfg.understanding_clip_s, understanding_hop_s=cfg.understanding_hop_s,
             prediction_clip_s=cfg.prediction_clip_s,
@@ -324,5 +324,5 @@ class TurnTakingProbes(datasets.GeneratorBasedBuilder):
 
 
 def dialogue_labels(dialogues: Iterable[Dialogue]) -> list[tuple[str, Sequence[str]]]:
-    """(id, five-class chunk labels) for dialogues, the input of :func:`probe_instances`."""
+    """(id, five-class chunk labels) for dialogues, the input of :func:`question_instances`."""
     return [(d.id, chunk_labels(d).labels) for d in dialogues]
