@@ -79,7 +79,9 @@ setup(
     extras_require={
         "space": ["gradio", "krippendorff"],
         # onnx reads smart-turn's ONNX file for the judge's conversion stage (training/convert_smart_turn.py)
-        "test": ["pytest", "ruff", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema", "onnx"],
+        # ray: turneval batch --ray (docs/batch.md); in test too, so CI runs the batch on a local Ray instance
+        "ray": ["ray"],
+        "test": ["pytest", "ruff", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema", "onnx", "ray"],
     },
     entry_points={"console_scripts": ["turneval=turneval.cli:main"]},
 )
