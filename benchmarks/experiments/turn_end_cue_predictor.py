@@ -410,7 +410,7 @@ def real_pairs(predictor: str, whisper: bool = False) -> dict[str, dict[str, lis
 
     from turneval.naturalness_inference import load_predictor
     from turneval.smart_turn import SmartTurnV3
-    from turneval.training.perturbation_benchmark import mean_gap_score
+    from turneval.training.perturbation_ranking import mean_gap_score
 
     judge, ahead = SmartTurnV3(threads=2), lookahead_s(predictor)
     cue_model, bare_model = read_cue_values(load_predictor(predictor)), load_predictor(predictor)

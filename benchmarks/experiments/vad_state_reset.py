@@ -2,7 +2,7 @@
 
     python benchmarks/experiments/vad_state_reset.py [--reset-after-s 2.0] [--ami-root DIR] [--spokenwoz-root DIR] [--json OUT]
 
-The real-call perturbation benchmark (``benchmarks/validation/real_perturbations.py``) ranks a backchannel
+The real-call perturbation test (``benchmarks/validation/real_perturbations.py``) ranks a backchannel
 pair as well as the VAD hears the inserted copies: 0.88 where it heard every copy, 0.65 where
 it missed one. On the AMI channel pair FEE016 + MEE014 it hears half of them, and it hears
 MEE014's own backchannel, bit for bit the same samples in both crops, only in the edited crop,

@@ -93,7 +93,7 @@ def pairs_of(dialogues: Sequence, seeds: Sequence[int]) -> list:
 def scorers(extra: dict[str, str]) -> dict[str, Callable]:
     """name -> ``dialogue -> m`` for the bundled predictors found, ``extra`` and the baseline."""
     from turneval.naturalness_inference import load_predictor, score_dialogue
-    from turneval.training.perturbation_benchmark import mean_gap_score
+    from turneval.training.perturbation_ranking import mean_gap_score
 
     paths = {name: str(bundled_root() / folder) for name, folder in BUNDLED.items() if (bundled_root() / folder / "config.json").is_file()}
     paths.update(extra)

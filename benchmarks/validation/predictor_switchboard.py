@@ -58,7 +58,7 @@ from turneval.dataset_scripts.turn_end_decisions import DEFAULT_MIN_SILENCE_S as
 FULL, QUICK = {"test": 200, "train": 600, "pairs": 100}, {"test": 20, "train": 60, "pairs": 10}
 
 NO_MODEL = "no model: minus mean abs. gap"
-"""The pairs' baseline: ``perturbation_benchmark.mean_gap_score``, timing statistics with no model."""
+"""The pairs' baseline: ``perturbation_ranking.mean_gap_score``, timing statistics with no model."""
 SWITCHBOARD_EDIT_PARAMS: dict[str, dict[str, float]] = {"hold_instead_of_shift": {"max_edited_hold_gap_ms": 3000.0}}
 """Where the pairs depart from the reference CLI's candidate filters, and why.
 
@@ -218,7 +218,7 @@ def with_silent_audio(dialogue):
 
 
 def pair_results(dialogues: Sequence, model, seed: int = 0, read_words: bool = True) -> dict[str, Any]:
-    """TurnNat's perturbation benchmark (``evaluate_pairs``) on pairs cut from ``dialogues``.
+    """TurnNat's perturbation test (``evaluate_pairs``) on pairs cut from ``dialogues``.
 
     ``read_words=False``: the pairs are cut with the words (the edits' rules read them), but
     scored without (what a word-reading predictor gets from a recording without a transcript)."""
@@ -228,7 +228,7 @@ def pair_results(dialogues: Sequence, model, seed: int = 0, read_words: bool = T
     from turneval.dataset_scripts.perturbations.pairs import iter_pairs
     from turneval.metrics.scorer_discrimination import evaluate_pairs
     from turneval.naturalness_inference import score_dialogue
-    from turneval.training.perturbation_benchmark import mean_gap_score
+    from turneval.training.perturbation_ranking import mean_gap_score
 
     natural, perturbed, types, skips = [], [], [], {}
     gap_natural, gap_perturbed = [], []

@@ -95,7 +95,7 @@ def perturbation_pairs(dialogue, seeds: int) -> tuple[list, dict[str, Counter]]:
 
 SILENCE_TIMER = "silence timer"
 """The baseline beside every predictor: a stopwatch on the silences, minus the mean absolute gap
-at changes of speaker (``perturbation_benchmark.mean_gap_score``) on the same VAD segments; a
+at changes of speaker (``perturbation_ranking.mean_gap_score``) on the same VAD segments; a
 longer or an overlapping answer scores lower. It needs no model and sees no unit."""
 
 
@@ -103,7 +103,7 @@ def _scores(heard, models: Sequence[tuple[str, Any]]) -> dict[str, float]:
     """m of one VAD-heard crop by every model, and the silence timer's score."""
     from _real_calls import score_given_segments
 
-    from turneval.training.perturbation_benchmark import mean_gap_score
+    from turneval.training.perturbation_ranking import mean_gap_score
 
     return {**{name: score_given_segments(heard, model) for name, model in models}, SILENCE_TIMER: mean_gap_score(heard)}
 

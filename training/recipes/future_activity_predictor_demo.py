@@ -10,7 +10,7 @@ Stages (model_cards/future_activity_predictor, "Training"):
 2. training: the audio predictor (``training.train_future_activity``, 1,000 steps of 10 s crops;
    ``OUT/fap_audio/final`` is the bundled checkpoint's weights and config), and the
    voice-activity-only baseline beside it (800 steps, not shipped);
-3. evaluation: the perturbation benchmark on the test corpus (``training/perturbation_benchmark.py``),
+3. evaluation: the perturbation test on the test corpus (``training/perturbation_ranking.py``),
    the card's pairwise accuracy and C-index.
 
 ``--quick`` runs the same stages on a few 20 s conversations and a few steps: it checks the
@@ -69,7 +69,7 @@ def stages(out: Path, size: DemoSize = SHIPPED) -> list[Stage]:
         synth("test", n_test, 3),
         train("train-audio", "fap_audio", "future_activity_demo.json", size.audio_steps, size.audio_batch),
         train("train-vad-baseline", "fap_vad", "future_activity_vad_demo.json", size.vad_steps, size.vad_batch),
-        Stage("perturbation-benchmark", "evaluation", "turneval.training.perturbation_benchmark",
+        Stage("perturbation-ranking", "evaluation", "turneval.training.perturbation_ranking",
               ("--dialogues", corpus["test"], "--predictor", str(out / "fap_audio" / "final"),
                "--vad-predictor", str(out / "fap_vad" / "final"), "--out", str(out / "naturalness_eval"))),
     ]

@@ -1,6 +1,6 @@
-"""The perturbation benchmark: does a scorer rank natural dialogue above perturbed dialogue?
+"""The perturbation test: does a scorer rank natural dialogue above perturbed dialogue?
 
-    python training/perturbation_benchmark.py --dialogues corpus/test \
+    python training/perturbation_ranking.py --dialogues corpus/test \
         --predictor checkpoints/future_activity_predictor_demo \
         --vad-predictor runs/fap_vad/final --out results/naturalness
 
