@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 EXAMPLE ?= examples/cascaded_like.wav
 REPORT_DIR ?= reports/cascaded_like
 
-.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints space synth-deps recipes-quick
+.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints space synth-deps recipes-quick release
 
 # torch first, pinned: a looser pin would pull the CUDA build with several GB of packages.
 install:
@@ -51,3 +51,9 @@ synth-deps:
 # a self-sufficient Gradio Space folder (app, examples, turneval built into it as a wheel): docs/space.md
 space:
 	$(PYTHON) space/assemble.py build/space
+
+# the Hugging Face release: one folder per repo (models, data sets, metric Spaces, the demo Space) and
+# release.json under hub/, nothing uploaded (docs/release.md); RELEASE_FLAGS=--push uploads them
+RELEASE_ORG ?= turneval
+release:
+	turneval release --org $(RELEASE_ORG) --out hub $(RELEASE_FLAGS)
