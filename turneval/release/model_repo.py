@@ -28,7 +28,8 @@ import numpy as np
 from transformers import AutoModel
 
 judge = AutoModel.from_pretrained("{repo_id}", trust_remote_code=True)
-audio = np.zeros(16000 * 4, dtype=np.float32)   # mono 16 kHz: put your recording here
+t = np.arange(16000 * 4) / 16000
+audio = (0.1 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)   # mono 16 kHz: put your recording here
 probs = judge.score(audio).probabilities        # [chunks, 5]: NA, BC, I, T, C of chunk t + 1
 print(probs.shape)
 ''',

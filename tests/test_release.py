@@ -1,0 +1,226 @@
+"""`turneval release`: the Hub repos, release.json, and every repo loaded by its id offline.
+
+One release (synthetic data only, 2 question items per class, no demo Space: its wheel build is
+tested by test_space_assemble) is written with ``--as-cache``; a fresh Python process that never
+imports turneval then loads each model with ``AutoModel.from_pretrained(id, trust_remote_code=True)``,
+each data set with ``load_dataset(id)`` and each metric with ``evaluate.load(id)``, runs each model
+card's usage block as written, and its figures are compared with the package's own.
+"""
+import ast
+import doctest
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from turneval.cli import main
+from turneval.release.dataset_sources import check_sources
+from turneval.release.hub_cache import cache_env
+from turneval.release.manifest import check_files, read_manifest
+from turneval.release.model_index import FIGURES, model_index
+from turneval.release.model_repo import check_self_contained
+from turneval.release.plan import ReleaseError, release_plan
+
+
+ORG = "test-org"
+REPO = Path(__file__).resolve().parents[1]
+
+LOADER = r'''
+import doctest, json, sys
+import numpy as np
+import torch
+from transformers import AutoModel
+import datasets, evaluate
+
+datasets.disable_progress_bars()
+job = json.loads(sys.stdin.read())
+out = {"models": {}, "datasets": {}, "metrics": {}, "usage": {}}
+rng = np.random.default_rng(0)
+audio = (0.1 * rng.standard_normal(16000 * 2)).astype(np.float32)
+activity = np.zeros((300, 2), dtype=np.float32)
+activity[20:120, 0] = 1
+activity[130:260, 1] = 1
+for repo_id in job["models"]:
+    model = AutoModel.from_pretrained(repo_id, trust_remote_code=True).eval()
+    with torch.no_grad():
+        if model.config.model_type == "turn_taking_judge":
+            figure = model.score(audio).probabilities
+        else:
+            figure = model(voice_activity=torch.from_numpy(model.vad_inputs(activity))[None]).logits[0]
+    out["models"][repo_id] = np.asarray(figure, dtype=np.float64).tolist()
+for repo_id, block in job["usage"].items():
+    exec(compile(block, f"usage of {repo_id}", "exec"), {})
+    out["usage"][repo_id] = "ran"
+out["turneval_imported_by_models"] = "turneval" in sys.modules
+for repo_id in job["datasets"]:
+    ds = datasets.load_dataset(repo_id)
+    first = ds["synthetic"][0]
+    out["datasets"][repo_id] = {
+        "rows": {split: part.num_rows for split, part in ds.items()},
+        "first": {k: first[k] for k in ("conversation_id", "labels", "pair_id", "perturbation_type", "item_id", "answer") if k in first},
+    }
+for repo_id, examples in job["metrics"].items():
+    parsed = [doctest.Example(source, want) for source, want in examples]
+    test = doctest.DocTest(parsed, {}, repo_id, None, 0, None)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    report = []
+    runner.run(test, out=report.append)
+    out["metrics"][repo_id] = {"attempted": runner.tries, "failed": runner.failures, "report": "".join(report)[-1500:]}
+print("RESULT " + json.dumps(out))
+'''
+
+
+def docstring_examples(name: str, repo_id: str) -> list[tuple[str, str]]:
+    """(source, expected output) of the examples in a metric module's docstrings, loading ``repo_id``."""
+    tree = ast.parse((REPO / "metrics" / name / f"{name}.py").read_text(encoding="utf-8"))
+    text = "".join(
+        node.value.value for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        and ">>>" in node.value.value
+    )
+    examples = doctest.DocTestParser().get_examples(text)
+    assert examples, f"metrics/{name}/{name}.py has no docstring example"
+    return [(e.source.replace(f"metrics/{name}", repo_id), e.want) for e in examples]
+
+
+def usage_block(card: Path) -> str:
+    """The Python block a released model card gives under 'Load it from the Hub'."""
+    found = re.search(r"\*\*Load it from the Hub\*\*.*?```python\n(.*?)```", card.read_text(encoding="utf-8"), re.S)
+    assert found, f"{card}: no usage block"
+    return found.group(1)
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    root = tmp_path_factory.mktemp("release")
+    code = main(["release", "--org", ORG, "--out", str(root / "hub"), "--as-cache", str(root / "home"),
+                 "--sources", "synthetic", "--questions-per-class", "2", "--no-demo"])
+    assert code == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def loaded(release):
+    """What the fresh process found, loading every repo of release.json by its id."""
+    manifest = read_manifest(release / "hub")
+    by_kind = {kind: [r["repo_id"] for r in manifest["repos"] if r["kind"] == kind] for kind in ("model", "dataset", "metric")}
+    snapshots = {r["repo_id"]: r for r in manifest["repos"]}
+    job = {
+        "models": by_kind["model"],
+        "datasets": by_kind["dataset"],
+        "metrics": {repo_id: docstring_examples(repo_id.split("/")[1], repo_id) for repo_id in by_kind["metric"]},
+        "usage": {repo_id: usage_block(release / "hub" / snapshots[repo_id]["folder"] / "README.md") for repo_id in by_kind["model"]},
+    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TURNEVAL_"))}
+    env.update(cache_env(release / "home"))
+    result = subprocess.run([sys.executable, "-c", LOADER], input=json.dumps(job), capture_output=True, text=True,
+                            env=env, cwd=str(release), timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
+    return manifest, json.loads(line[len("RESULT "):])
+
+
+def test_every_repo_of_release_json_loads_by_id_offline(loaded):
+    manifest, found = loaded
+    ids = {r["repo_id"] for r in manifest["repos"]}
+    assert ids == set(found["models"]) | set(found["datasets"]) | set(found["metrics"])
+    assert len(found["models"]) == 3 and len(found["datasets"]) == 3 and len(found["metrics"]) == 6
+    assert not found["turneval_imported_by_models"], "the models' remote code imported turneval"
+    assert set(found["usage"]) == set(found["models"])
+
+
+def test_models_by_id_give_the_package_figures(loaded):
+    import torch
+
+    from turneval.checkpoints import bundled_root
+    from turneval.modeling.judge_loading import load_judge
+    from turneval.naturalness_inference import load_predictor
+
+    _, found = loaded
+    rng = np.random.default_rng(0)
+    audio = (0.1 * rng.standard_normal(16000 * 2)).astype(np.float32)
+    activity = np.zeros((300, 2), dtype=np.float32)
+    activity[20:120, 0] = 1
+    activity[130:260, 1] = 1
+    for repo_id, figure in found["models"].items():
+        folder = bundled_root() / repo_id.split("/")[1]
+        if "judge" in repo_id:
+            ours = load_judge(folder).score(audio).probabilities
+        else:
+            model = load_predictor(str(folder))
+            with torch.no_grad():
+                ours = model(voice_activity=torch.from_numpy(model.vad_inputs(activity))[None]).logits[0]
+        np.testing.assert_allclose(np.asarray(figure), np.asarray(ours, dtype=np.float64), atol=1e-5, err_msg=repo_id)
+
+
+def test_data_sets_by_id_hold_the_package_rows(loaded):
+    import tempfile
+
+    from turneval.dataset_scripts.builders import write_dialogue_manifest
+    from turneval.release.dataset_repo import build, read_sources
+
+    _, found = loaded
+    dialogues = read_sources(("synthetic",))["synthetic"]
+    with tempfile.TemporaryDirectory() as work:
+        manifest = write_dialogue_manifest(dialogues, Path(work) / "manifest.jsonl", split="synthetic")
+        for repo_id, got in found["datasets"].items():
+            ours = build(repo_id.split("/")[1], manifest, Path(work) / "cache", questions_per_class=2)["synthetic"]
+            assert got["rows"] == {"synthetic": ours.num_rows}, repo_id
+            assert ours.num_rows > 0
+            for key, value in got["first"].items():
+                assert ours[0][key] == value, (repo_id, key)
+
+
+def test_metrics_by_id_pass_their_docstring_examples(loaded):
+    _, found = loaded
+    for repo_id, run in found["metrics"].items():
+        assert run["attempted"] >= 3 and run["failed"] == 0, f"{repo_id}:\n{run['report']}"
+
+
+def test_release_json_lists_every_file_with_its_hash(release):
+    manifest = read_manifest(release / "hub")
+    check_files(release / "hub", manifest)
+    judge = next(r for r in manifest["repos"] if r["repo_id"] == f"{ORG}/turn_taking_judge_swb_revoiced")
+    assert {"config.json", "model.safetensors", "README.md", "LICENSE", "modeling_turn_taking_judge.py",
+            "configuration_turn_taking_judge.py"} <= set(judge["files"])
+    chunks = next(r for r in manifest["repos"] if r["repo_id"] == f"{ORG}/turn_taking_chunks")
+    assert chunks["licence"] == "apache-2.0" and chunks["sources"] == ["synthetic"]
+    (release / "hub" / judge["folder"] / "LICENSE").write_text("changed", encoding="utf-8")
+    with pytest.raises(ReleaseError, match="differ"):
+        check_files(release / "hub", manifest)
+
+
+def test_card_metadata_comes_from_provenance(release):
+    from turneval.checkpoints import bundled_root
+    from turneval.release.cards import split_front_matter
+
+    for name in FIGURES:
+        meta, _ = split_front_matter(release / "hub" / "models" / name / "README.md")
+        provenance = json.loads((bundled_root() / name / "provenance.json").read_text(encoding="utf-8"))["measured"]
+        values = [m["value"] for r in meta["model-index"][0]["results"] for m in r["metrics"]]
+        assert values and all(v in provenance.values() for v in values), name
+        assert meta["model-index"] == model_index(name, bundled_root() / name / "provenance.json")
+
+
+def test_the_plan_ships_one_model_per_job_and_no_non_commercial_data(capsys):
+    plans = release_plan(ORG)
+    models = [p.name for p in plans if p.kind == "model"]
+    assert models == ["turn_taking_judge_swb_revoiced", "future_activity_predictor_lookahead", "future_activity_predictor_words"]
+    with pytest.raises(ReleaseError, match="CC BY-NC"):
+        check_sources(("spokenwoz",))
+    assert main(["release", "--org", ORG]) == 0
+    assert "dry run: nothing written" in capsys.readouterr().out
+    assert main(["release", "--org", "bad org!"]) == 1
+
+
+def test_remote_code_may_not_import_turneval(tmp_path):
+    bad = tmp_path / "modeling_x.py"
+    bad.write_text("import torch\nfrom turneval.modeling import judge_loading\n", encoding="utf-8")
+    with pytest.raises(ReleaseError, match="modeling_x.py:2: imports turneval.modeling"):
+        check_self_contained(bad, {"configuration_x", "modeling_x"})
+    check_self_contained(REPO / "modeling" / "modeling_turn_taking_judge.py", {"configuration_turn_taking_judge", "modeling_turn_taking_judge"})
