@@ -91,7 +91,7 @@ def remote_code_files(config: Path) -> list[Path]:
 
 def check_self_contained(path: Path, siblings: set[str]) -> None:
     """Raise ReleaseError when ``path`` imports anything but the standard library, torch,
-    transformers, numpy or one of ``siblings`` (SPEC §1: the pair loads with trust_remote_code)."""
+    transformers, numpy or one of ``siblings``, so that the pair loads with trust_remote_code."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
