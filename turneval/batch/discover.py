@@ -244,7 +244,7 @@ def _unique_ids(calls: list[Call]) -> list[Call]:
 
 def discover_calls(inputs: Iterable[str], *, pair_suffixes: tuple[str, str] = DEFAULT_PAIR_SUFFIXES,
                    system_channel: int | None = None, spool: str | Path | None = None) -> list[Call]:
-    """Every call the inputs name, in a stable order (see the module docstring).
+    """Every call the inputs name, in id order (see the module docstring).
 
     Args:
         inputs: folders, globs, audio files, annotation JSONs, manifests, parquet files.
@@ -281,4 +281,4 @@ def discover_calls(inputs: Iterable[str], *, pair_suffixes: tuple[str, str] = DE
                              "a manifest (.csv, .jsonl) or a .parquet data set")
     if system_channel is not None:
         calls = [c if c.system_channel is not None else Call(**{**c.__dict__, "system_channel": system_channel}) for c in calls]
-    return _unique_ids(calls)
+    return sorted(_unique_ids(calls), key=lambda c: c.id)

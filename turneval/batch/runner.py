@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -18,7 +19,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from turneval.reporting.build import ReportOptions
 
-from .calls import CallEvaluator, CallOutcome, audio_seconds, is_finished, write_call
+from .calls import CALLS_DIR, CallEvaluator, CallOutcome, audio_seconds, is_finished, write_call
 from .discover import Call
 
 
@@ -154,6 +155,8 @@ def run_calls(calls: Sequence[Call], out_dir: str | Path, options: ReportOptions
     """
     out = Path(out_dir)
     start = time.perf_counter()
+    for stale in (out / CALLS_DIR).glob(".*.tmp"):  # a killed run's half-written call
+        shutil.rmtree(stale, ignore_errors=True)
     todo = [c for c in calls if not is_finished(out, c.id)]
     errors_file = out / ERRORS_FILE
     out.mkdir(parents=True, exist_ok=True)
