@@ -4,17 +4,20 @@
     python benchmarks/run_all.py                             # the full sizes (1-60 min of audio)
     python benchmarks/run_all.py --only judge,cindex_speed
     python benchmarks/run_all.py --docs docs/performance.md  # also regenerate the docs page
+    python benchmarks/run_all.py --render docs/performance.json --docs docs/performance.md  # re-render it, run nothing
 
 Every ``benchmarks/speed/<name>.py`` (how fast, how much memory) and
 ``benchmarks/validation/<name>.py`` (how right, on real and held-out data) exposes
 ``run(quick: bool) -> list[dict]``; names starting with ``_`` are helpers, and the helpers both
 suites share (``_harness.py``, the data readers) sit in ``benchmarks/`` itself. Each benchmark
 runs in its own Python process, so its peak resident memory is its own and a crash or a hang
-costs only that benchmark. The figures of all of them go to one JSON file and a markdown table (machine, package versions, date), and every figure
-that names a reference measured in the same run is also stated as a ratio to it. ``--docs``
-rewrites its page but keeps the blocks written by hand between the markers :data:`KEEP_BEGIN`
-and :data:`KEEP_END` (figures measured outside the run, such as a benchmark too long to take
-part), placing them above the headline table.
+costs only that benchmark. The figures of all of them go to one JSON file and a markdown table
+(machine, package versions, date), and every figure that names a reference measured in the same
+run is also stated as a ratio to it. ``--docs``
+rewrites a short page (the headline tables, one per suite) and, beside it, every figure
+(``performance_figures.md``) and the report (``performance.json``); it keeps the blocks written
+by hand between the markers :data:`KEEP_BEGIN` and :data:`KEEP_END` (the summary a reader sees
+first), placing them above the headline tables.
 """
 from __future__ import annotations
 
@@ -291,40 +294,46 @@ def kept_blocks(text: str) -> list[str]:
     return blocks
 
 
-def render_markdown(report: dict[str, Any], title: str = "Benchmark results", kept: Sequence[str] = ()) -> str:
-    """The report as markdown: machine and versions, the ``kept`` blocks written by hand (see
-    :func:`kept_blocks`), the headline table, then every figure."""
+def suite_of(record: dict[str, Any], bench_dir: str | os.PathLike = HERE) -> str | None:
+    """The suite (``speed``, ``validation``) a benchmark record belongs to: its own ``suite``
+    key, else where a file of that name sits now (reports written before the split)."""
+    if record.get("suite"):
+        return record["suite"]
+    return next((s for s in SUITES if (Path(bench_dir) / s / f"{record['benchmark']}.py").is_file()), None)
+
+
+def _provenance(report: dict[str, Any]) -> list[str]:
     m = report["machine"]
     versions = ", ".join(f"{k} {v}" for k, v in report["versions"].items() if v)
     mode = "quick (CI-sized inputs)" if report["quick"] else "full"
-    lines = [
-        f"# {title}",
-        "",
+    return [
         f"Measured {report['date']} ({mode} run, {report['threads']} thread(s) per benchmark, "
         f"{format_value(report['total_seconds'])} s wall and {format_value(report.get('total_cpu_seconds', float('nan')))} CPU s in all){', commit ' + report['git_commit'] if report.get('git_commit') else ''}.",
         f"Machine: {m['cpu']}, {m['cores']} cores ({m['usable_cores']} usable), {m['ram_gib']} GiB RAM; {m['os']}; Python {m['python']}.",
         f"Versions: {versions}.",
-        "",
-        "Reproduce with:",
-        "",
-        "```bash",
-        report["command"],
-        "```",
-        "",
-        "(`turneval bench` takes the same options; `--quick` uses CI-sized inputs. The smart-turn "
-        "comparison needs the model file of pipecat-ai: `make bench-deps` (pip install --no-deps pipecat-ai).)",
-        "",
-        "CPU seconds count every thread of the benchmark's process; a real-time factor (RTF) is "
-        "processing time divided by audio time (below 1 is faster than real time). A ratio is the "
-        "figure divided by the reference figure named beside it, both measured in this run.",
-        "",
-    ]
-    for block in kept:
-        lines += [block, ""]
-    headline = [(r["benchmark"], f) for r in report["benchmarks"] for f in r["figures"] if f.get("headline")]
-    if headline:
-        lines += ["## Headline figures", ""] + _rows(headline, with_benchmark=False) + [""]
-    lines += ["## All figures", ""]
+    ] + ([report["note"]] if report.get("note") else [])
+
+
+def _headline_sections(report: dict[str, Any]) -> list[str]:
+    """One headline table per suite (speed first), or one table when no benchmark has a suite."""
+    groups: dict[str | None, list[tuple[str, dict[str, Any]]]] = {}
+    for rec in report["benchmarks"]:
+        rows = [(rec["benchmark"], f) for f in rec["figures"] if f.get("headline")]
+        if rows:
+            groups.setdefault(suite_of(rec), []).extend(rows)
+    if list(groups) in ([], [None]):
+        return ["## Headline figures", ""] + _rows(groups.get(None, []), with_benchmark=False) + [""] if groups else []
+    lines = []
+    for suite in (*SUITES, None):
+        if suite in groups:
+            heading = f"## Headline figures: {suite}" if suite else "## Headline figures: other"
+            lines += [heading, ""] + _rows(groups[suite], with_benchmark=False) + [""]
+    return lines
+
+
+def render_figures(report: dict[str, Any]) -> list[str]:
+    """Every figure of the run, what each benchmark measures, and the benchmarks that failed."""
+    lines = ["## All figures", ""]
     everything = []
     for rec in report["benchmarks"]:
         everything += [(rec["benchmark"], f) for f in rec["figures"]]
@@ -343,7 +352,53 @@ def render_markdown(report: dict[str, Any], title: str = "Benchmark results", ke
         lines += ["## Failed benchmarks", ""]
         lines += [f"- `{r['benchmark']}`: {r['error'].splitlines()[0]}" for r in failed]
         lines.append("")
+    return lines
+
+
+def render_markdown(report: dict[str, Any], title: str = "Benchmark results", kept: Sequence[str] = (),
+                    figures_page: str | None = None) -> str:
+    """The report as markdown: where and how it was measured, the ``kept`` blocks written by hand
+    (see :func:`kept_blocks`), the headline tables, then every figure (:func:`render_figures`).
+    With ``figures_page`` (a relative link) every figure goes to that page instead and this one
+    ends with a link to it: a docs page that reads on one screen."""
+    lines = [f"# {title}", "", *_provenance(report), "",
+             "Reproduce with:", "", "```bash", report["command"], "```", "",
+             "(`turneval bench` takes the same options; `--quick` uses CI-sized inputs. The smart-turn "
+             "comparison needs the model file of pipecat-ai: `make bench-deps` (pip install --no-deps pipecat-ai).)",
+             "",
+             "CPU seconds count every thread of the benchmark's process; a real-time factor (RTF) is "
+             "processing time divided by audio time (below 1 is faster than real time). A ratio is the "
+             "figure divided by the reference figure named beside it, both measured in this run.",
+             ""]
+    for block in kept:
+        lines += [block, ""]
+    lines += _headline_sections(report)
+    if figures_page is None:
+        lines += render_figures(report)
+    else:
+        failed = [r["benchmark"] for r in report["benchmarks"] if r["error"]]
+        lines += [f"Every figure of this run, its memory and time per benchmark, and what each benchmark measures: "
+                  f"[{Path(figures_page).stem}]({figures_page}) (generated with this page)."
+                  + (f" Failed: {', '.join(failed)}." if failed else ""), ""]
     return "\n".join(lines)
+
+
+def render_figures_page(report: dict[str, Any], title: str) -> str:
+    """The companion of a short docs page: provenance, then :func:`render_figures`."""
+    return "\n".join([f"# {title}", "", "Generated by `benchmarks/run_all.py --docs`; do not edit by hand.", "",
+                      *_provenance(report), "", *render_figures(report)])
+
+
+def figures_page_path(docs: str | os.PathLike) -> Path:
+    """Where ``--docs PAGE.md`` puts every figure: ``PAGE_figures.md`` beside it."""
+    docs = Path(docs)
+    return docs.with_name(f"{docs.stem}_figures.md")
+
+
+def report_json_path(docs: str | os.PathLike) -> Path:
+    """Where ``--docs PAGE.md`` keeps the report it was rendered from: ``PAGE.json`` beside it,
+    so ``--render PAGE.json --docs PAGE.md`` rewrites the page after a change of this script."""
+    return Path(docs).with_suffix(".json")
 
 
 def load_report(path: str | os.PathLike) -> dict[str, Any]:
@@ -360,9 +415,10 @@ def load_report(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def write_report(report: dict[str, Any], output_dir: str | os.PathLike, docs: str | os.PathLike | None = None) -> dict[str, Path]:
-    """Write ``latest.json`` / ``latest.md`` (and a dated JSON copy) to ``output_dir``; the markdown
-    also to ``docs`` when given, keeping the blocks written by hand in the page it replaces
-    (:func:`kept_blocks`). Every file is written atomically."""
+    """Write ``latest.json`` / ``latest.md`` (and a dated JSON copy) to ``output_dir``. With
+    ``docs``: the short page there (provenance, the blocks written by hand it replaces
+    (:func:`kept_blocks`), the headline tables), every figure in :func:`figures_page_path` and
+    the report itself in :func:`report_json_path`. Every file is written atomically."""
     from turneval.dataset_scripts.files import atomic_write_text
 
     out = Path(output_dir)
@@ -375,8 +431,12 @@ def write_report(report: dict[str, Any], output_dir: str | os.PathLike, docs: st
     atomic_write_text(paths["markdown"], render_markdown(report))
     if docs is not None:
         paths["docs"] = Path(docs)
+        paths["docs_figures"] = figures_page_path(docs)
+        paths["docs_json"] = report_json_path(docs)
         kept = kept_blocks(paths["docs"].read_text(encoding="utf-8")) if paths["docs"].is_file() else []
-        atomic_write_text(paths["docs"], render_markdown(report, title="Performance", kept=kept))
+        atomic_write_text(paths["docs"], render_markdown(report, title="Performance", kept=kept, figures_page=paths["docs_figures"].name))
+        atomic_write_text(paths["docs_figures"], render_figures_page(report, title="Performance: every figure"))
+        atomic_write_text(paths["docs_json"], text)
     return paths
 
 

@@ -85,9 +85,13 @@ def test_run_all_collects_figures_ratios_and_memory(tiny_dir: Path, tmp_path: Pa
     markdown = paths["docs"].read_text(encoding="utf-8")
     assert markdown.startswith("# Performance")
     assert "## Headline figures" in markdown and "| sum slow | 8.00 | s |" in markdown
-    assert "0.250x sum slow" in markdown
     assert "python benchmarks/run_all.py --quick --docs docs/performance.md" in markdown
-    assert "### `tiny`" in markdown and "allocates about 64 MiB" in markdown  # the module docstring
+    # The page reads on one screen: every figure and each benchmark's docstring go to the page beside it.
+    assert "## All figures" not in markdown and "[performance_figures](performance_figures.md)" in markdown
+    figures_page = paths["docs_figures"].read_text(encoding="utf-8")
+    assert paths["docs_figures"] == tmp_path / "performance_figures.md" and "| tiny | sum fast | 2.00 | s | 0.250x sum slow |" in figures_page
+    assert "### `tiny`" in figures_page and "allocates about 64 MiB" in figures_page  # the module docstring
+    assert json.loads(paths["docs_json"].read_text(encoding="utf-8"))["benchmarks"][0]["benchmark"] == "tiny"
 
     # --render rewrites the markdown from the saved JSON without running anything.
     (tmp_path / "performance.md").unlink()
