@@ -202,12 +202,14 @@ def test_gate_figures_feed_the_report_gates():
 
     outcomes = [_Outcome("candor_turn_taking", "ok", 0.6, None), _Outcome("candor_turn_taking", "ok", 0.8, None),
                 _Outcome("candor_turn_taking", "disconnected", None, None),
+                _Outcome("candor_turn_taking", "agent_first", 0.0, None),  # an earlier call's audio: not scored
                 _Outcome("user_interruption", "ok", 1.1, 0.2)]
     by_task = task_timing(outcomes)
-    assert by_task["candor_turn_taking"] == {"n": 3, "failed": 1, "response_latency_s": 0.7, "n_response": 2,
-                                             "stop_latency_s": None, "n_stop": 0}
+    assert by_task["candor_turn_taking"] == {"n": 4, "failed": 1, "excluded": 1, "response_latency_s": 0.7,
+                                             "n_response": 2, "stop_latency_s": None, "n_stop": 0}
     figures = gate_figures(by_task, {"median_ms": 1.5}, None, {"response_latency_s": 0.65})
     assert figures["probe.response_latency_s"] == 0.7 and figures["failed_samples"] == 1
+    assert figures["excluded_samples"] == 1
     assert figures["transport_delay_ms"] == 1.5 and figures["probe.user_interruption.stop_latency_s"] == 0.2
     names = known_figures()
     results = evaluate([parse_requirement(t, names) for t in

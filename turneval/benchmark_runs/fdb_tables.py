@@ -91,8 +91,10 @@ def run_markdown(result: FDBRunResult, per_sample: bool) -> str:
     lines += _v1_table(result) + _v15_table(result)
     for task in result.tasks:
         lines += [f"## {TASK_TITLES[task.kind]}: {task.name} ({task.version}, {task.n_samples} samples)", ""]
+        # without the human distributions the JSD figures are not measured: the note says so, once
+        unmeasured = {"jsd", "jsd_std", "n_jsd"} if task.kind == "backchannel" and not task.summary.get("gt_distribution_file") else set()
         lines += [f"- {key}: {fmt(value) if not isinstance(value, dict) else json.dumps(to_jsonable(value))}"
-                  for key, value in task.summary.items()]
+                  for key, value in task.summary.items() if key not in unmeasured]
         lines += [f"- note: {note}" for note in task.notes]
         if task.skipped:
             lines.append(f"- skipped: {len(task.skipped)} sample(s): " + "; ".join(f"{s['sample']} ({s['reason']})" for s in task.skipped[:10]))

@@ -167,7 +167,7 @@ def score_backchannel(
         key: {
             "tor": s.tor,
             "freq_per_s": s.freq_per_s,
-            "jsd": s.jsd,
+            "jsd": s.jsd if gt_file is not None else math.nan,
             "backchannel_predictions": [list(p) for p in s.predictions],
             **extra[key],
         }
@@ -178,8 +178,9 @@ def score_backchannel(
         "tor_std": result.tor_std,
         "freq_per_s": result.freq_mean,
         "freq_std": result.freq_std,
-        "jsd": result.jsd_mean,
-        "jsd_std": result.jsd_std,
+        # without the human distributions the JSD is not measured: n/a once (the note), not the reference's 1.0
+        "jsd": result.jsd_mean if gt_file is not None else math.nan,
+        "jsd_std": result.jsd_std if gt_file is not None else math.nan,
         "n_jsd": sum(1 for s in result.samples.values() if not math.isnan(s.jsd)),
         "gt_distribution_file": str(gt_file) if gt_file else None,
     }

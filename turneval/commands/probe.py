@@ -2,6 +2,8 @@
 
     turneval probe ws://localhost:8765 --scenarios fdb --out runs/my-agent
     turneval probe ws://localhost:7860/ws --transport pipecat --scenarios fdb-v1 --out runs/bot
+    turneval probe ws://localhost:8765/ws --transport twilio --scenarios fdb-v1 --out runs/phone-bot
+    turneval probe http://localhost:7860/api/offer --transport webrtc --scenarios fdb-v1 --out runs/webrtc-bot
     turneval probe mock:duplex --scenarios smoke --out runs/mock --no-report
 """
 from __future__ import annotations
@@ -9,20 +11,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
+from pathlib import Path
 
 from turneval.cli import UserError
 
 
 _EPILOG = """\
-AGENT is a WebSocket URL (ws://HOST:PORT/PATH) or a loopback mock agent: mock:cascaded, mock:eager,
-mock:duplex (docs/probe.md).
+AGENT is a WebSocket URL (ws://HOST:PORT/PATH), a SmallWebRTC offer URL (http://HOST:PORT/api/offer, with
+--transport webrtc) or a loopback mock agent: mock:cascaded, mock:eager, mock:duplex (docs/probe.md).
+
+Each call waits, on its new connection, until the agent has been silent for --settle seconds before the
+caller speaks; a call in which the agent's sound still begins before the caller's (the rest of an earlier
+call: a single-client server keeps its pipeline between connections) is written under excluded/ and kept
+out of the scores.
 
 scenarios: a built-in suite (fdb-v1: the four Full-Duplex-Bench v1.0 tasks; fdb-v1.5: its four overlap
 cases; fdb: both; smoke: two short calls), a YAML/JSON scenario file, or a folder of stimuli in the
 benchmark's layout (task folders of sample folders with input.wav and the task's metadata).
 
 RUN_DIR gets one Full-Duplex-Bench sample folder per sample (input.wav, output.wav, stereo.wav, the task's
-metadata, probe.json with the agent audio's arrival times), failed/ for samples the agent broke,
+metadata, probe.json with the agent audio's arrival times), failed/ for samples the agent broke, excluded/,
 conversation.wav (all samples, caller left, agent right), probe.json and probe.md (the probe's timing
 beside the transport delay), fdb/ (turneval fdb, words by offline Whisper) and report/ (turneval report).
 
@@ -58,6 +67,9 @@ def _json_arg(text: str) -> dict:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    from turneval.probe.runner import SETTLE_S
+    from turneval.probe.transports import TRANSPORT_NAMES
+
     parser = subparsers.add_parser(
         "probe",
         help="test a live voice agent: stream scripted callers over WebSocket, record both sides, score them",
@@ -68,25 +80,33 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("agent", metavar="AGENT", help="the agent's WebSocket URL, or mock:cascaded|eager|duplex")
+    parser.add_argument("agent", metavar="AGENT",
+                        help="the agent's WebSocket URL, its SmallWebRTC offer URL, or mock:cascaded|eager|duplex")
     parser.add_argument("--scenarios", required=True, metavar="SUITE|FILE|DIR",
                         help="fdb, fdb-v1, fdb-v1.5, smoke, a YAML/JSON scenario file, or a stimuli folder")
     parser.add_argument("--out", required=True, metavar="RUN_DIR", help="the run folder to write")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an earlier probe run in RUN_DIR (default: refuse, so old samples are not scored)")
     wire = parser.add_argument_group("transport")
-    wire.add_argument("--transport", choices=("raw", "pipecat"), default="raw",
+    wire.add_argument("--transport", choices=TRANSPORT_NAMES, default="raw",
                       help="raw: 16-bit PCM in binary messages, JSON control in text messages (default); "
-                      "pipecat: Pipecat's ProtobufFrameSerializer frames")
-    wire.add_argument("--sample-rate", type=int, default=16000, help="audio rate both ways (default 16000)")
+                      "pipecat: Pipecat's ProtobufFrameSerializer frames; twilio, telnyx, plivo, exotel, vonage: the "
+                      "provider's media stream, as the provider sends it (8 kHz mu-law; exotel 8 kHz PCM; vonage "
+                      "16 kHz PCM); webrtc: a Pipecat SmallWebRTC endpoint (offer/answer over HTTP)")
+    wire.add_argument("--sample-rate", type=int, default=None,
+                      help="audio rate both ways (default: 16000; a telephone wire: its provider's rate)")
     wire.add_argument("--frame-ms", type=int, default=20, help="caller frame length in ms (default 20)")
     wire.add_argument("--start-message", type=_json_arg, default=None, metavar="JSON",
                       help="a JSON message sent once connected (raw: a text message, e.g. a session config; pipecat: a "
                       "MessageFrame, e.g. RTVI's client-ready)")
     wire.add_argument("--end-message", type=_json_arg, default=None, metavar="JSON", help="a JSON message sent before closing")
     wire.add_argument("--clear-type", default="clear",
-                      help="raw: the `type` of the agent's JSON message that drops its queued audio (default clear)")
+                      help="raw: the `type` (or `action`) of the agent's JSON message that drops its queued audio "
+                      "(default clear)")
     wire.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="an HTTP header for the handshake")
+    wire.add_argument("--settle", type=float, default=SETTLE_S, metavar="S",
+                      help=f"before each call, wait until the agent has sent no sound for this long on the new "
+                      f"connection (default {SETTLE_S:g}; raise it above the agent's longest reply delay)")
     wire.add_argument("--timeout", type=float, default=10.0, metavar="S",
                       help="per sample: how long after the caller finishes to wait for an agent that has sent nothing (default 10)")
     after = parser.add_argument_group("scoring")
@@ -108,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from turneval.probe.runner import ProbeSettings
     from turneval.probe.scenarios import load_scenarios
     from turneval.probe.session import prepare_run_dir, probe, score, write_run_files
+    from turneval.probe.summary import EXCLUDED
     from turneval.probe.transports import ProbeError
     from turneval.validation import check_output_dir
 
@@ -121,31 +142,51 @@ def run(args: argparse.Namespace) -> int:
     options = {"headers": headers, "start_message": args.start_message, "end_message": args.end_message}
     if args.transport == "raw":
         options["clear_type"] = args.clear_type
-    settings = ProbeSettings(agent=args.agent, transport=args.transport, sample_rate=args.sample_rate,
-                             frame_ms=args.frame_ms, timeout_s=args.timeout, transport_options=options)
     show = not args.quiet and sys.stderr.isatty()
     try:
+        settings = ProbeSettings(agent=args.agent, transport=args.transport, sample_rate=args.sample_rate,
+                                 frame_ms=args.frame_ms, timeout_s=args.timeout, settle_s=args.settle,
+                                 transport_options=options)
+        settings.make()  # a wrong rate for the wire fails before the folder is touched
         samples = load_scenarios(args.scenarios)  # a bad scenario file fails before the folder is touched
         prepare_run_dir(args.out, overwrite=args.overwrite)
         result = probe(samples, settings, args.out, scenarios=args.scenarios, progress=show)
         print(result.table())
         if not any(o.status == "ok" for o in result.outcomes):
-            raise UserError(f"no sample completed against {args.agent}; nothing to score (see {args.out}/failed/)")
+            raise UserError(_nothing_to_score(args, result.outcomes))
         report_options = {"judge": False if args.no_judge else None, "predictor": False if args.no_predictor else None}
         score(result, fdb=not args.no_fdb, report=not args.no_report, asr_model=args.asr_model,
               report_options=report_options, progress=show)
         write_run_files(result, settings, args.scenarios)  # again, now with the gate figures
     except ProbeError as err:
-        raise UserError(f"{err} (samples written so far stay in {args.out})") from None
+        written = [name for name in ("v1.0", "v1.5", "failed", "excluded") if (Path(args.out) / name).is_dir()]
+        raise UserError(f"{err} (samples written so far stay in {args.out})" if written else str(err)) from None
     except KeyboardInterrupt:
         print(f"turneval probe: interrupted; the complete samples are in {args.out} (probe.json lists them)", file=sys.stderr)
         return 130
-    failed = [o for o in result.outcomes if o.status != "ok"]
+    failed = [o for o in result.outcomes if o.status not in ("ok", *EXCLUDED)]
     if failed:
         print(f"{len(failed)} sample(s) failed (see {args.out}/failed/ and probe.json)", file=sys.stderr)
+    excluded = [o for o in result.outcomes if o.status in EXCLUDED]
+    if excluded:
+        print(f"{len(excluded)} sample(s) kept out of the scores: the agent's audio began before the caller spoke "
+              f"(see {args.out}/excluded/ and probe.json; raise --settle)", file=sys.stderr)
     print(f"wrote {args.out}")
     if args.require:
         table, code = run_gates(args.require, result.figures)
         print(table)
         return code
     return 0
+
+
+def _nothing_to_score(args: argparse.Namespace, outcomes: list) -> str:
+    """Why no sample can be scored, with what to change."""
+    counts = Counter(o.status for o in outcomes)
+    where = ", ".join(f"{n} {status}" for status, n in counts.items())
+    text = f"no sample completed against {args.agent} ({where}); nothing to score (see {args.out}/failed/)"
+    if counts.get("disconnected") == len(outcomes):
+        text += (f"; the agent closed every call: check that --transport {args.transport} is the wire format it speaks "
+                 "(a Pipecat bot: the serializer its transport uses)")
+    elif counts.get("agent_first"):
+        text += "; raise --settle so the agent falls silent before each call"
+    return text

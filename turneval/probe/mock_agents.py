@@ -1,7 +1,7 @@
 """Mock voice agents on loopback, for the tests, the benchmark and the docs.
 
-Each mock is a WebSocket server on 127.0.0.1 that speaks the raw PCM or the Pipecat wire
-format and behaves by a few numbers (:class:`MockBehaviour`), so the probe's figures can be
+Each mock is a WebSocket server on 127.0.0.1 that speaks the raw PCM, the Pipecat or a telephone
+provider's wire format (the agent's end of :mod:`turneval.probe.telephony`) and behaves by a few numbers (:class:`MockBehaviour`), so the probe's figures can be
 checked against what the mock was told to do:
 
 - ``cascaded``: waits for ``silence_s`` of caller silence, answers ``delay_s`` later, never
@@ -15,6 +15,10 @@ The answer starts ``silence_s + delay_s`` after the caller's last sound, placed 
 caller's own clock (the arrival of the frame that carried it, less how far into the frame the
 sound ended), so the configured latency is exact to the timer, not to a 20 ms frame. Audio
 is sent in real-time paced 20 ms frames, as Pipecat's output transport does.
+
+``single_client=True`` makes it behave as a single-client server does (Pipecat's
+``SingleClientWebsocketServerTransport``): one pipeline for every connection, so an answer still
+playing when a call hangs up goes on, and its rest reaches the next connection.
 
 Serve one from a shell: ``python -m turneval.probe.mock_agents duplex --port 8765``.
 """
@@ -31,8 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from turneval.probe import pipecat_frames
+from turneval.probe import pipecat_frames, telephony
 from turneval.probe.energy import WINDOW_S, loud_windows
+
+
+WIRES = ("raw", "pipecat", *telephony.WIRES)
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,7 @@ class _Session:
         self.agent, self.ws, self.b = agent, ws, agent.behaviour
         self.breaks = breaks and agent.disconnect_after_s is not None
         self.sr = agent.sample_rate
+        self.phone = telephony.WIRES[agent.wire](agent.sample_rate) if agent.wire in telephony.WIRES else None
         self.loop = asyncio.get_running_loop()
         self.received = 0  # caller samples so far: the caller's clock
         self.last_sound = None  # caller time of the end of the last loud window
@@ -100,18 +108,24 @@ class _Session:
         return arrival - (self.received / self.sr - caller_t)
 
     async def send_pcm(self, pcm: np.ndarray) -> None:
-        if self.agent.wire == "pipecat":
+        if self.phone is not None:
+            await self.ws.send(self.phone.agent_media(pcm))
+        elif self.agent.wire == "pipecat":
             await self.ws.send(pipecat_frames.encode_audio(pcm.tobytes(), self.agent.wire_rate or self.sr, 1))
         else:
             await self.ws.send(pcm.astype("<i2").tobytes())
 
     async def send_clear(self) -> None:
-        if self.agent.wire == "pipecat":
+        if self.phone is not None:
+            await self.ws.send(self.phone.agent_clear())
+        elif self.agent.wire == "pipecat":
             await self.ws.send(pipecat_frames.encode_interruption())
         else:
             await self.ws.send(json.dumps({"type": "clear"}))
 
     def decode(self, message: bytes | str) -> np.ndarray | None:
+        if self.phone is not None:
+            return self.phone.parse_caller(message)
         if isinstance(message, str):
             return None  # control messages (start/end) carry nothing the mock acts on
         if self.agent.wire == "pipecat":
@@ -120,13 +134,22 @@ class _Session:
         return np.frombuffer(message, dtype="<i2")
 
     async def _play(self, pcm: np.ndarray, start_wall: float) -> None:
-        """Send ``pcm`` in 20 ms frames, frame i at ``start_wall + i * 20 ms`` (real-time pacing)."""
+        """Send ``pcm`` in 20 ms frames, frame i at ``start_wall + i * 20 ms`` (real-time pacing).
+
+        A frame due while no caller is connected is dropped and playing goes on, as a single-client
+        server's output does; a later connection hears the rest."""
+        from websockets.exceptions import ConnectionClosed
+
         step = self.sr // 50
         for i in range(0, pcm.size, step):
             delay = start_wall + (i / self.sr) - self.loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
-            await self.send_pcm(pcm[i : i + step])
+            try:
+                await self.send_pcm(pcm[i : i + step])
+            except ConnectionClosed:
+                if not self.agent.single_client:
+                    return
 
     def start_talking(self, kind: str, pcm: np.ndarray, start_wall: float, caller_t: float) -> None:
         self.talk_kind, self.talk_started, self.talk_wall = kind, caller_t, start_wall
@@ -199,7 +222,7 @@ class _Session:
         except ConnectionClosed:
             pass
         finally:
-            if self.talk is not None:
+            if self.talk is not None and not self.agent.single_client:
                 self.talk.cancel()
 
 
@@ -209,19 +232,25 @@ class MockAgent:
     ``with MockAgent("duplex") as url:`` serves it for the block. ``wire`` is raw or pipecat;
     ``wire_rate`` makes it claim another sample rate, ``silent`` makes it never answer and
     ``disconnect_after_s`` makes it drop its first ``disconnect_sessions`` connections after
-    that much caller audio (the tests' bad agents).
+    that much caller audio (the tests' bad agents); ``single_client`` keeps one session (its
+    clock, its answer in flight) across connections, as a single-client server does.
     """
 
-    def __init__(self, behaviour: str | MockBehaviour = "duplex", *, wire: str = "raw", sample_rate: int = 16000,
+    def __init__(self, behaviour: str | MockBehaviour = "duplex", *, wire: str = "raw", sample_rate: int | None = None,
                  port: int = 0, wire_rate: int | None = None, silent: bool = False,
-                 disconnect_after_s: float | None = None, disconnect_sessions: int = 1, **overrides: Any):
+                 disconnect_after_s: float | None = None, disconnect_sessions: int = 1, single_client: bool = False,
+                 **overrides: Any):
         base = MOCK_BEHAVIOURS[behaviour] if isinstance(behaviour, str) else behaviour
         self.behaviour = replace(base, **overrides) if overrides else base
-        if wire not in ("raw", "pipecat"):
-            raise ValueError(f"wire must be raw or pipecat, not {wire!r}")
-        self.wire, self.sample_rate, self.port = wire, sample_rate, port
+        if wire not in WIRES:
+            raise ValueError(f"wire must be one of {', '.join(WIRES)}, not {wire!r}")
+        if sample_rate is None:
+            sample_rate = telephony.WIRES[wire].rate if wire in telephony.WIRES else 16000
+        self.wire, self.sample_rate, self.port = wire, int(sample_rate), port
         self.wire_rate, self.silent, self.disconnect_after_s = wire_rate, silent, disconnect_after_s
         self.disconnect_sessions = disconnect_sessions
+        self.single_client = single_client
+        self._shared: _Session | None = None
         self.sessions = 0
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -239,7 +268,14 @@ class MockAgent:
 
     async def _handler(self, ws: Any) -> None:
         self.sessions += 1
-        await _Session(self, ws, breaks=self.sessions <= self.disconnect_sessions).run()
+        if self.single_client and self._shared is not None:
+            self._shared.ws = ws  # the same pipeline, a new caller
+            await self._shared.run()
+            return
+        session = _Session(self, ws, breaks=self.sessions <= self.disconnect_sessions)
+        if self.single_client:
+            self._shared = session
+        await session.run()
 
     async def _serve(self) -> None:
         from websockets.asyncio.server import serve
@@ -289,10 +325,13 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Serve a mock voice agent on 127.0.0.1 until Ctrl-C.")
     parser.add_argument("behaviour", choices=sorted(MOCK_BEHAVIOURS))
     parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--wire", choices=("raw", "pipecat"), default="raw")
-    parser.add_argument("--sample-rate", type=int, default=16000)
+    parser.add_argument("--wire", choices=WIRES, default="raw")
+    parser.add_argument("--single-client", action="store_true",
+                        help="one session for every connection, as a single-client server")
+    parser.add_argument("--sample-rate", type=int, default=None, help="default: 16000, a telephone wire's own rate")
     args = parser.parse_args(argv)
-    agent = MockAgent(args.behaviour, wire=args.wire, sample_rate=args.sample_rate, port=args.port)
+    agent = MockAgent(args.behaviour, wire=args.wire, sample_rate=args.sample_rate, port=args.port,
+                      single_client=args.single_client)
     url = agent.start()
     print(f"mock agent {args.behaviour} ({args.wire}) on {url}: {json.dumps(agent.describe())}", flush=True)
     try:

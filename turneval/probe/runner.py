@@ -4,10 +4,13 @@ Each sample is one connection: the caller's audio leaves in frames paced to the 
 ``k`` when its last sample has been spoken), the agent's messages are taken as they arrive and
 placed on the same clock (:mod:`turneval.probe.recorder`). All loops are bounded: the caller's
 audio has an end, and after it the probe waits at most ``timeout_s`` for an agent that has not
-sent anything yet. A sample the agent broke (it disconnected, or stayed silent past the
-timeout) is written under ``RUN_DIR/failed/`` with the reason, out of the benchmark's folders,
-and the run goes on; an agent that cannot be reached, or sends audio at another rate, stops
-the run with a message that says what to change.
+sent anything yet. Before each call's clock starts, the probe waits on the new connection until
+the agent has been silent for ``settle_s`` (calls never bleed into each other), and a sample in
+which the agent's sound still begins before the caller's is written under ``RUN_DIR/excluded/``
+with a note. A sample the agent broke (it disconnected, stayed silent past the timeout, or
+never fell silent before the call) is written under ``RUN_DIR/failed/`` with the reason, out of
+the benchmark's folders, and the run goes on; an agent that cannot be reached, or sends audio at
+another rate, stops the run with a message that says what to change.
 """
 from __future__ import annotations
 
@@ -21,30 +24,54 @@ from typing import Any, Callable
 
 import numpy as np
 
+from turneval.probe.energy import loud_windows, sound_spans
 from turneval.probe.recorder import Recording, timing, write_sample
 from turneval.probe.scenarios import Sample
+from turneval.probe.summary import EXCLUDED
 from turneval.probe.transports import (
+    TRANSPORT_NAMES,
     AgentAudio,
     AgentClear,
     AgentDisconnected,
+    AgentMark,
     AgentMessage,
     AgentTransport,
     ProbeError,
     make_transport,
+    transport_class,
 )
+
+
+SETTLE_S = 2.0
+"""Default agent silence required before a call's clock starts (see :func:`_stream`)."""
+SETTLE_LIMIT_S = 30.0
+"""How long the probe waits for a talking agent to fall silent before it gives that sample up."""
 
 
 @dataclass
 class ProbeSettings:
-    """How to reach the agent and how long to wait for it."""
+    """How to reach the agent and how long to wait for it.
+
+    ``sample_rate`` None takes the transport's own (16 kHz; a telephone wire's provider rate).
+    ``settle_s``: before each call's clock starts, the agent must have been silent this long on
+    the new connection (a single-client server keeps its pipeline, so the end of the last
+    call's answer, or a greeting, would otherwise land in this call).
+    """
 
     agent: str
     transport: str = "raw"
-    sample_rate: int = 16000
+    sample_rate: int | None = None
     frame_ms: int = 20
     timeout_s: float = 10.0
     connect_timeout_s: float = 5.0
+    settle_s: float = SETTLE_S
     transport_options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.sample_rate is None:
+            self.sample_rate = transport_class(self.transport).default_rate
+        if self.settle_s < 0:
+            raise ProbeError(f"--settle must be 0 or more seconds, not {self.settle_s:g}")
 
     def make(self, url: str | None = None) -> AgentTransport:
         return make_transport(self.transport, url or self.agent, sample_rate=self.sample_rate, frame_ms=self.frame_ms,
@@ -53,7 +80,8 @@ class ProbeSettings:
 
 @dataclass
 class SampleOutcome:
-    """How one sample went: ``status`` is ok, disconnected or timeout; ``detail`` says what happened."""
+    """How one sample went: ``status`` is ok, disconnected, timeout, busy (the agent never fell silent before it)
+    or agent_first (agent audio before the caller's first sound: kept out of the scores); ``detail`` says why."""
 
     sample: Sample
     status: str
@@ -62,24 +90,73 @@ class SampleOutcome:
     caller: np.ndarray
     folder: Path | None = None
     timing: dict[str, Any] = field(default_factory=dict)
+    settle: dict[str, Any] = field(default_factory=dict)
+
+
+SCORED = "ok"
 
 
 def _int16(audio: np.ndarray) -> np.ndarray:
     return np.clip(np.round(np.asarray(audio, dtype=np.float32) * 32767), -32768, 32767).astype(np.int16)
 
 
-async def _stream(transport: AgentTransport, caller: np.ndarray, timeout_s: float) -> tuple[Recording, str, str]:
-    """Play ``caller`` (int16 at the transport's rate) to the agent; record what comes back."""
+def _loud(samples: np.ndarray, sample_rate: int) -> bool:
+    return bool(loud_windows(np.asarray(samples, dtype=np.float32) / 32768.0, sample_rate).any())
+
+
+class AgentBusy(ProbeError):
+    """The agent went on sending sound and never fell silent before a call (it is scored as a failed sample)."""
+
+
+def _hint_wrong_wire(transport: AgentTransport, err: AgentDisconnected) -> str:
+    return (f"{err}, before it sent anything; if it does so at once, check that --transport {transport.name} is the "
+            f"wire format it speaks (one of {', '.join(TRANSPORT_NAMES)})")
+
+
+async def _stream(transport: AgentTransport, caller: np.ndarray, timeout_s: float, settle_s: float = 0.0,
+                  settle_limit_s: float = SETTLE_LIMIT_S) -> tuple[Recording, str, str, dict[str, Any]]:
+    """Play ``caller`` (int16 at the transport's rate) to the agent; record what comes back.
+
+    First, with ``settle_s`` > 0, a quiet line (silent frames, as a phone line sends) until the
+    agent has sent no sound for ``settle_s``; what it sends then is not recorded. The call's
+    clock starts after that. A mark the agent sends is answered when the audio queued before
+    it has played (on the player's clock), and at once when a clear drops that audio.
+    """
     rec = Recording(transport.sample_rate)
     loop = asyncio.get_running_loop()
     frame = transport.frame_samples
-    step_s = frame / transport.sample_rate
-    t0 = loop.time()
+    sr = transport.sample_rate
+    step_s = frame / sr
+    silence = np.zeros(frame, dtype=np.int16)
+    opened = loop.time()
+    state: dict[str, Any] = {"t0": None, "last_loud": None, "heard_s": 0.0, "messages": 0}
+    marks: list[tuple[float, bytes | str]] = []  # (due on the call's clock, reply)
+
+    async def answer_marks(now: float | None, flush: bool = False) -> None:
+        while marks and (flush or (now is not None and marks[0][0] <= now)):
+            await transport.send_reply(marks.pop(0)[1])
+
+    async def settle() -> None:
+        k = 0
+        while True:
+            quiet_since = state["last_loud"] if state["last_loud"] is not None else opened
+            if loop.time() - quiet_since >= settle_s:
+                return
+            if loop.time() - opened > settle_limit_s:
+                raise AgentBusy(f"the agent at {transport.url} kept sending sound for {settle_limit_s:g} s on a new "
+                                f"connection and never fell silent for {settle_s:g} s before the call")
+            delay = opened + (k + 1) * step_s - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await transport.send_audio(silence)
+            k += 1
 
     async def sender() -> None:
+        if settle_s > 0:
+            await settle()
+        t0 = state["t0"] = loop.time()
         n_frames = math.ceil(caller.size / frame)
         k = 0
-        silence = np.zeros(frame, dtype=np.int16)
         # after the caller's audio, a quiet line (as a microphone would send) while waiting for a silent agent
         limit = n_frames + int(math.ceil(timeout_s / step_s))
         while k < limit:
@@ -94,17 +171,35 @@ async def _stream(transport: AgentTransport, caller: np.ndarray, timeout_s: floa
             if chunk.size < frame:
                 chunk = np.concatenate([chunk, silence[: frame - chunk.size]])
             await transport.send_audio(chunk)
+            await answer_marks(loop.time() - t0)
             k += 1
 
     async def receiver() -> None:
         while True:
             events = await transport.receive()
-            now = loop.time() - t0
+            state["messages"] += 1
+            if state["t0"] is None:  # settling: not part of the call; only its sound counts
+                for event in events:
+                    if isinstance(event, AgentAudio) and _loud(event.samples, sr):
+                        state["last_loud"] = loop.time()
+                        state["heard_s"] += event.samples.size / sr
+                    elif isinstance(event, AgentClear) and event.reply is not None:
+                        await transport.send_reply(event.reply)
+                    elif isinstance(event, AgentMark):
+                        await transport.send_reply(event.reply)
+                continue
+            now = loop.time() - state["t0"]
             for event in events:
                 if isinstance(event, AgentAudio):
                     rec.add_audio(event.samples, now)
                 elif isinstance(event, AgentClear):
                     rec.clear(now)
+                    if event.reply is not None:
+                        await transport.send_reply(event.reply)
+                    await answer_marks(None, flush=True)  # the provider answers every dropped mark at once
+                elif isinstance(event, AgentMark):
+                    marks.append((rec.cursor / sr, event.reply))
+                    rec.messages.append((round(now, 6), {"mark": event.name}))
                 elif isinstance(event, AgentMessage):
                     rec.messages.append((round(now, 6), event.data))
 
@@ -115,8 +210,13 @@ async def _stream(transport: AgentTransport, caller: np.ndarray, timeout_s: floa
         done, _ = await asyncio.wait({send_task, recv_task}, return_when=asyncio.FIRST_COMPLETED)
         for task in done:
             err = task.exception()
+            at = loop.time() - (state["t0"] if state["t0"] is not None else opened)
             if isinstance(err, AgentDisconnected):
-                status, detail = "disconnected", f"{err} at {loop.time() - t0:.2f} s into the sample"
+                where = "into the sample" if state["t0"] is not None else "after connecting, before the sample began"
+                text = _hint_wrong_wire(transport, err) if not state["messages"] else str(err)
+                status, detail = "disconnected", f"{text} ({at:.2f} s {where})"
+            elif isinstance(err, AgentBusy):
+                status, detail = "busy", f"{err}; nothing of this sample was played (raise --settle, or check the agent)"
             elif err is not None:
                 raise err
         if status == "ok" and not rec.received_audio:
@@ -127,7 +227,24 @@ async def _stream(transport: AgentTransport, caller: np.ndarray, timeout_s: floa
         for task in (send_task, recv_task):
             task.cancel()
         await asyncio.gather(send_task, recv_task, return_exceptions=True)
-    return rec, status, detail
+    settled = {"settle_s": settle_s, "waited_s": round((state["t0"] or loop.time()) - opened, 3),
+               "agent_sound_heard_s": round(state["heard_s"], 3)}
+    return rec, status, detail, settled
+
+
+def early_agent_audio(caller: np.ndarray, agent: np.ndarray, sample_rate: int) -> str | None:
+    """Why a sample is kept out of the scores, when the agent's sound begins before the caller's first sound."""
+    caller_spans = sound_spans(caller, sample_rate)
+    agent_spans = sound_spans(agent, sample_rate)
+    if not agent_spans:
+        return None
+    first_caller = caller_spans[0][0] if caller_spans else float("inf")
+    if agent_spans[0][0] >= first_caller:
+        return None
+    return (f"the agent's audio began at {agent_spans[0][0]:.2f} s, before the caller's first sound at "
+            f"{min(first_caller, caller.size / sample_rate):.2f} s: it belongs to something else (the rest of an earlier "
+            "call on a single-client server, which keeps its pipeline between connections, or a greeting); kept out of "
+            "the scores. Raise --settle to wait longer for the agent to fall silent between calls")
 
 
 async def _run_sample(settings: ProbeSettings, url: str, sample: Sample) -> SampleOutcome:
@@ -137,10 +254,15 @@ async def _run_sample(settings: ProbeSettings, url: str, sample: Sample) -> Samp
     transport = settings.make(url)
     await transport.open(settings.connect_timeout_s)
     try:
-        rec, status, detail = await _stream(transport, _int16(caller), settings.timeout_s)
+        rec, status, detail, settled = await _stream(transport, _int16(caller), settings.timeout_s, settings.settle_s)
     finally:
         await transport.close()
-    return SampleOutcome(sample, status, detail, rec, np.asarray(caller, dtype=np.float32))
+    caller = np.asarray(caller, dtype=np.float32)
+    if status == "ok":
+        early = early_agent_audio(caller, rec.agent_track(caller.size), rec.sample_rate)
+        if early is not None:
+            status, detail = "agent_first", early
+    return SampleOutcome(sample, status, detail, rec, caller, settle=settled)
 
 
 def play_sample(settings: ProbeSettings, url: str, sample: Sample) -> SampleOutcome:
@@ -149,7 +271,8 @@ def play_sample(settings: ProbeSettings, url: str, sample: Sample) -> SampleOutc
 
 
 def write_outcome(out_dir: Path, outcome: SampleOutcome, transport: dict[str, Any]) -> Path:
-    """Write a sample folder (under ``failed/`` when the agent broke it) with its probe.json log."""
+    """Write a sample folder (under ``failed/`` when the agent broke it, ``excluded/`` when it is kept out of the
+    scores) with its probe.json log."""
     sample, rec, sr = outcome.sample, outcome.recording, outcome.recording.sample_rate
     agent = rec.agent_track(outcome.caller.size)
     ref = sample.reference_s
@@ -158,13 +281,13 @@ def write_outcome(out_dir: Path, outcome: SampleOutcome, transport: dict[str, An
     log = {
         "task": sample.task, "sample": sample.sample_id, "status": outcome.status, "detail": outcome.detail,
         "reference_s": ref, "event_s": list(sample.event) if sample.event else None, "expect": sample.expect,
-        "timing": outcome.timing, "transport": transport,
+        "timing": outcome.timing, "transport": transport, "settle": outcome.settle,
         "caller_send_lateness_ms": {"median": round(1000 * statistics.median(lateness), 3),
                                     "max": round(1000 * max(lateness), 3)},
         "agent_chunks": [[a, n, p] for a, n, p in rec.arrivals], "clears_s": rec.clears,
         "messages": [[t, m] for t, m in rec.messages][:200],  # the first 200: a chatty agent must not bloat the log
     }
-    base = out_dir if outcome.status == "ok" else out_dir / "failed"
+    base = out_dir if outcome.status == SCORED else out_dir / ("excluded" if outcome.status in EXCLUDED else "failed")
     outcome.folder = write_sample(base / sample.folder, outcome.caller, agent, sr, sample.write_metadata, log)
     return outcome.folder
 
@@ -187,7 +310,7 @@ def measure_transport_delay(settings: ProbeSettings, seconds: float = 2.0) -> di
         async def go() -> Recording:
             await transport.open(settings.connect_timeout_s)
             try:
-                rec, _, _ = await _stream(transport, _int16(noise), timeout_s=1.0)
+                rec, _, _, _ = await _stream(transport, _int16(noise), timeout_s=1.0)
             finally:
                 await transport.close()
             return rec

@@ -4,6 +4,7 @@
       v1.0/<task>/<id>/   input.wav output.wav stereo.wav  the task's metadata  probe.json
       v1.5/<task>/<id>/   ... (input.json: the caller's words, exact from the synthesizer)
       failed/...          samples the agent broke, with the reason in probe.json
+      excluded/...        samples whose agent audio began before the caller's (an earlier call's), kept out
       conversation.wav    every complete sample, caller left / agent right, 1 s apart
       probe.json          settings, transport delay, every sample's status and timing, gate figures
       probe.md            the probe's timing table
@@ -13,9 +14,10 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from turneval.probe.runner import (
     ProbeSettings,
@@ -32,7 +34,7 @@ from turneval.probe.transports import ProbeError
 
 
 MOCK_PREFIX = "mock:"
-RUN_ENTRIES = ("v1.0", "v1.5", "failed", "fdb", "report", "conversation.wav", "probe.json", "probe.md")
+RUN_ENTRIES = ("v1.0", "v1.5", "failed", "excluded", "fdb", "report", "conversation.wav", "probe.json", "probe.md")
 """What a probe run writes at the top of RUN_DIR (what ``overwrite`` removes first)."""
 
 
@@ -104,6 +106,41 @@ def score(run: ProbeRun, *, fdb: bool = True, report: bool = True, asr_model: st
           report_options: dict[str, Any] | None = None, progress: bool = False,
           log: Callable[[str], None] = print) -> None:
     """Run ``turneval fdb`` on the run folder and ``turneval report`` on conversation.wav; fill ``run.figures``."""
+    with _libraries_quiet():
+        _score(run, fdb, report, asr_model, report_options, progress, log)
+
+
+@contextmanager
+def _libraries_quiet() -> Iterator[None]:
+    """transformers' "Loading weights" bars and its deprecation notices off while the probe scores, then as they were.
+
+    They say nothing a probe's user can act on, and they land between the probe's tables."""
+    import os
+
+    from turneval.console import silence_libraries
+
+    saved = {name: os.environ.get(name) for name in ("HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_VERBOSITY")}
+    import transformers.utils.logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    silence_libraries()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _score(run: ProbeRun, fdb: bool, report: bool, asr_model: str | None, report_options: dict[str, Any] | None,
+           progress: bool, log: Callable[[str], None]) -> None:
     ok = [o for o in run.outcomes if o.status == "ok"]
     headline = None
     if fdb and ok:
@@ -115,6 +152,11 @@ def score(run: ProbeRun, *, fdb: bool = True, report: bool = True, asr_model: st
                                    model_name=run.mock["name"] if run.mock else None, show_progress=progress)
         run.fdb.save(run.out_dir / "fdb")
         log(run.fdb.to_markdown(per_sample=False))
+        unheard = sound_without_words(run)
+        if unheard:
+            log(f"note: the agent sent sound in {len(unheard)} sample(s) ({', '.join(unheard[:5])}"
+                f"{', ...' if len(unheard) > 5 else ''}) but Whisper heard no speech in it (a tone, music or noise?); "
+                "the take-over figures count the agent's words, so those samples read as no turn taken")
     if report and ok:
         from turneval.reporting import format_summary
         from turneval.reporting import report as make_report
@@ -165,5 +207,21 @@ def probe(samples: list[Sample], settings: ProbeSettings, out_dir: str | Path, *
             run_samples(samples, settings, out, settings.agent, report_sample, progress)
     finally:
         run.outcomes = [o for o in outcomes if o.folder is not None and o.folder.is_dir()]
-        write_run_files(run, settings, scenarios)
+        if run.outcomes:  # a run that wrote no sample (the agent refused the first call) leaves nothing to refuse a retry
+            write_run_files(run, settings, scenarios)
     return run
+
+
+def sound_without_words(run: ProbeRun) -> list[str]:
+    """The scored samples where the probe heard the agent's sound but the fdb scoring found no word in it."""
+    words: dict[str, int] = {}
+    for task in getattr(run.fdb, "tasks", []) or []:
+        for key, row in task.samples.items():
+            if isinstance(row, dict) and "n_words" in row:
+                words[f"{task.name}/{key}"] = row["n_words"]
+    out = []
+    for o in run.outcomes:
+        key = f"{o.sample.task}/{o.sample.sample_id}"
+        if o.status == "ok" and o.timing.get("agent_speech") and words.get(key) == 0:
+            out.append(o.sample.folder)
+    return out

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from turneval.probe import pipecat_frames
+from turneval.probe import pipecat_frames, telephony
 
 
 class ProbeError(Exception):
@@ -54,7 +54,17 @@ class AgentAudio:
 
 @dataclass
 class AgentClear:
-    """The agent asks the player to drop what it has queued (it was interrupted)."""
+    """The agent asks the player to drop what it has queued (it was interrupted); ``reply``: the wire's answer."""
+
+    reply: bytes | str | None = None
+
+
+@dataclass
+class AgentMark:
+    """The agent asks to hear ``reply`` once the audio it queued before this has played (a telephone mark)."""
+
+    name: str
+    reply: bytes | str
 
 
 @dataclass
@@ -64,13 +74,15 @@ class AgentMessage:
     data: Any
 
 
-AgentEvent = AgentAudio | AgentClear | AgentMessage
+AgentEvent = AgentAudio | AgentClear | AgentMark | AgentMessage
 
 
 class AgentTransport(ABC):
     """One connection to an agent for one sample. Subclasses define the wire format."""
 
     name = "abstract"
+    default_rate = 16000
+    """The rate a run uses when --sample-rate is not given (a telephone wire: its provider's)."""
 
     def __init__(self, url: str, sample_rate: int = 16000, frame_ms: int = 20):
         if sample_rate <= 0 or frame_ms <= 0:
@@ -94,6 +106,10 @@ class AgentTransport(ABC):
     @abstractmethod
     async def receive(self) -> list[AgentEvent]:
         """Wait for the agent's next message; raise :class:`AgentDisconnected` when it closes."""
+
+    async def send_reply(self, message: bytes | str) -> None:
+        """Send a wire-level answer (a played mark, a cleared buffer); raise :class:`AgentDisconnected` if the agent left."""
+        raise NotImplementedError(f"the {self.name} transport sends no replies")
 
     @abstractmethod
     async def close(self) -> None:
@@ -133,6 +149,9 @@ class WebSocketTransport(AgentTransport):
         """One WebSocket message from the agent as events."""
 
     async def open(self, timeout_s: float = 5.0) -> None:
+        if not self.url.startswith(("ws://", "wss://")):
+            raise AgentUnreachable(f"{self.url}: not a WebSocket URL; give ws://HOST:PORT/PATH (or wss://)"
+                                   + (" or --transport webrtc for a SmallWebRTC offer URL" if self.url.startswith("http") else ""))
         from websockets.asyncio.client import connect
         from websockets.exceptions import InvalidHandshake, InvalidURI
 
@@ -162,6 +181,9 @@ class WebSocketTransport(AgentTransport):
 
     async def send_audio(self, samples: np.ndarray) -> None:
         await self._send(self.encode_audio(samples))
+
+    async def send_reply(self, message: bytes | str) -> None:
+        await self._send(message)
 
     async def receive(self) -> list[AgentEvent]:
         from websockets.exceptions import ConnectionClosed
@@ -223,7 +245,7 @@ class RawPCMTransport(WebSocketTransport):
                         f"the agent at {self.url} says it sends {rate} Hz audio but the probe runs at {self.sample_rate} Hz; "
                         f"rerun with --sample-rate {rate} (or configure the agent for {self.sample_rate} Hz)"
                     )
-                if data.get("type") == self.clear_type:
+                if self.clear_type in (data.get("type"), data.get("action")):  # Vonage-style agents say "action"
                     return [AgentClear()]
             return [AgentMessage(data)]
         if len(message) % 2:
@@ -274,14 +296,95 @@ class PipecatTransport(WebSocketTransport):
         return [AgentAudio(np.frombuffer(frame.audio, dtype="<i2").astype(np.int16))]
 
 
-TRANSPORTS: dict[str, type[AgentTransport]] = {"raw": RawPCMTransport, "pipecat": PipecatTransport}
-"""Transport name (``--transport``) -> class."""
+class TelephonyTransport(WebSocketTransport):
+    """A telephone provider's media stream (:mod:`turneval.probe.telephony`): the probe plays the provider's side.
+
+    The provider's ``start`` messages go first (then ``--start-message``, if given), caller audio
+    leaves in the provider's media messages at its rate and codec, and its ``stop`` ends the
+    call. The agent's interrupt message (``clear``, ``clearAudio``, Vonage's ``{"action":
+    "clear"}``) drops the queued audio and is answered as the provider answers it; its marks are
+    answered when the audio before them has played.
+    """
+
+    wire_class: type[telephony.ProviderWire] = telephony.ProviderWire
+
+    def __init__(self, url: str, sample_rate: int | None = None, frame_ms: int = 20, headers: dict[str, str] | None = None,
+                 start_message: dict | None = None, end_message: dict | None = None):
+        rate = int(sample_rate or self.wire_class.rate)
+        allowed = getattr(self.wire_class, "RATES", (self.wire_class.rate,))
+        if rate not in allowed:
+            raise ProbeError(f"--transport {self.name} carries audio at {' or '.join(str(r) for r in allowed)} Hz, not "
+                             f"{rate} Hz; leave --sample-rate out (the provider's rate is used)")
+        super().__init__(url, rate, frame_ms, headers, start_message, end_message)
+        self.wire = self.wire_class(rate)
+
+    def start_messages(self) -> list[bytes | str]:
+        return list(self.wire.caller_open()) + super().start_messages()
+
+    def end_messages(self) -> list[bytes | str]:
+        return super().end_messages() + list(self.wire.caller_close())
+
+    def encode_audio(self, samples: np.ndarray) -> bytes | str:
+        return self.wire.caller_media(_int16(samples))
+
+    def decode(self, message: bytes | str) -> list[AgentEvent]:
+        try:
+            items = self.wire.parse_agent(message)
+        except (ValueError, TypeError) as err:
+            kind = f"a binary message of {len(message)} bytes" if isinstance(message, bytes) else "a text message"
+            raise AgentFormatError(
+                f"the agent at {self.url} sent {kind} that is not {self.name} media ({err}); check that --transport "
+                f"{self.name} is the wire format it speaks (a Pipecat bot: the serializer its transport uses)"
+            ) from None
+        events: list[AgentEvent] = []
+        for item in items:
+            if isinstance(item, telephony.WireAudio):
+                if item.sample_rate is not None and item.sample_rate != self.sample_rate:
+                    raise AgentFormatError(
+                        f"the agent at {self.url} plays {item.sample_rate} Hz audio on a {self.sample_rate} Hz {self.name} "
+                        f"call; set the bot's serializer to {self.sample_rate} Hz"
+                    )
+                events.append(AgentAudio(item.samples))
+            elif isinstance(item, telephony.WireClear):
+                events.append(AgentClear(item.reply))
+            elif isinstance(item, telephony.WireMark):
+                events.append(AgentMark(item.name, item.reply))
+            else:
+                events.append(AgentMessage(item))
+        return events
+
+
+def _telephony_transport(wire: type[telephony.ProviderWire]) -> type[TelephonyTransport]:
+    return type(f"{wire.name.capitalize()}Transport", (TelephonyTransport,),
+                {"name": wire.name, "wire_class": wire, "default_rate": wire.rate, "__doc__": wire.__doc__,
+                 "__module__": __name__})
+
+
+TELEPHONY_TRANSPORTS: dict[str, type[TelephonyTransport]] = {
+    name: _telephony_transport(wire) for name, wire in telephony.WIRES.items()}
+
+
+def _webrtc() -> type[AgentTransport]:
+    from turneval.probe.webrtc import SmallWebRTCTransport
+
+    return SmallWebRTCTransport
+
+
+TRANSPORTS: dict[str, type[AgentTransport]] = {"raw": RawPCMTransport, "pipecat": PipecatTransport, **TELEPHONY_TRANSPORTS}
+"""Transport name (``--transport``) -> class (webrtc is added by :func:`transport_class`, its module on demand)."""
+TRANSPORT_NAMES = (*TRANSPORTS, "webrtc")
+
+
+def transport_class(name: str) -> type[AgentTransport]:
+    """The class behind a ``--transport`` name."""
+    if name == "webrtc":
+        return _webrtc()
+    try:
+        return TRANSPORTS[name]
+    except KeyError:
+        raise ProbeError(f"unknown transport {name!r}; choose one of {', '.join(TRANSPORT_NAMES)}") from None
 
 
 def make_transport(name: str, url: str, **options: Any) -> AgentTransport:
     """A transport by name; ``options`` go to its constructor."""
-    try:
-        cls = TRANSPORTS[name]
-    except KeyError:
-        raise ProbeError(f"unknown transport {name!r}; choose one of {', '.join(TRANSPORTS)}") from None
-    return cls(url, **options)
+    return transport_class(name)(url, **options)
