@@ -12,7 +12,7 @@ REPORT_DIR ?= reports/cascaded_like
 install:
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -c constraints.txt -e ".[space,test]"
-	$(PIP) install -q --no-deps -c constraints.txt pipecat-ai
+	$(PIP) install -q --no-deps -c constraints.txt pipecat-ai -r examples/agents/requirements.txt
 
 demo: install
 	HF_HUB_OFFLINE=1 turneval report $(EXAMPLE) --system-channel 1 --out $(REPORT_DIR)
@@ -21,8 +21,9 @@ test: install
 	HF_HUB_OFFLINE=1 $(PYTHON) -m pytest -q -p no:cacheprovider tests
 
 # smart-turn v3.2 (the judge's turn-completion cue is converted from it, and it is the judge's peer in
-# the benchmarks) is the ONNX model inside pipecat-ai; only that file is used, so `install` adds
-# pipecat-ai without its own (large) dependency tree.
+# the benchmarks) is the ONNX model inside pipecat-ai; `install` adds pipecat-ai without its own (large)
+# dependency tree, plus the few packages its bots need at run time (examples/agents/requirements.txt: the
+# example Pipecat bots the probe's end-to-end tests serve on loopback), keeping the project's soundfile.
 bench-deps: install
 
 bench: bench-deps
