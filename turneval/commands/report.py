@@ -1,4 +1,4 @@
-"""`turneval report`: every turn-taking figure of one human-AI conversation (SPEC §9).
+"""`turneval report`: every turn-taking figure of one human-AI conversation (docs/report.md).
 
     turneval report call.wav --system-channel 1 --out report/
     turneval report --user user.wav --system bot.wav --out report/
