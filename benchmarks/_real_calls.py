@@ -21,10 +21,11 @@ from typing import Any, Sequence
 import numpy as np
 
 
-BUNDLED_PREDICTORS = (
+GENERATIONS = (
     "future_activity_predictor_demo", "future_activity_predictor_switchboard", "future_activity_predictor_words", "future_activity_predictor_lookahead",
 )
-"""The predictors every naturalness benchmark on real speech reports side by side."""
+"""The predictors every naturalness benchmark on real speech reports side by side: the two that ship
+(look-ahead, word-reading) and the earlier generations kept in benchmarks/baselines/ (demo, Switchboard)."""
 
 
 def ami_channel_pairs(root: str | None = None) -> list:
@@ -77,12 +78,12 @@ def checkpoint_label(path: str | Path) -> str:
 
 
 def predictors(extra: Sequence[str] = ()) -> list[tuple[str, Any]]:
-    """(name, loaded model) for the bundled predictors, the default one (``$TURNEVAL_PREDICTOR``)
+    """(name, loaded model) for the predictors of every generation found, the default one (``$TURNEVAL_PREDICTOR``)
     when it is another, and ``extra`` checkpoint folders; each checkpoint once."""
-    from turneval.checkpoints import bundled_root, default_checkpoint
+    from turneval.checkpoints import default_checkpoint, named_checkpoint
     from turneval.naturalness_inference import load_predictor
 
-    paths = [bundled_root() / name for name in BUNDLED_PREDICTORS]
+    paths = [p for p in map(named_checkpoint, GENERATIONS) if p is not None]
     default = default_checkpoint("predictor")
     for path in ([Path(default)] if default is not None else []) + [Path(p) for p in extra]:
         if path.resolve() not in {p.resolve() for p in paths}:

@@ -75,8 +75,20 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--splits", help="folder with train.txt, val.txt, test.txt")
 
 
-VA_PREDICTOR_HELP = "voice-activity FutureActivityPredictor checkpoint (default: checkpoints/future_activity_predictor_switchboard)"
+VA_PREDICTOR_HELP = "voice-activity FutureActivityPredictor checkpoint (default: benchmarks/baselines/future_activity_predictor_switchboard)"
 """``--predictor`` of the benchmarks about the Switchboard voice-activity predictor."""
+
+
+def switchboard_predictor() -> str:
+    """The Switchboard voice-activity predictor: an earlier generation that no longer ships, kept in
+    ``benchmarks/baselines/`` for the benchmarks that compare generations."""
+    from turneval.checkpoints import named_checkpoint
+
+    path = named_checkpoint("future_activity_predictor_switchboard")
+    if path is None:
+        raise SystemExit("benchmarks/baselines/future_activity_predictor_switchboard: not found; rebuild it with "
+                         "python -m turneval.training.recipes.future_activity_predictor_switchboard, or pass --predictor")
+    return str(path)
 
 
 def predictor_parser(doc: str | None) -> argparse.ArgumentParser:

@@ -16,7 +16,8 @@ from turneval.naturalness_range import checkpoint_key, human_m_range, naturalnes
 from turneval.reporting import report
 
 
-BUNDLED_PREDICTORS = ("future_activity_predictor_demo", "future_activity_predictor_switchboard", "future_activity_predictor_words", "future_activity_predictor_lookahead")
+BUNDLED_PREDICTORS = ("future_activity_predictor_lookahead", "future_activity_predictor_words")
+"""The predictors that ship (tests never read the earlier generations kept in benchmarks/baselines/)."""
 
 
 def test_bootstrap_separates_shifted_systems_and_not_equal_ones():
@@ -63,13 +64,13 @@ def _reports(tmp_path, predictor, systems=(("A", "human"), ("B", "eager_duplex")
 
 
 def test_compare_gives_the_m_difference_an_interval_and_a_sentence(tmp_path, capsys):
-    predictor = bundled_root() / "future_activity_predictor_switchboard"
+    predictor = bundled_root() / "future_activity_predictor_lookahead"
     _reports(tmp_path, str(predictor))
     out = tmp_path / "comparison.json"
     assert main(["compare", str(tmp_path / "A"), str(tmp_path / "B"), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     nat = json.loads(out.read_text())["naturalness"]
-    assert nat["predictors"] == ["future_activity_predictor_switchboard"] and nat["sentence"] in printed
+    assert nat["predictors"] == ["future_activity_predictor_lookahead"] and nat["sentence"] in printed
     m = {s: json.loads((tmp_path / s / "session0" / "report.json").read_text())["naturalness"]["naturalness_score"] for s in "AB"}
     d = nat["difference"]
     assert d["difference"] == pytest.approx(m["B"] - m["A"]) and d["low"] <= d["difference"] <= d["high"]
@@ -78,7 +79,7 @@ def test_compare_gives_the_m_difference_an_interval_and_a_sentence(tmp_path, cap
 
 
 def test_compare_refuses_m_from_different_predictors(tmp_path, capsys):
-    _reports(tmp_path / "one", str(bundled_root() / "future_activity_predictor_switchboard"), systems=(("A", "human"),))
-    _reports(tmp_path / "two", str(bundled_root() / "future_activity_predictor_demo"), systems=(("B", "human"),))
+    _reports(tmp_path / "one", str(bundled_root() / "future_activity_predictor_lookahead"), systems=(("A", "human"),))
+    _reports(tmp_path / "two", str(bundled_root() / "future_activity_predictor_words"), systems=(("B", "human"),))
     assert main(["compare", str(tmp_path / "one" / "A"), str(tmp_path / "two" / "B")]) == 0
     assert "not compared: the reports were scored by different predictors" in capsys.readouterr().out

@@ -4,9 +4,8 @@ scores a file, within ``naturalness_invariance.TOLERANCE``.
 
 Asserted for the default predictor, which reads voice activity only (the look-ahead predictor; measured by
 ``benchmarks/validation/naturalness_invariance.py``, figures in docs/naturalness.md: on 6 dialogues of 30 s its m moves
-up to 7.5 % with Flite's voices, 0.4 % on this fixture's dialogue). The bundled audio demo
-predictor does not meet it (its m moves with the band and the voice); the last test checks that it
-still does not, so that the docs' statement is renewed when a new default predictor arrives.
+up to 7.5 % with Flite's voices, 0.4 % on this fixture's dialogue). The audio demo predictor of
+an earlier generation did not meet it; it no longer ships (docs/history.md).
 """
 from __future__ import annotations
 
@@ -21,7 +20,6 @@ sys.path[:0] = [str(REPO / "benchmarks" / "validation"), str(REPO / "benchmarks"
 
 import naturalness_invariance as inv  # noqa: E402
 
-from turneval.checkpoints import bundled_root  # noqa: E402
 from turneval.dataset_scripts.synthetic import generate_dialogue  # noqa: E402
 from turneval.naturalness_inference import load_predictor  # noqa: E402
 
@@ -88,14 +86,3 @@ def test_versions_differ_in_rate_and_voice(versions):
         a, _ = sf.read(str(versions["16000 Hz"]))
         b, _ = sf.read(str(versions[f"{engine} voices"]))
         assert a.shape == b.shape and not (abs(a - b) < 1e-3).all(), "the second engine speaks the same timing with other voices"
-
-
-def test_demo_predictor_still_fails_the_band_tolerance(versions):
-    """docs/naturalness.md says the audio demo predictor fails the 8 kHz tolerance (one reason it is
-    no longer the default); if it ever passes, the docs should take it in."""
-    import torch
-
-    torch.set_num_threads(1)
-    model = load_predictor(bundled_root() / "future_activity_predictor_demo")
-    changes = inv.relative_changes(inv.version_scores({k: v for k, v in versions.items() if k in ("16000 Hz", "8000 Hz")}, model))
-    assert changes["8000 Hz"] > inv.TOLERANCE

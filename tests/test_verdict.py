@@ -60,10 +60,10 @@ def test_rows_show_rates_in_percent_and_sum_up_in_one_sentence():
 def test_m_is_read_against_the_range_of_its_own_predictor():
     from turneval.naturalness_range import human_m_range
 
-    measured = human_m_range("future_activity_predictor_demo")["range"]
-    rows = {r["name"]: r for r in verdict_rows({"naturalness_m": measured["high"] + 1.0}, predictor="checkpoints/future_activity_predictor_demo")}
+    measured = human_m_range("future_activity_predictor_words")["range"]
+    rows = {r["name"]: r for r in verdict_rows({"naturalness_m": measured["high"] + 1.0}, predictor="checkpoints/future_activity_predictor_words")}
     assert rows["naturalness_m"]["mark"] == "above" and rows["naturalness_m"]["human_low"] == pytest.approx(measured["low"])
-    assert "future_activity_predictor_demo" in rows["naturalness_m"]["human_source"]
+    assert "future_activity_predictor_words" in rows["naturalness_m"]["human_source"]
     unknown = {r["name"]: r for r in verdict_rows({"naturalness_m": -4.0}, predictor="runs/my_own_predictor")}
     assert unknown["naturalness_m"]["mark"] == "no range"
 

@@ -1,7 +1,7 @@
 """The perturbation test: does a scorer rank natural dialogue above perturbed dialogue?
 
     python training/perturbation_ranking.py --dialogues corpus/test \
-        --predictor checkpoints/future_activity_predictor_demo \
+        --predictor benchmarks/baselines/future_activity_predictor_demo \
         --vad-predictor runs/fap_vad/final --out results/naturalness
 
 Natural/perturbed pairs of the five TurnNat types are made from the dialogues

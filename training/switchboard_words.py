@@ -4,7 +4,7 @@
         --splits shared/real/switchboard_ms98/splits --split train --out cache/swb_words_train.npz
     python -m turneval.training.switchboard_words fit --train cache/swb_words_train.npz \\
         --val cache/swb_words_val.npz --out cache/word_cue.npz
-    python -m turneval.training.switchboard_words init --checkpoint checkpoints/future_activity_predictor_switchboard \\
+    python -m turneval.training.switchboard_words init --checkpoint benchmarks/baselines/future_activity_predictor_switchboard \\
         --cue cache/word_cue.npz --out runs/fap_words_init
 
 A voice-activity model cannot tell a turn end from a pause, so it cannot expect an answer at

@@ -1,6 +1,6 @@
 """Warm starts of a voice-activity FutureActivityPredictor that reads more than the timing.
 
-    python -m turneval.training.warm_start --checkpoint checkpoints/future_activity_predictor_switchboard \\
+    python -m turneval.training.warm_start --checkpoint benchmarks/baselines/future_activity_predictor_switchboard \\
         --vad_features timing+ends --end_lookahead_s 1.0 --out runs/fap_ends_init
 
 A ``timing+words`` or ``timing+ends`` model reads two inputs per frame beside the timing features

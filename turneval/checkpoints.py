@@ -12,6 +12,13 @@ resolved in this order:
 4. no argument and no variable: the checkpoint bundled with turneval (package data of
    ``turneval.bundled``, the repository's ``checkpoints/`` folder), so a wheel runs offline.
 
+One model per job ships: the judge, the predictor, and the word-reading predictor (pass its
+folder, ``bundled_root() / "future_activity_predictor_words"``, when a transcript exists).
+Earlier generations (the audio demo predictor, the Switchboard predictor without look-ahead)
+do not ship; a source checkout keeps them in ``benchmarks/baselines/`` for the benchmarks that
+compare generations and the recipes that start from them (:func:`named_checkpoint`), and
+``training/recipes/`` rebuilds each.
+
 >>> sorted(BUNDLED)
 ['judge', 'predictor']
 >>> default_checkpoint("predictor").is_dir()
@@ -30,6 +37,9 @@ BUNDLED: dict[str, str] = {
     "predictor": "future_activity_predictor_lookahead",
 }
 """Model kind -> the folder of its bundled checkpoint inside ``checkpoints/`` (``turneval.bundled``)."""
+
+EARLIER_GENERATIONS = Path(__file__).resolve().parents[1] / "benchmarks" / "baselines"
+"""Where a source checkout keeps checkpoints that no longer ship (not package data)."""
 
 ENV_VARS: dict[str, str] = {"judge": "TURNEVAL_JUDGE", "predictor": "TURNEVAL_PREDICTOR"}
 """Model kind -> the environment variable that replaces its bundled checkpoint."""
@@ -59,6 +69,15 @@ def bundled_checkpoint(kind: str) -> Path | None:
     _check_kind(kind)
     folder = bundled_root() / BUNDLED[kind]
     return folder if (folder / "config.json").is_file() else None
+
+
+def named_checkpoint(name: str) -> Path | None:
+    """The checkpoint folder ``name``: bundled with turneval, else an earlier generation kept in
+    a source checkout (``benchmarks/baselines/``), else None (rebuild it with its recipe)."""
+    for folder in (bundled_root() / name, EARLIER_GENERATIONS / name):
+        if (folder / "config.json").is_file():
+            return folder
+    return None
 
 
 def is_hub_id(spec: str | os.PathLike) -> bool:

@@ -1,7 +1,7 @@
 """Naturalness of whole dialogues with a FutureActivityPredictor (TurnNat §III-D).
 
     >>> from turneval.naturalness_inference import load_predictor, score_dialogue   # doctest: +SKIP
-    >>> model = load_predictor("checkpoints/future_activity_predictor_switchboard")
+    >>> model = load_predictor("checkpoints/future_activity_predictor_lookahead")
     >>> result = score_dialogue(dialogue, model)
     >>> result.score, result.worst_units(3)
 

@@ -6,7 +6,7 @@ human conversations (``tools/build_naturalness_range.py`` writes
 ``turneval/data/naturalness_human_range.json``: SpokenWOZ telephone calls, AMI headset channel
 pairs, Switchboard test calls' timing; the file names its sources, command and commit).
 
-    >>> entry = human_m_range("checkpoints/future_activity_predictor_switchboard")
+    >>> entry = human_m_range("checkpoints/future_activity_predictor_lookahead")
     >>> sorted(entry["range"])
     ['high', 'low', 'median', 'n', 'source']
     >>> human_m_range("somewhere/my_own_predictor") is None

@@ -52,7 +52,7 @@ from _switchboard import locate  # noqa: E402
 from judge_revoiced import load_dialogues  # noqa: E402
 from predictor_switchboard import DECISION_DELAY_S, SWITCHBOARD_EDIT_PARAMS, partner_p_now  # noqa: E402
 
-from turneval.checkpoints import bundled_root  # noqa: E402
+from turneval.checkpoints import named_checkpoint  # noqa: E402
 from turneval.dataset_scripts.files import to_jsonable  # noqa: E402
 
 
@@ -61,7 +61,7 @@ BUNDLED = {
     "demo": "future_activity_predictor_demo",
     "switchboard_va": "future_activity_predictor_switchboard",
 }
-"""The bundled predictors every run scores (name -> checkpoint folder), where present."""
+"""The earlier predictors every run scores (name -> checkpoint folder in benchmarks/baselines/), where present."""
 REFERENCE = "switchboard_va"
 """The predictor every other one is compared with, pair by pair."""
 BASELINE = "minus mean abs. gap"
@@ -95,7 +95,7 @@ def scorers(extra: dict[str, str]) -> dict[str, Callable]:
     from turneval.naturalness_inference import load_predictor, score_dialogue
     from turneval.training.perturbation_ranking import mean_gap_score
 
-    paths = {name: str(bundled_root() / folder) for name, folder in BUNDLED.items() if (bundled_root() / folder / "config.json").is_file()}
+    paths = {name: str(named_checkpoint(folder)) for name, folder in BUNDLED.items() if named_checkpoint(folder) is not None}
     paths.update(extra)
     out: dict[str, Callable] = {}
     for name, path in paths.items():

@@ -47,10 +47,9 @@ for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (t
         sys.path.insert(0, str(_folder))
 
 from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
-from _switchboard import locate, map_calls, predictor_parser, run_where_located  # noqa: E402
+from _switchboard import locate, map_calls, predictor_parser, run_where_located, switchboard_predictor  # noqa: E402
 from _turnnat_paper import TABLE_III as TURNNAT_TABLE_III  # noqa: E402
 
-from turneval.checkpoints import bundled_root  # noqa: E402
 from turneval.dataset_scripts.grids import FRAME_HZ  # noqa: E402
 from turneval.dataset_scripts.turn_end_decisions import DEFAULT_MIN_SILENCE_S as DECISION_DELAY_S  # noqa: E402
 
@@ -265,7 +264,7 @@ def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[s
 
     torch.set_num_threads(max(1, limit_threads()))
     # the Switchboard voice-activity predictor is what these figures are about, not the report default
-    predictor = predictor or str(bundled_root() / "future_activity_predictor_switchboard")
+    predictor = predictor or switchboard_predictor()
     model = load_predictor(predictor)
     predictor = repo_relative(predictor)  # results name a bundled checkpoint as the repository does
     if model.config.input_type != "vad":

@@ -39,8 +39,7 @@ for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (t
         sys.path.insert(0, str(_folder))
 
 from _harness import emit_result, figure, limit_threads  # noqa: E402
-
-from turneval.checkpoints import bundled_root  # noqa: E402
+from _switchboard import switchboard_predictor  # noqa: E402
 
 
 AMI_EXCERPT = Path("shared") / "real" / "ami" / "ES2004a_excerpt"
@@ -157,7 +156,7 @@ def evaluate(predictor: str | None, ami: Path | None, n: int, duration_s: float)
 
     torch.set_num_threads(max(1, limit_threads()))
     # the Switchboard voice-activity predictor is what these figures are about, not the report default
-    predictor = predictor or str(bundled_root() / "future_activity_predictor_switchboard")
+    predictor = predictor or switchboard_predictor()
     model = load_predictor(predictor)
     result: dict[str, Any] = {"predictor": str(predictor or "bundled"), "n": n, "duration_s": duration_s}
     start = time.perf_counter()
@@ -216,7 +215,7 @@ def run(quick: bool) -> list[dict]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--predictor", help="FutureActivityPredictor checkpoint, audio or voice activity (default: checkpoints/future_activity_predictor_switchboard)")
+    p.add_argument("--predictor", help="FutureActivityPredictor checkpoint, audio or voice activity (default: benchmarks/baselines/future_activity_predictor_switchboard)")
     p.add_argument("--ami", help="the ES2004a_excerpt folder (default: shared/real/ami/ES2004a_excerpt when found)")
     p.add_argument("--n", type=int, default=8, help="synthetic conversations per style")
     p.add_argument("--duration", type=float, default=60.0, help="seconds per synthetic conversation")

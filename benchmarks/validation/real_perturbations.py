@@ -34,7 +34,7 @@ Wilson 95 % interval (and, since pairs cut from one recording are not independen
 interval that resamples recordings), the number of pairs, the recordings that host the type and those that
 cannot (and why); late responses also counted apart by the gap they lengthen, and backchannels by
 whether the VAD heard every inserted copy (:data:`SPLITS`). Issue 31's target: >= 0.90 for every type. Every bundled predictor
-(``_real_calls.BUNDLED_PREDICTORS``) is scored side by side, with the default
+(``_real_calls.GENERATIONS``) is scored side by side, with the default
 (``$TURNEVAL_PREDICTOR``) and ``--predictor`` checkpoints, beside a stopwatch on the silences
 that needs no model (:data:`SILENCE_TIMER`) and TurnNat's own figures for scale (its listeners and
 its best model, on its pairs). Quick mode (``run_all --quick``): SpokenWOZ only, 2 seeds.

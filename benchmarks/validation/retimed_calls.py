@@ -37,9 +37,7 @@ for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (t
         sys.path.insert(0, str(_folder))
 
 from _harness import emit_result, figure, limit_threads, repo_relative  # noqa: E402
-from _switchboard import locate, map_calls, predictor_parser, run_where_located  # noqa: E402
-
-from turneval.checkpoints import bundled_root  # noqa: E402
+from _switchboard import locate, map_calls, predictor_parser, run_where_located, switchboard_predictor  # noqa: E402
 
 
 FULL, QUICK = {"calls": 30, "crop_s": 300.0}, {"calls": 4, "crop_s": 120.0}
@@ -100,7 +98,7 @@ def evaluate(swb_root: Path, splits: Path, predictor: str | None, counts: dict[s
     from turneval.naturalness_inference import load_predictor
 
     limit_threads()
-    predictor = predictor or str(bundled_root() / "future_activity_predictor_switchboard")
+    predictor = predictor or switchboard_predictor()
     model = load_predictor(predictor)
     predictor = repo_relative(predictor)  # results name a bundled checkpoint as the repository does
     if model.config.input_type != "vad":

@@ -1,4 +1,5 @@
-"""Recipe of the bundled demo predictor, ``checkpoints/future_activity_predictor_demo``: every stage, in order.
+"""Recipe of the audio demo predictor (an earlier generation, no longer shipped; kept in
+``benchmarks/baselines/future_activity_predictor_demo``): every stage, in order.
 
     python -m turneval.training.recipes.future_activity_predictor_demo --out runs/predictor_demo   # about an hour, 2 CPU cores
     python -m turneval.training.recipes.future_activity_predictor_demo --out runs/predictor_quick --quick   # CI: seconds

@@ -1,4 +1,5 @@
-"""Recipe of the bundled Switchboard predictor, ``checkpoints/future_activity_predictor_switchboard``.
+"""Recipe of the Switchboard predictor (an earlier generation, no longer shipped; kept in
+``benchmarks/baselines/future_activity_predictor_switchboard``, where the look-ahead recipe starts).
 
     python -m turneval.training.recipes.future_activity_predictor_switchboard --out runs/predictor_swb \\
         --swb-root SWB/swb_ms98_transcriptions --splits-dir shared/real/switchboard_ms98/splits   # about 40 min, 1 CPU thread

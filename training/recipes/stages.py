@@ -128,15 +128,19 @@ def switchboard_inputs(args: argparse.Namespace, parser: argparse.ArgumentParser
 def run_warm_started_recipe(doc: str, make_stages: Callable[..., list[Stage]], sizes: tuple, final_dir: str,
                             argv: Sequence[str] | None = None, init_from: str = "future_activity_predictor_switchboard") -> int:
     """``main`` of a Switchboard recipe that starts from a voice-activity predictor (``--init-checkpoint``,
-    default the bundled ``init_from``): ``make_stages(out, swb_root, splits_dir, init_checkpoint, size)``
-    with ``sizes = (shipped, quick)``; prints where the trained predictor is (``OUT/final_dir/final``)."""
-    from turneval.checkpoints import bundled_root
+    default ``init_from``, bundled or kept in the checkout's ``benchmarks/baselines/``):
+    ``make_stages(out, swb_root, splits_dir, init_checkpoint, size)`` with ``sizes = (shipped, quick)``;
+    prints where the trained predictor is (``OUT/final_dir/final``)."""
+    from turneval.checkpoints import named_checkpoint
 
     parser = recipe_parser(doc.split("\n\n")[0])
     add_switchboard_arguments(parser)
-    parser.add_argument("--init-checkpoint", type=Path, default=bundled_root() / init_from,
-                        help=f"the voice-activity predictor to start from (default: the bundled {init_from})")
+    parser.add_argument("--init-checkpoint", type=Path, default=named_checkpoint(init_from),
+                        help=f"the voice-activity predictor to start from (default: {init_from})")
     args = parser.parse_args(argv)
+    if args.init_checkpoint is None:
+        parser.error(f"--init-checkpoint: {init_from} is not installed (it no longer ships); rebuild it with "
+                     f"python -m turneval.training.recipes.{init_from} and pass its final folder")
     first, swb_root, splits_dir, _ = switchboard_inputs(args, parser)
     shipped, quick = sizes
     run_stages(first + make_stages(args.out, swb_root, splits_dir, args.init_checkpoint, quick if args.quick else shipped),
