@@ -29,12 +29,13 @@ DEFAULT_LABELS = ("NA", "BC", "I", "T", "C")
 TURN_COMPLETION_CUE_DEFAULTS: dict[str, Any] = {
     "d_model": 384, "encoder_layers": 4, "attention_heads": 6, "ffn_dim": 1536, "num_mel_bins": 80,
     "window_s": 8.0, "pool_dim": 256, "classifier_dims": [256, 64], "pre_speech_s": 0.5, "listens_until": "decision",
-    "compute_dtype": "bfloat16",
+    "decision_margin_s": 0.0, "compute_dtype": "bfloat16",
 }
 """smart-turn v3.2's layout (pipecat-ai, BSD-2-Clause): a Whisper-tiny encoder over 8 s, attention pooling, an MLP."""
-PAUSE_DECISION_FEATURES = ("turn_end_logit", "turn_complete_logit", "log_silence_s")
+PAUSE_DECISION_FEATURES = ("turn_end_logit", "turn_complete_logit", "turn_complete_p", "log_silence_s")
 """What ``pause_decision`` may read at an (a)/(d) decision: the turn-end head's logit, the
-turn-completion cue's logit, and the log of the silence's length in seconds (floored at 40 ms)."""
+turn-completion cue's logit or its probability (bounded, so one confident cue cannot outweigh a
+long silence), and the log of the silence's length in seconds (floored at 40 ms)."""
 TURN_END_HEAD_DEFAULTS: dict[str, Any] = {"window_s": 8.0, "stop_s": 0.2, "shared_layers": 2, "pool_frames": [25, 5], "timing_features": []}
 """The turn-end head's reading: the last 8 s of the pausing speaker's channel up to 200 ms after
 the IPU end (pipecat's VAD stop time), pooled over the last 0.5 s and 0.1 s; no timing features."""
@@ -114,7 +115,10 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             `pre_speech_s`), the last `window_s` seconds, and gives P(turn complete).
             `listens_until`: "decision" (the end of the silence, when (a)/(d) are decided: the
             cue hears the silence grow) or "stop" (the turn-end head's `stop_s` after the IPU
-            end, where pipecat asks smart-turn). `compute_dtype`: "bfloat16" (its matrix
+            end, where pipecat asks smart-turn). `decision_margin_s`: with "decision", the cue
+            stops this long before the decision (never before the stop time), so it never hears
+            the onset of the speech that ends the silence, neither the pauser's own nor the
+            other party's echoed on the pauser's line. `compute_dtype`: "bfloat16" (its matrix
             products in bfloat16 under autocast: about 3x faster on a CPU with bfloat16
             instructions, logits within about 0.02 of float32) or "float32". Keys: the layout
             (`TURN_COMPLETION_CUE_DEFAULTS`) plus provenance. `None`: no cue.
@@ -242,6 +246,8 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             return
         if cue["listens_until"] not in ("decision", "stop"):
             raise ValueError(f"turn_completion_cue.listens_until={cue['listens_until']!r} must be 'decision' or 'stop'")
+        if not 0.0 <= float(cue["decision_margin_s"]) <= 1.0:
+            raise ValueError(f"turn_completion_cue.decision_margin_s={cue['decision_margin_s']} must lie in [0, 1] s")
         if cue["compute_dtype"] not in ("bfloat16", "float32"):
             raise ValueError(f"turn_completion_cue.compute_dtype={cue['compute_dtype']!r} must be 'bfloat16' or 'float32'")
 
@@ -253,7 +259,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         unknown = [name for name in rule["features"] if name not in PAUSE_DECISION_FEATURES]
         if unknown:
             raise ValueError(f"pause_decision names unknown features {unknown}; known: {list(PAUSE_DECISION_FEATURES)}")
-        needs = {"turn_end_logit": self.turn_end_head, "turn_complete_logit": self.turn_completion_cue}
+        needs = {"turn_end_logit": self.turn_end_head, "turn_complete_logit": self.turn_completion_cue, "turn_complete_p": self.turn_completion_cue}
         absent = [name for name, part in needs.items() if name in rule["features"] and part is None]
         if absent:
             raise ValueError(f"pause_decision reads {absent} but the judge has no matching head (turn_end_head / turn_completion_cue)")

@@ -595,12 +595,15 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
     def pause_decision_probabilities(self, features: dict[str, np.ndarray]) -> np.ndarray:
         """P(the other party takes the turn) at (a)/(d) decisions from ``config.pause_decision``,
         a logistic regression over named ``features`` (:data:`PAUSE_DECISION_FEATURES`; each an
-        array with one value per decision; ``log_silence_s`` may be given as ``silence_s``)."""
+        array with one value per decision; ``log_silence_s`` may be given as ``silence_s``,
+        ``turn_complete_p`` as ``turn_complete_logit``)."""
         rule = self.config.pause_decision
         if rule is None:
             raise ValueError("this judge has no pause decision rule (config.pause_decision is None)")
         if "log_silence_s" not in features and "silence_s" in features:
             features = {**features, "log_silence_s": log_silence(features["silence_s"])}
+        if "turn_complete_p" not in features and "turn_complete_logit" in features:
+            features = {**features, "turn_complete_p": 1.0 / (1.0 + np.exp(-np.asarray(features["turn_complete_logit"], dtype=np.float64)))}
         missing = [name for name in rule["features"] if name not in features]
         if missing:
             raise ValueError(f"the pause decision reads {list(rule['features'])}; missing {missing}")

@@ -177,18 +177,69 @@ def test_rule_survives_save_and_load(tmp_path):
     np.testing.assert_allclose(loaded.turn_complete_logits([clip]), judge.turn_complete_logits([clip]), atol=1e-5)
 
 
-def test_fit_stage_recovers_a_rule_that_ranks_by_its_features():
-    from turneval.training.fit_pause_decision import fit
-
-    rng = np.random.default_rng(0)
-    n = 120
+def _corpus_table(rng, n, cue_strength, corpus):
     cue = rng.normal(size=n)
-    silence = np.log(rng.uniform(0.05, 2.0, size=n))
-    shift = (1.5 * cue + 1.0 * silence + rng.normal(scale=0.5, size=n)) > 0
-    table = {"shift": shift, "recording": np.repeat(["r1", "r2", "r3"], n // 3), "turn_complete_logit": cue, "log_silence_s": silence}
-    rule = fit(table, ["turn_complete_logit", "log_silence_s"], c_grid=(0.1, 1.0))
-    assert rule["weight"][0] > 0 and rule["weight"][1] > 0 and rule["c"] in (0.1, 1.0)
-    assert rule["cv_scores"].shape == (n,)
+    log_silence = np.log(rng.uniform(0.05, 2.0, size=n))
+    shift = (cue_strength * cue + 1.0 * log_silence + rng.normal(scale=0.5, size=n)) > 0
+    return {"shift": shift, "recording": np.array([f"{corpus}{k % 3}" for k in range(n)]), "corpus": np.array([corpus] * n),
+            "turn_complete_logit": cue, "log_silence_s": log_silence, "silence_s": np.exp(log_silence)}
+
+
+def test_fit_stage_recovers_a_rule_that_ranks_by_its_features():
     from sklearn.metrics import roc_auc_score
 
-    assert roc_auc_score(shift, rule["in_sample_scores"]) > 0.9
+    from turneval.training.fit_pause_decision import fit, join_tables
+
+    rng = np.random.default_rng(0)
+    table = join_tables([_corpus_table(rng, 120, 1.5, "one"), _corpus_table(rng, 120, 1.5, "two")])
+    rule = fit(table, ["turn_complete_logit", "log_silence_s"], c_grid=(0.1, 1.0))
+    assert rule["group_by"] == "corpus" and rule["c"] in (0.1, 1.0)
+    assert rule["weight"][0] > 0 and rule["weight"][1] > 0
+    assert rule["cv_scores"].shape == (240,)
+    assert roc_auc_score(table["shift"], rule["in_sample_scores"]) > 0.9
+    # calibrated: the mean probability is the shift rate of the fit data
+    p = 1 / (1 + np.exp(-rule["in_sample_scores"]))
+    assert abs(p.mean() - table["shift"].mean()) < 0.02
+
+
+def test_leave_one_corpus_out_keeps_the_cue_weak_where_a_corpus_does_not_carry_it():
+    """One corpus whose shifts the cue predicts, one where it says nothing: the chosen strength is
+    the one whose worst held-out corpus gains most over the silence alone, not the pooled best."""
+    from turneval.training.fit_pause_decision import leave_one_corpus_out, join_tables
+
+    rng = np.random.default_rng(1)
+    table = join_tables([_corpus_table(rng, 200, 3.0, "cued"), _corpus_table(rng, 200, 0.0, "plain")])
+    loo = leave_one_corpus_out(table, ["turn_complete_logit", "log_silence_s"], c_grid=(0.001, 100.0))
+    worst = {c: min(g.values()) for c, g in loo["gains"].items()}
+    assert loo["c"] == max(worst, key=worst.get)
+    assert set(loo["gains"][loo["c"]]) == {"cued", "plain"}
+
+
+def test_leave_one_out_needs_two_groups():
+    from turneval.training.fit_pause_decision import leave_one_corpus_out
+
+    table = _corpus_table(np.random.default_rng(2), 60, 1.0, "only")
+    with pytest.raises(ValueError, match="at least two corpus"):
+        leave_one_corpus_out(table, ["turn_complete_logit", "log_silence_s"])
+
+
+def test_cue_stops_before_the_decision_by_its_margin():
+    from types import SimpleNamespace
+
+    from turneval.reporting.inference import cue_end
+
+    reading = SimpleNamespace(horizon=2.2, time=3.0)
+    assert cue_end({"listens_until": "decision", "decision_margin_s": 0.2}, reading) == pytest.approx(2.8)
+    assert cue_end({"listens_until": "decision", "decision_margin_s": 0.0}, reading) == pytest.approx(3.0)
+    assert cue_end({"listens_until": "stop", "decision_margin_s": 0.2}, reading) == pytest.approx(2.2)
+    short = SimpleNamespace(horizon=2.2, time=2.3)  # never before the stop time
+    assert cue_end({"listens_until": "decision", "decision_margin_s": 0.2}, short) == pytest.approx(2.2)
+
+
+def test_probability_feature_is_the_bounded_cue():
+    judge = _judge_with_cue()
+    judge.config.pause_decision = {"features": ["turn_complete_p", "log_silence_s"], "weight": [2.0, 1.0], "bias": -1.0}
+    logit = np.array([-20.0, 0.0, 20.0])
+    p = judge.pause_decision_probabilities({"turn_complete_logit": logit, "silence_s": np.ones(3)})
+    expected = 1 / (1 + np.exp(-(-1.0 + 2.0 / (1 + np.exp(-logit)))))
+    np.testing.assert_allclose(p, expected)

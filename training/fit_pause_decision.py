@@ -1,26 +1,35 @@
-"""The judge's (a)/(d) decision, fitted on real two-party speech: a handful of numbers.
+"""The judge's (a)/(d) decision, fitted on real two-party speech of several corpora: a handful of numbers.
 
 Talking Turns' judge decides at the *end* of a silence whether the other party takes the turn,
 so how long nobody has spoken is known at that point. A stopwatch on that silence is a strong
-baseline on real calls; the judge's audio evidence must add to it, not replace it. This stage
-fits the judge's ``pause_decision`` rule: a logistic regression over
+baseline on real calls; the judge's audio evidence must add to it on every kind of call, not
+only on the one it was fitted on. This stage fits the judge's ``pause_decision`` rule, a
+logistic regression over
 
-* ``turn_complete_logit``: the turn-completion cue (smart-turn v3.2 converted into the judge,
+* ``turn_complete_p``: the turn-completion cue (smart-turn v3.2 converted into the judge,
   ``training/convert_smart_turn.py``), which heard real human turn ends, on the pausing
-  speaker's own channel up to 200 ms after their IPU;
+  speaker's own channel up to ``decision_margin_s`` before the decision, as a probability
+  (bounded: one confident cue cannot outweigh a long silence); ``turn_complete_logit`` is the
+  unbounded alternative;
 * ``log_silence_s``: the log of the silence's length at the decision;
 * optionally ``turn_end_logit``: the judge's own turn-end head (trained on re-voiced audio),
 
-on the pause decisions of real recordings (``--recordings``: stereo files with one speaker per
-channel, or ``LEFT+RIGHT`` pairs of mono files), speech found by the report's VAD. Three
-numbers for the default features. The regularisation strength is chosen from ``--c`` by
-leave-one-recording-out ROC-AUC over the pooled held-out scores; the script prints that
-cross-validated figure, each recording's, and the silence and cue alone on the same decisions,
-and the same on ``--check`` recordings that the fit never sees.
+on the pause decisions of real recordings of **several corpora** (``--corpus NAME RECORDING...``,
+repeated; stereo files with one speaker per channel, or ``LEFT+RIGHT`` pairs of mono files),
+speech found by the report's VAD. The protocol is leave one corpus out: the regularisation
+strength (``--c``) is the one whose rules, each fitted on all corpora but one (every corpus
+weighted alike), beat the silence's length by the most on the corpus they left out, in the
+worst case (:func:`leave_one_corpus_out`); the figures it prints and installs per corpus are
+those held-out ones, beside the silence's length and smart-turn v3.2 200 ms after the IPU end
+(pipecat's way) with paired intervals resampling recordings. The installed rule is then fitted
+on every corpus at that strength, and its scale and bias calibrated (one more logistic
+regression on its score), so that its probabilities, not only its ranking, carry over to the
+agreement thresholds. In-sample figures are kept, labelled as such.
 
     python -m turneval.training.fit_pause_decision \
-        --recordings ../shared/real/spokenwoz/audio/*.flac \
-        --check ../shared/real/ami/ES2004a_excerpt/source0.flac+../shared/real/ami/ES2004a_excerpt/source1.flac \
+        --corpus spokenwoz ../shared/real/spokenwoz/audio/*.flac \
+        --corpus harper_valley ../shared/real/harper_valley/audio/*.flac \
+        --corpus ami ../shared/real/ami/ES2004a_excerpt/source0.flac+../shared/real/ami/ES2004a_excerpt/source1.flac ... \
         --install_into checkpoints/turn_taking_judge_swb_revoiced
 """
 from __future__ import annotations
@@ -33,8 +42,12 @@ from typing import Any, Sequence
 import numpy as np
 
 
-DEFAULT_FEATURES = ("turn_complete_logit", "log_silence_s")
-DEFAULT_C = (0.01, 0.1, 1.0, 10.0)
+DEFAULT_FEATURES = ("turn_complete_p", "log_silence_s")
+DEFAULT_C = (0.001, 0.003, 0.01, 0.03, 0.1, 1.0)
+DECISION_MARGIN_S = 0.2
+"""How long before the decision the cue stops listening when the rule is fitted and installed:
+more than the VAD's onset padding plus one 40 ms chunk, so the onset that ends the silence (the
+pauser's own, or the other party's echoed on the pauser's line) is never heard."""
 
 
 def load_recording(spec: str) -> Any:
@@ -51,16 +64,22 @@ def load_recording(spec: str) -> Any:
     return dialogue
 
 
-def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]) -> dict[str, np.ndarray]:
+def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str], smart_turn: Any | None = None,
+                   corpus: str = "") -> dict[str, np.ndarray]:
     """Every (a)/(d) decision of ``dialogues``: ``shift`` (the other party spoke next), the
-    recording, and each feature of ``features`` (plus the raw ``silence_s``)."""
+    recording, the ``corpus``, each feature of ``features`` (plus the raw ``silence_s``) and,
+    with a ``smart_turn`` model (:class:`turneval.smart_turn.SmartTurnV3`), its logit 200 ms
+    after the IPU end (``smart_turn_logit``, pipecat's way: the baseline beside the rule)."""
     from dataclasses import replace
 
     from turneval.dataset_scripts.agreement_instances import PAUSE_METRICS, dialogue_agreement_instances
+    from turneval.dataset_scripts.grids import SAMPLE_RATE
     from turneval.dataset_scripts.labels import chunk_labels
     from turneval.reporting.inference import judge_pause_readings, pause_decision_features
+    from turneval.smart_turn import PRE_SPEECH_S
 
-    columns: dict[str, list] = {"shift": [], "recording": [], "silence_s": [], **{f: [] for f in features}}
+    extra = ["smart_turn_logit"] if smart_turn is not None else []
+    columns: dict[str, list] = {"shift": [], "recording": [], "corpus": [], "silence_s": [], **{f: [] for f in [*features, *extra]}}
     for dialogue in dialogues:
         # one view holds every pause: (a) the pauses of channel 0, (d) those of channel 1
         dialogue = dialogue if dialogue.system_speaker is not None else replace(dialogue, system_speaker=1)
@@ -73,58 +92,165 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
         taken = {i.chunk: i.decision for i in dialogue_agreement_instances(dialogue, placeholder, labels=labels, metrics=PAUSE_METRICS)}
         columns["shift"] += [taken[chunk] == "T" for chunk in readings]
         columns["recording"] += [dialogue.id] * len(readings)
+        columns["corpus"] += [corpus] * len(readings)
         for name in ["silence_s", *features]:
             columns[name] += list(values[name])
+        if smart_turn is not None:
+            audio = np.asarray(dialogue.audio)
+            for r in readings.values():
+                clip = audio[r.pauser, int(max(0.0, r.turn_start - PRE_SPEECH_S) * SAMPLE_RATE) : int(round(r.horizon * SAMPLE_RATE))]
+                p = float(np.clip(smart_turn.probability(clip), 1e-6, 1 - 1e-6))
+                columns["smart_turn_logit"].append(float(np.log(p / (1 - p))))
     return {k: np.asarray(v) for k, v in columns.items()}
 
 
-def fit(table: dict[str, np.ndarray], features: Sequence[str], c_grid: Sequence[float] = DEFAULT_C) -> dict[str, Any]:
-    """The rule (weights on the original feature scales, bias), C chosen by leave-one-recording-out
-    pooled ROC-AUC, and the cross-validated scores."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
+def join_tables(tables: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The decisions of several tables (corpora) in one, column by column."""
+    return {k: np.concatenate([t[k] for t in tables]) for k in tables[0]}
 
-    x = np.stack([table[f] for f in features], axis=1).astype(np.float64)
+
+def _design(table: dict[str, np.ndarray], features: Sequence[str]) -> np.ndarray:
+    return np.stack([np.asarray(table[f], dtype=np.float64) for f in features], axis=1)
+
+
+def _group_weights(groups: np.ndarray) -> np.ndarray:
+    """One weight per decision so that every group (corpus) weighs alike, mean 1."""
+    _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    w = 1.0 / counts[inverse]
+    return w * len(w) / w.sum()
+
+
+def _fit_direction(table: dict[str, np.ndarray], features: Sequence[str], c: float, rows: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, float]:
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=c).fit(_design(table, features)[rows], table["shift"][rows].astype(int), sample_weight=_group_weights(groups[rows]))
+    return model.coef_[0].astype(np.float64), float(model.intercept_[0])
+
+
+def _auc(y: np.ndarray, score: np.ndarray) -> float:
+    from turneval.metrics.intervals import roc_auc
+
+    return float(roc_auc(y, score)) if 0 < y.sum() < len(y) else float("nan")
+
+
+def leave_one_corpus_out(table: dict[str, np.ndarray], features: Sequence[str], c_grid: Sequence[float] = DEFAULT_C,
+                         group_by: str = "corpus") -> dict[str, Any]:
+    """Held-out scores of rules fitted on every group but one (``group_by``: "corpus", or
+    "recording" when there is one corpus), for each strength in ``c_grid``; the chosen strength
+    is the one whose worst held-out group gains the most ROC-AUC over the silence's length alone
+    (ties: the stronger regularisation). Returns ``c``, ``held_out`` (the chosen strength's
+    scores, one per decision), ``gains`` (per strength, per group) and ``groups``."""
     y = table["shift"].astype(int)
-    groups = table["recording"]
-    held_out: dict[float, np.ndarray] = {}
+    groups = np.asarray(table[group_by]).astype(str)
+    names = sorted(set(groups.tolist()))
+    if len(names) < 2:
+        raise ValueError(f"leave-one-out needs at least two {group_by}s; got {names}")
+    silence = np.log(np.maximum(table["silence_s"].astype(np.float64), 0.04))
+    held: dict[float, np.ndarray] = {}
+    gains: dict[float, dict[str, float]] = {}
     for c in c_grid:
         scores = np.zeros(len(y))
-        for g in np.unique(groups):
+        for g in names:
             test = groups == g
-            scores[test] = LogisticRegression(C=c).fit(x[~test], y[~test]).decision_function(x[test])
-        held_out[c] = scores
-    best_c = max(c_grid, key=lambda c: roc_auc_score(y, held_out[c]))
-    model = LogisticRegression(C=best_c).fit(x, y)
-    return {"features": list(features), "weight": [float(w) for w in model.coef_[0]], "bias": float(model.intercept_[0]),
-            "c": float(best_c), "cv_scores": held_out[best_c], "in_sample_scores": model.decision_function(x)}
+            w, b = _fit_direction(table, features, c, ~test, groups)
+            scores[test] = _design(table, features)[test] @ w + b
+        held[c] = scores
+        gains[c] = {g: _auc(y[groups == g], scores[groups == g]) - _auc(y[groups == g], silence[groups == g]) for g in names}
+    def worst(c: float) -> float:
+        finite = [v for v in gains[c].values() if np.isfinite(v)]
+        return min(finite) if finite else -np.inf
+    best = max(sorted(c_grid), key=worst)  # max keeps the first of equals: the smallest C
+    return {"c": float(best), "held_out": held[best], "gains": gains, "groups": groups}
 
 
-def auc_summary(table: dict[str, np.ndarray], scores: np.ndarray) -> dict[str, Any]:
-    """Pooled ROC-AUC (shift positive) with a 95 % interval resampling recordings, and each recording's."""
-    from sklearn.metrics import roc_auc_score
+def fit_rule(table: dict[str, np.ndarray], features: Sequence[str], c: float, group_by: str = "corpus") -> dict[str, Any]:
+    """The rule on every decision at strength ``c`` (groups weighted alike), its scale and bias
+    then calibrated by an unregularised logistic regression on its score, so that its
+    probabilities match the rates of the fit data: ``weight``, ``bias`` on the original feature
+    scales, and the ``in_sample_scores``."""
+    from sklearn.linear_model import LogisticRegression
 
+    groups = np.asarray(table[group_by]).astype(str)
+    everything = np.ones(len(groups), dtype=bool)
+    w, b = _fit_direction(table, features, c, everything, groups)
+    z = _design(table, features) @ w + b
+    calib = LogisticRegression(C=1e6).fit(z[:, None], table["shift"].astype(int), sample_weight=_group_weights(groups))
+    scale, shift = float(calib.coef_[0][0]), float(calib.intercept_[0])
+    weight, bias = w * scale, b * scale + shift
+    return {"features": list(features), "weight": [float(v) for v in weight], "bias": float(bias), "c": float(c),
+            "in_sample_scores": _design(table, features) @ weight + bias}
+
+
+def fit(table: dict[str, np.ndarray], features: Sequence[str], c_grid: Sequence[float] = DEFAULT_C) -> dict[str, Any]:
+    """The rule with its strength chosen leaving one group out (corpora when the table has
+    several, else recordings): ``weight``, ``bias``, ``c``, ``cv_scores`` (held-out, one per
+    decision) and ``in_sample_scores``."""
+    group_by = "corpus" if "corpus" in table and len(set(np.asarray(table["corpus"]).tolist())) > 1 else "recording"
+    loo = leave_one_corpus_out(table, features, c_grid, group_by=group_by)
+    rule = fit_rule(table, features, loo["c"], group_by=group_by)
+    return {**rule, "cv_scores": loo["held_out"], "group_by": group_by, "gains": loo["gains"]}
+
+
+def auc_summary(table: dict[str, np.ndarray], scores: np.ndarray, rows: np.ndarray | None = None) -> dict[str, Any]:
+    """Pooled ROC-AUC (shift positive) with a 95 % interval resampling recordings, and each
+    recording's; over ``rows`` (a mask) when given."""
     from turneval.metrics.intervals import bootstrap_roc_auc
 
-    y, groups = table["shift"].astype(int), table["recording"]
+    rows = np.ones(len(table["shift"]), dtype=bool) if rows is None else rows
+    y, groups, scores = table["shift"][rows].astype(int), table["recording"][rows], np.asarray(scores)[rows]
     ci = bootstrap_roc_auc(y, scores, clusters=groups, n_resamples=2000)
-    per = {str(g): round(float(roc_auc_score(y[groups == g], scores[groups == g])), 3)
-           for g in np.unique(groups) if 0 < y[groups == g].sum() < (groups == g).sum()}
+    per = {str(g): round(_auc(y[groups == g], scores[groups == g]), 3) for g in np.unique(groups) if 0 < y[groups == g].sum() < (groups == g).sum()}
     return {"roc_auc": round(float(ci.value), 3), "ci95": [round(float(ci.low), 3), round(float(ci.high), 3)], "per_recording": per,
             "decisions": int(len(y)), "shifts": int(y.sum())}
+
+
+def paired_summary(table: dict[str, np.ndarray], scores: np.ndarray, baseline: np.ndarray, rows: np.ndarray) -> dict[str, Any]:
+    """ROC-AUC of ``scores`` minus ``baseline`` on the same decisions, 95 % interval resampling recordings."""
+    from turneval.metrics.intervals import bootstrap_roc_auc_difference
+
+    d = bootstrap_roc_auc_difference(table["shift"][rows].astype(int), np.asarray(scores)[rows], np.asarray(baseline)[rows],
+                                     clusters=table["recording"][rows], n_resamples=2000)
+    return {"difference": round(float(d.value), 3), "ci95": [round(float(d.low), 3), round(float(d.high), 3)]}
+
+
+def held_out_figures(table: dict[str, np.ndarray], held_out: np.ndarray, features: Sequence[str]) -> dict[str, Any]:
+    """Per corpus: the rule fitted without it, the silence's length, the cue alone and smart-turn
+    v3.2 at 200 ms on its decisions, with the rule's paired differences against both baselines."""
+    out = {}
+    silence = np.log(np.maximum(table["silence_s"].astype(np.float64), 0.04))
+    for corpus in sorted(set(table["corpus"].tolist())):
+        rows = table["corpus"] == corpus
+        entry = {"rule_held_out": auc_summary(table, held_out, rows), "silence_length": auc_summary(table, silence, rows)}
+        entry["rule_minus_silence"] = paired_summary(table, held_out, silence, rows)
+        for f in features:
+            if f != "log_silence_s":
+                entry[f"{f}_alone"] = auc_summary(table, table[f], rows)
+        if "smart_turn_logit" in table:
+            entry["smart_turn_v3_2"] = auc_summary(table, table["smart_turn_logit"], rows)
+            entry["rule_minus_smart_turn"] = paired_summary(table, held_out, table["smart_turn_logit"], rows)
+        out[corpus] = entry
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judge", default="checkpoints/turn_taking_judge_swb_revoiced", help="judge checkpoint with a turn-completion cue")
-    parser.add_argument("--recordings", nargs="+", required=True, help="real two-party recordings to fit on (stereo, or LEFT+RIGHT)")
+    parser.add_argument("--corpus", nargs="+", action="append", default=[], metavar=("NAME", "RECORDING"),
+                        help="a corpus's name and its real two-party recordings (stereo, or LEFT+RIGHT); repeat per corpus")
+    parser.add_argument("--recordings", nargs="+", default=[], help="recordings of one corpus (named 'dev'), when no --corpus is given")
     parser.add_argument("--check", nargs="*", default=[], help="real recordings the fit never sees, scored with the fitted rule")
     parser.add_argument("--features", nargs="+", default=list(DEFAULT_FEATURES))
     parser.add_argument("--c", nargs="+", type=float, default=list(DEFAULT_C), help="regularisation strengths to choose from")
-    parser.add_argument("--source", default=None, help="how the fit data is named in the config (default: the recordings' names)")
+    parser.add_argument("--decision_margin_s", type=float, default=DECISION_MARGIN_S,
+                        help="the cue stops listening this long before the decision (installed with the rule)")
+    parser.add_argument("--no_smart_turn", action="store_true", help="skip the smart-turn v3.2 baseline (needs pipecat-ai's ONNX file)")
+    parser.add_argument("--source", default=None, help="how the fit data is named in the config (default: the corpora and recordings)")
     parser.add_argument("--install_into", help="write the rule into this judge checkpoint's config.json")
     parser.add_argument("--output", help="write the measured figures as JSON here")
     args = parser.parse_args(argv)
+    corpora = {spec[0]: spec[1:] for spec in args.corpus} or ({"dev": args.recordings} if args.recordings else {})
+    if not corpora or not all(corpora.values()):
+        parser.error("give --corpus NAME RECORDING... (repeat per corpus) or --recordings RECORDING...")
 
     import torch
 
@@ -132,18 +258,34 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
     judge = load_judge(args.judge)
-    table = decision_table(judge, [load_recording(r) for r in args.recordings], args.features)
+    if judge.config.turn_completion_cue is not None:
+        judge.config.turn_completion_cue["decision_margin_s"] = float(args.decision_margin_s)
+    smart_turn = None
+    if not args.no_smart_turn:
+        from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
+
+        try:
+            smart_turn = SmartTurnV3(threads=1)
+        except SmartTurnUnavailable as err:
+            print(f"smart-turn baseline skipped: {err}")
+    table = join_tables([decision_table(judge, [load_recording(r) for r in recs], args.features, smart_turn, corpus=name)
+                         for name, recs in corpora.items()])
     rule = fit(table, args.features, args.c)
-    measured = {
-        "fit": {"rule_in_sample": auc_summary(table, rule["in_sample_scores"]),
-                "rule_leave_one_recording_out": auc_summary(table, rule["cv_scores"]),
-                **{f"{f}_alone": auc_summary(table, table[f]) for f in args.features}},
+    measured: dict[str, Any] = {
+        "protocol": f"leave one {rule['group_by']} out; C from {list(args.c)} by the worst held-out gain over the silence's length",
+        "gains_over_silence_by_c": {str(c): {g: round(v, 3) for g, v in gains.items()} for c, gains in rule["gains"].items()},
+        "rule_in_sample": auc_summary(table, rule["in_sample_scores"]),
     }
+    if rule["group_by"] == "corpus":
+        measured["held_out_corpus"] = held_out_figures(table, rule["cv_scores"], args.features)
+    else:
+        measured["rule_leave_one_recording_out"] = auc_summary(table, rule["cv_scores"])
     if args.check:
-        check = decision_table(judge, [load_recording(r) for r in args.check], args.features)
-        z = rule["bias"] + np.stack([check[f] for f in args.features], 1) @ np.asarray(rule["weight"])
+        check = decision_table(judge, [load_recording(r) for r in args.check], args.features, smart_turn, corpus="check")
+        z = rule["bias"] + _design(check, args.features) @ np.asarray(rule["weight"])
         measured["check"] = {"rule": auc_summary(check, z), **{f"{f}_alone": auc_summary(check, check[f]) for f in args.features}}
-    source = args.source or f"training/fit_pause_decision.py on {len(args.recordings)} real recordings ({', '.join(sorted(set(table['recording'].tolist())))})"
+    counts = ", ".join(f"{name} ({len(recs)})" for name, recs in corpora.items())
+    source = args.source or f"training/fit_pause_decision.py on real recordings of {counts}"
     out = {"features": rule["features"], "weight": [round(w, 6) for w in rule["weight"]], "bias": round(rule["bias"], 6),
            "c": rule["c"], "source": source, "measured": measured}
     print(json.dumps(out, indent=1))
@@ -155,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         config_path = Path(args.install_into) / "config.json"
         config = read_json(config_path)
         config["pause_decision"] = out
+        if config.get("turn_completion_cue") is not None:
+            config["turn_completion_cue"]["decision_margin_s"] = float(args.decision_margin_s)
         atomic_write_text(config_path, json.dumps(config, indent=2, sort_keys=True) + "\n")
         print(f"installed into {config_path}")
     return 0

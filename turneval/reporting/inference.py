@@ -177,9 +177,8 @@ def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, An
 def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Any], names: Sequence[str] | None = None) -> dict[str, np.ndarray]:
     """The features ``names`` (default: those ``config.pause_decision`` reads) at each reading,
     in order: the turn-end head's logit (the pausing speaker's own channel up to the reading's
-    horizon), the turn-completion cue's logit (that channel from the turn start minus the cue's
-    pre-speech margin to the decision, the end of the silence, or to the horizon, as its
-    ``listens_until`` says) and the silence's length (``silence_s`` always, its log when named)."""
+    horizon), the turn-completion cue's logit and probability (that channel from the turn start
+    minus the cue's pre-speech margin to :func:`cue_end`) and the silence's length (``silence_s`` always, its log when named)."""
     from turneval.modeling.modeling_turn_taking_judge import log_silence
 
     names = list(judge.config.pause_decision["features"] if names is None else names)
@@ -190,16 +189,25 @@ def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Any],
         p = turn_end_head_probabilities(judge, audio, dialogue, [(r.pauser, r.speech_end, r.horizon) for r in rows])
         p = np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6)
         out["turn_end_logit"] = np.log(p / (1 - p))
-    if "turn_complete_logit" in names:
+    if "turn_complete_logit" in names or "turn_complete_p" in names:
         cue = judge.config.turn_completion_cue
-        margin = float(cue["pre_speech_s"])
-        ends = [max(r.horizon, r.time) if cue["listens_until"] == "decision" else r.horizon for r in rows]
-        clips = [audio[r.pauser, int(max(0.0, r.turn_start - margin) * SAMPLE_RATE) : int(round(end * SAMPLE_RATE))] for r, end in zip(rows, ends)]
+        clips = [audio[r.pauser, int(max(0.0, r.turn_start - float(cue["pre_speech_s"])) * SAMPLE_RATE) : int(round(cue_end(cue, r) * SAMPLE_RATE))]
+                 for r in rows]
         out["turn_complete_logit"] = np.asarray(judge.turn_complete_logits(clips), dtype=np.float64)
+        out["turn_complete_p"] = 1.0 / (1.0 + np.exp(-out["turn_complete_logit"]))
     out["silence_s"] = np.array([r.silence_s for r in rows], dtype=np.float64)
     if "log_silence_s" in names:
         out["log_silence_s"] = log_silence(out["silence_s"])
     return out
+
+
+def cue_end(cue: dict[str, Any], reading: Any) -> float:
+    """Where the turn-completion cue stops listening at a pause (s): the stop time (the reading's
+    horizon), or with ``listens_until: "decision"`` the decision less ``decision_margin_s``, never
+    before the stop time."""
+    if cue["listens_until"] != "decision":
+        return float(reading.horizon)
+    return max(float(reading.horizon), float(reading.time) - float(cue.get("decision_margin_s", 0.0)))
 
 
 def judge_interruption_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[int, float]:

@@ -1,0 +1,234 @@
+"""The judge's pause decision on three corpora of real calls, each left out of the fit, and the
+end-of-turn view agent builders use, beside a stopwatch and smart-turn v3.2.
+
+    python benchmarks/validation/pause_decision_corpora.py [--quick] [--real-root DIR]
+    python benchmarks/run_all.py --only pause_decision_corpora
+
+The corpora (``$TURNEVAL_REAL_ROOT``, default ``<repository>/../shared/real``): the SpokenWOZ
+dev calls (telephone, 8 kHz), the Harper Valley Bank dev calls (telephone, 8 kHz, line echo,
+look-up silences) and every pair of AMI ES2004a close-talk channels (meetings), speech by the
+report's VAD, no transcript. Skips with one NaN figure without them.
+
+1. **Leave one corpus out** (``training/fit_pause_decision.py``'s protocol, the judge's own
+   features): the rule fitted on two corpora decides the third; its ROC-AUC (shift positive)
+   beside the silence's length and smart-turn v3.2 200 ms after the IPU end, with the paired
+   differences (95 % intervals resampling recordings). The shipped rule, fitted on all three,
+   is shown as well, labelled in-sample.
+2. **End of turn as eot-bench counts it**, per corpus: the pauses where the speaker went on
+   (holds) and the turn ends (shifts). A detector asked at 300 ms and at 600 ms of silence cuts
+   the speaker off when it says "done" at a hold that is still silent then (false cut-off rate,
+   over all holds); swept over its threshold, the median time from the speech end until it says
+   "done" at shifts when at most 5 % of holds are cut off (latency at 5 % false cut-offs; asked
+   every 100 ms from 200 ms to 3 s; NaN, noted "> 3 s", when no threshold keeps the false cut-offs
+   that low within 3 s: holds longer than that are common where agents look things up). Detectors: a VAD
+   timer (done after a fixed silence), smart-turn v3.2 (the judge's converted copy of it, P >= 0.5,
+   on the pauser's channel up to that moment) and the judge's pause rule fitted without the
+   corpus, asked with the silence so far.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+
+HERE = Path(__file__).resolve().parent
+for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (the shared _harness and data readers)
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
+
+from _harness import figure, limit_threads, print_figures  # noqa: E402
+
+
+ENV_VAR = "TURNEVAL_REAL_ROOT"
+CORPUS_NAMES = {"spokenwoz": "SpokenWOZ", "harper_valley": "Harper Valley", "ami": "AMI channel pairs"}
+ASK_AT_S = (0.3, 0.6)
+MAX_FALSE_CUTOFFS = 0.05
+STREAM_GRID_S = tuple(round(0.2 + 0.1 * k, 1) for k in range(29))  # 0.2 .. 3.0 s
+
+
+def default_root() -> Path:
+    env = os.environ.get(ENV_VAR)
+    return Path(env) if env else HERE.parents[1].parent / "shared" / "real"
+
+
+def corpus_recordings(root: Path, quick: bool = False) -> dict[str, list[str]]:
+    """``{corpus: [recording spec]}`` for the corpora found under ``root`` (``quick``: the
+    telephone corpora only)."""
+    found = {"spokenwoz": sorted(str(p) for p in (root / "spokenwoz" / "audio").glob("*.flac")),
+             "harper_valley": sorted(str(p) for p in (root / "harper_valley" / "audio").glob("*.flac"))}
+    ami = sorted((root / "ami" / "ES2004a_excerpt").glob("source*.flac"))
+    if not quick:
+        found["ami"] = [f"{a}+{b}" for a, b in itertools.combinations(ami, 2)]
+    return {name: recs for name, recs in found.items() if recs}
+
+
+def streamed_cue_logits(judge: Any, dialogue: Any, readings: Sequence[Any], grid: Sequence[float]) -> np.ndarray:
+    """``[decisions, len(grid)]``: the judge's turn-completion cue asked ``t`` seconds into each
+    silence, hearing the pauser's channel up to then less its decision margin (never before the
+    stop time); NaN once the silence is over."""
+    from turneval.dataset_scripts.grids import SAMPLE_RATE
+
+    cue = judge.config.turn_completion_cue
+    audio = np.asarray(dialogue.audio)
+    out = np.full((len(readings), len(grid)), np.nan)
+    clips, where = [], []
+    for i, r in enumerate(readings):
+        start = int(max(0.0, r.turn_start - float(cue["pre_speech_s"])) * SAMPLE_RATE)
+        for j, t in enumerate(grid):
+            if t > r.silence_s + 1e-6:
+                break
+            end = max(r.horizon, r.speech_end + t - float(cue["decision_margin_s"]))
+            clips.append(audio[r.pauser, start : int(round(end * SAMPLE_RATE))])
+            where.append((i, j))
+    logits = judge.turn_complete_logits(clips) if clips else np.zeros(0)
+    for (i, j), v in zip(where, logits):
+        out[i, j] = float(v)
+    return out
+
+
+def fire_times(scores: np.ndarray, grid: Sequence[float], threshold: float) -> np.ndarray:
+    """When a detector first says "done" (its score at or above ``threshold``) at each pause; inf
+    when it does not while the silence lasts within the grid."""
+    hit = np.nan_to_num(scores, nan=-np.inf) >= threshold
+    first = np.argmax(hit, axis=1)
+    return np.where(hit.any(axis=1), np.asarray(grid, dtype=float)[first], np.inf)
+
+
+def latency_at_false_cutoffs(scores: np.ndarray, grid: Sequence[float], shift: np.ndarray, silence: np.ndarray,
+                             limit: float = MAX_FALSE_CUTOFFS) -> tuple[float, float]:
+    """(median latency at shifts, false cut-off rate) at the lowest-latency threshold that cuts
+    off at most ``limit`` of the holds; (inf, nan) when none does."""
+    candidates = np.unique(scores[np.isfinite(scores)])
+    best = (np.inf, np.nan)
+    for threshold in candidates:
+        fired = fire_times(scores, grid, threshold)
+        cut = float(np.mean(fired[~shift] < silence[~shift] - 1e-6)) if (~shift).any() else 0.0
+        if cut <= limit:
+            latency = float(np.median(fired[shift])) if shift.any() else np.nan
+            if latency < best[0] or not np.isfinite(best[0]):
+                best = (latency, cut)
+    return best
+
+
+def detector_scores(judge: Any, table: dict[str, np.ndarray], cue: np.ndarray, rule: dict[str, Any], grid: Sequence[float]) -> dict[str, np.ndarray]:
+    """Each detector's score at every (pause, time in the silence): the timer's elapsed time,
+    smart-turn's P(complete) and the rule's P(the other party takes the turn)."""
+    elapsed = np.broadcast_to(np.asarray(grid, dtype=float), cue.shape).copy()
+    elapsed[np.isnan(cue)] = np.nan
+    p_cue = 1.0 / (1.0 + np.exp(-cue))
+    features = {"turn_complete_logit": cue, "turn_complete_p": p_cue, "log_silence_s": np.log(np.maximum(elapsed, 0.04))}
+    z = float(rule["bias"]) + sum(float(w) * features[f] for f, w in zip(rule["features"], rule["weight"]))
+    return {"VAD timer": elapsed, "smart-turn v3.2": p_cue, "judge": 1.0 / (1.0 + np.exp(-z))}
+
+
+def eot_figures(where: str, scores: dict[str, np.ndarray], shift: np.ndarray, silence: np.ndarray, grid: Sequence[float]) -> list[dict]:
+    out = []
+    holds = int((~shift).sum())
+    for name, s in scores.items():
+        for t in ASK_AT_S:
+            j = list(grid).index(t)
+            says_done = s[:, j] >= (t if name == "VAD timer" else 0.5)  # a timer set to t; a model's own P >= 0.5
+            cut = float(np.mean(says_done[~shift] & (silence[~shift] > t))) if holds else np.nan
+            out.append(figure(f"{where} false cut-offs at {int(t * 1000)} ms of silence: {name}", cut, "share of holds",
+                              note=f"{holds} holds, {int(shift.sum())} turn ends"))
+        latency, cut = latency_at_false_cutoffs(s, grid, shift, silence)
+        out.append(figure(f"{where} latency at 5 % false cut-offs: {name}", latency if np.isfinite(latency) else float("nan"), "s",
+                          note=f"median over {int(shift.sum())} turn ends; {cut:.1%} of {holds} holds cut off" if np.isfinite(latency)
+                          else f"> {grid[-1]:g} s: no threshold cuts off at most 5 % of {holds} holds within {grid[-1]:g} s"))
+    return out
+
+
+def run_on(quick: bool, root: str | None = None) -> list[dict]:
+    from dataclasses import replace
+
+    from turneval.checkpoints import default_checkpoint
+    from turneval.dataset_scripts.labels import chunk_labels
+    from turneval.modeling.judge_loading import load_judge
+    from turneval.reporting.inference import judge_pause_readings
+    from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
+    from turneval.training.fit_pause_decision import (
+        DEFAULT_C,
+        decision_table,
+        fit_rule,
+        held_out_figures,
+        join_tables,
+        leave_one_corpus_out,
+        load_recording,
+    )
+
+    threads = limit_threads()
+    corpora = corpus_recordings(Path(root) if root else default_root(), quick)
+    if len(corpora) < 2:
+        return [figure("pause decisions by corpus: skipped", float("nan"), "",
+                       note=f"needs two corpora of real calls under {root or default_root()} (${ENV_VAR}); found {sorted(corpora)}")]
+    judge = load_judge(default_checkpoint("judge"))
+    shipped = judge.config.pause_decision
+    features = list(shipped["features"])
+    try:
+        smart_turn = SmartTurnV3(threads=threads)
+    except SmartTurnUnavailable:
+        smart_turn = None
+    grid = STREAM_GRID_S if not quick else (0.2, 0.3, 0.6, 1.0, 2.0)
+    dialogues = {name: [replace(load_recording(r), words=None) for r in recs] for name, recs in corpora.items()}
+    table = join_tables([decision_table(judge, ds, features, smart_turn, corpus=name) for name, ds in dialogues.items()])
+    loo = leave_one_corpus_out(table, features, DEFAULT_C)
+    out = []
+    held = held_out_figures(table, loo["held_out"], features)
+    shipped_scores = float(shipped["bias"]) + np.stack([table[f] for f in features], 1) @ np.asarray(shipped["weight"], dtype=float)
+    from turneval.training.fit_pause_decision import auc_summary
+
+    for corpus, entry in held.items():
+        where = CORPUS_NAMES.get(corpus, corpus)
+        rule, sil = entry["rule_held_out"], entry["silence_length"]
+        out.append(figure(f"{where} pause decisions ROC-AUC: judge, corpus left out of the fit", rule["roc_auc"], "", headline=True,
+                          note=f"{rule['decisions']} decisions, {rule['shifts']} shifts; 95 % CI {rule['ci95']} resampling recordings; "
+                               f"C={loo['c']:g} chosen by the worst held-out gain over the silence (all corpora)"))
+        out.append(figure(f"{where} pause decisions ROC-AUC: silence length", sil["roc_auc"], "", note=f"95 % CI {sil['ci95']}"))
+        d = entry["rule_minus_silence"]
+        out.append(figure(f"{where} pause decisions ROC-AUC: judge minus silence length (paired)", d["difference"], "", note=f"95 % CI {d['ci95']}"))
+        if "smart_turn_v3_2" in entry:
+            st, d = entry["smart_turn_v3_2"], entry["rule_minus_smart_turn"]
+            out.append(figure(f"{where} pause decisions ROC-AUC: smart-turn v3.2 at 200 ms", st["roc_auc"], "", note=f"95 % CI {st['ci95']}"))
+            out.append(figure(f"{where} pause decisions ROC-AUC: judge minus smart-turn (paired)", d["difference"], "", note=f"95 % CI {d['ci95']}"))
+        rows = table["corpus"] == corpus
+        ins = auc_summary(table, shipped_scores, rows)
+        out.append(figure(f"{where} pause decisions ROC-AUC: shipped rule, in sample", ins["roc_auc"], "",
+                          note="the shipped rule was fitted on all corpora including this one: in sample, not a transfer figure"))
+    # the end-of-turn view, with each corpus's rule fitted without it
+    for corpus, ds in dialogues.items():
+        rows = table["corpus"] == corpus
+        others = {k: v[~rows] for k, v in table.items()}
+        rule = fit_rule(others, features, loo["c"])
+        cues = []
+        for d in ds:
+            d = d if d.system_speaker is not None else replace(d, system_speaker=1)
+            readings = list(judge_pause_readings(judge, d, chunk_labels(d)).values())
+            cues.append(streamed_cue_logits(judge, d, readings, grid))
+        cue = np.concatenate(cues) if cues else np.zeros((0, len(grid)))
+        shift, silence = table["shift"][rows].astype(bool), table["silence_s"][rows].astype(float)
+        out += eot_figures(CORPUS_NAMES.get(corpus, corpus), detector_scores(judge, table, cue, rule, grid), shift, silence, grid)
+    return out
+
+
+def run(quick: bool) -> list[dict]:
+    """The run_all entry: the corpora from ``$TURNEVAL_REAL_ROOT`` or the default."""
+    return run_on(quick)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--real-root", default=None, help=f"the folder of spokenwoz/, harper_valley/, ami/ (default: ${ENV_VAR} or ../shared/real)")
+    parser.add_argument("--quick", action="store_true", help="the telephone corpora only, a coarse time grid")
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    return print_figures(run_on(args.quick, args.real_root), args.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
