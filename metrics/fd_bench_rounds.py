@@ -23,13 +23,13 @@ the user. A zero delay is stored as 1 so that it counts as present.
 
 Example:
 
-    >>> from turneval.metrics.fd_bench_rounds import FDBenchConversation, evaluate_fdbench
+    >>> from turneval.metrics.fd_bench_rounds import FDBenchConversation, evaluate_fd_bench
     >>> conv = FDBenchConversation(
     ...     user_segments=[(0, 32000), (80000, 112000)],
     ...     system_segments=[(40000, 96000), (121600, 160000)],
     ...     round_types=["First Inquiry", "Topic Shift"],
     ... )
-    >>> result = evaluate_fdbench([conv]).result
+    >>> result = evaluate_fd_bench([conv]).result
     >>> result.srr, result.sir, result.srir, result.fsed_ms, result.ird_ms
     (0.5, 1.0, 1.0, 550.0, 1000)
 """
@@ -45,7 +45,7 @@ from turneval.dataset_scripts.grids import SAMPLE_RATE
 
 
 __all__ = [
-    "FDBENCH_CATEGORIES",
+    "FD_BENCH_CATEGORIES",
     "FIRST_ROUND_TYPE",
     "FDBenchThresholds",
     "FDBenchConversation",
@@ -56,11 +56,11 @@ __all__ = [
     "round_types_from_rounds",
     "analyze_conversation",
     "aggregate_marks",
-    "evaluate_fdbench",
+    "evaluate_fd_bench",
     "transcript_error_rate",
 ]
 
-FDBENCH_CATEGORIES: tuple[str, ...] = (
+FD_BENCH_CATEGORIES: tuple[str, ...] = (
     "Further Inquiry",
     "Topic Shift",
     "Affirmative Acknowledgment",
@@ -142,7 +142,7 @@ def _categories(round_type: str | None) -> list[str]:
     if not round_type:
         return []
     parts = [part.strip() for part in str(round_type).split(_COMBINED_TYPE_SEPARATOR)]
-    return [part for part in parts if part in FDBENCH_CATEGORIES]
+    return [part for part in parts if part in FD_BENCH_CATEGORIES]
 
 
 def _check_segments(segments: Iterable[Sequence[int]], name: str) -> list[tuple[int, int]]:
@@ -406,7 +406,7 @@ class FDBenchResult:
             "EIT(ms)": format(self.eit_ms, ".2f"),
             "IRD(ms)": format(self.ird_ms, ".2f"),
         }
-        for name in FDBENCH_CATEGORIES:
+        for name in FD_BENCH_CATEGORIES:
             scores[f"{name}-all"] = self.interruptions_by_category[name]
             scores[f"{name}-int-suc"] = self.interrupt_successes_by_category[name]
             scores[f"{name}-res-suc"] = self.response_successes_by_category[name]
@@ -439,7 +439,7 @@ def aggregate_marks(marks: Sequence[ConversationMarks], sample_rate: int = SAMPL
         counts: Counter = Counter()
         for m in used:
             counts.update(getattr(m, attribute))
-        return {name: counts[name] for name in FDBENCH_CATEGORIES}
+        return {name: counts[name] for name in FD_BENCH_CATEGORIES}
 
     successes = total("success_interrupts")
     return FDBenchResult(
@@ -474,7 +474,7 @@ class FDBenchReport:
         return [m.conversation_id for m in self.marks if not m.consistent]
 
 
-def evaluate_fdbench(
+def evaluate_fd_bench(
     conversations: Sequence[FDBenchConversation],
     drop_first_system_segment: bool = False,
     thresholds: FDBenchThresholds = FDBenchThresholds(),

@@ -13,9 +13,9 @@ import jsonschema
 import pytest
 
 from turneval import cli
-from turneval.benchmark_runs.fdbench import evaluate_fdbench_run, fdbench_schema
+from turneval.benchmark_runs.fd_bench import evaluate_fd_bench_run, fd_bench_schema
 from turneval.dataset_scripts.dialogue import DialogueError
-from turneval.dataset_scripts.readers.fdbench_logs import BenchmarkLayoutError, read_fdbench_log
+from turneval.dataset_scripts.readers.fd_bench_logs import BenchmarkLayoutError, read_fd_bench_log
 
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "fdbench"
@@ -50,7 +50,7 @@ def build_run(root: Path, case: str, model: str = "Freeze-omni", dataset: str = 
 @pytest.mark.parametrize("case", CASES)
 def test_scores_match_the_reference_outputs(tmp_path, case):
     out = build_run(tmp_path, case)
-    result = evaluate_fdbench_run(out)
+    result = evaluate_fd_bench_run(out)
     expected = _golden(case)["output"]
     (log,) = result.logs
     assert log.scores == expected["metrics_scores"]
@@ -61,7 +61,7 @@ def test_scores_match_the_reference_outputs(tmp_path, case):
     inconsistent = [c for c, row in log.conversations.items() if not row["consistent"]]
     assert inconsistent == expected["strict_assertion_failures_printed_for"]
     assert result.model_name == "Freeze-omni" and not result.settings["drop_first_system_segment"]
-    jsonschema.validate(json.loads(result.to_json()), fdbench_schema())
+    jsonschema.validate(json.loads(result.to_json()), fd_bench_schema())
 
 
 def test_hand_computed_clean_interrupt_and_reply(tmp_path):
@@ -74,7 +74,7 @@ def test_hand_computed_clean_interrupt_and_reply(tmp_path):
     at 184000, yields at 192000 (8000 = 500 ms), replies at 214400 (6400 = 400 ms).
     SRR 1/3, SIR 2/2, SRIR 2/2; FSED = median(500, 600, 400) = 500; IRD = median(1000, 500) = 750.
     """
-    result = evaluate_fdbench_run(build_run(tmp_path, "clean_interrupt_and_reply"))
+    result = evaluate_fd_bench_run(build_run(tmp_path, "clean_interrupt_and_reply"))
     scores = result.logs[0].scores
     assert (scores["SRR(%)"], scores["SIR(%)"], scores["SRIR(%)"]) == ("33.33", "100.00", "100.00")
     assert (scores["FSED(ms)"], scores["IRD(ms)"]) == ("500.00", "750.00")
@@ -88,10 +88,10 @@ def test_moshi_preamble_is_dropped_by_default_for_moshi(tmp_path):
     log_file = next(out.glob("*.txt"))
     name, tokens, text, user, ai = log_file.read_text().strip().split(" || ")
     log_file.write_text(" || ".join([name, tokens, text, user, "[{'start': 1000, 'end': 20000}, " + ai[1:]]) + "\n")
-    result = evaluate_fdbench_run(out)
+    result = evaluate_fd_bench_run(out)
     assert result.model_name == "Moshi" and result.settings["drop_first_system_segment"]
     assert result.logs[0].scores == _golden("clean_interrupt_and_reply")["output"]["metrics_scores"]
-    kept = evaluate_fdbench_run(out, preamble="keep")
+    kept = evaluate_fd_bench_run(out, preamble="keep")
     assert kept.logs[0].scores["SRR(%)"] != result.logs[0].scores["SRR(%)"]
 
 
@@ -113,8 +113,8 @@ def test_ground_truth_option_and_single_log_file(tmp_path):
     moved = tmp_path / "gt.jsonl"
     (tmp_path / "openai" / "data_gen" / "output_all.jsonl").rename(moved)
     with pytest.raises(BenchmarkLayoutError, match=r"scripted rounds were not found.*--ground-truth"):
-        evaluate_fdbench_run(out)
-    result = evaluate_fdbench_run(next(out.glob("*.txt")), ground_truth=moved)
+        evaluate_fd_bench_run(out)
+    result = evaluate_fd_bench_run(next(out.glob("*.txt")), ground_truth=moved)
     assert result.logs[0].scores["NIR(%)"] == "50.00"
 
 
@@ -125,8 +125,8 @@ def test_round_count_mismatch_is_named_and_can_be_skipped(tmp_path):
     lines[1] = repr({"round-1": {"user": "only one round", "interruption": None}})
     truth.write_text("\n".join(lines) + "\n")
     with pytest.raises(BenchmarkLayoutError, match=r"conversation_2.wav has 2 user rounds logged but 1 scripted in .*output_all.jsonl:2"):
-        evaluate_fdbench_run(out)
-    result = evaluate_fdbench_run(out, skip_missing=True)
+        evaluate_fd_bench_run(out)
+    result = evaluate_fd_bench_run(out, skip_missing=True)
     assert result.logs[0].n_conversations == 2
     assert [s["conversation"] for s in result.logs[0].skipped] == ["conversation_2.wav"]
 
@@ -134,7 +134,7 @@ def test_round_count_mismatch_is_named_and_can_be_skipped(tmp_path):
 def test_not_a_log_folder(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("just some notes\n")
     with pytest.raises(BenchmarkLayoutError, match=r"no FD-Bench run log found\. Expected .*Found: notes.txt"):
-        evaluate_fdbench_run(tmp_path)
+        evaluate_fd_bench_run(tmp_path)
     assert cli.main(["fdbench", str(tmp_path)]) == 1
     assert "no FD-Bench run log found" in capsys.readouterr().err
 
@@ -143,10 +143,10 @@ def test_malformed_log_line_names_file_and_line(tmp_path):
     log = tmp_path / "run.txt"
     log.write_text("conversation_1.wav || [] || [] || [{'start': 0, 'end': 32000}] || [{'start': 0}]\n")
     with pytest.raises(DialogueError, match=r"run.txt:1: AI timestamps \(field 5\)\[0\] must be \{'start'"):
-        read_fdbench_log(log)
+        read_fd_bench_log(log)
     log.write_text("conversation_1.wav || [] || [] || [{'start': 0.5, 'end': 3.2}] || []\n")
     with pytest.raises(DialogueError, match=r"integer 16 kHz sample indices"):
-        read_fdbench_log(log)
+        read_fd_bench_log(log)
 
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 
 from turneval import cli
-from turneval.benchmark_runs.fdb import evaluate_fdb_run, fdb_schema
-from turneval.dataset_scripts.readers.full_duplex_bench import BenchmarkLayoutError, find_fdb_tasks
+from turneval.benchmark_runs.full_duplex_bench import evaluate_full_duplex_bench_run, full_duplex_bench_schema
+from turneval.dataset_scripts.readers.full_duplex_bench import BenchmarkLayoutError, find_full_duplex_bench_tasks
 
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "fdb"
@@ -48,7 +48,7 @@ def _task(result, name):
 
 
 def test_v1_tasks_match_the_reference_outputs(tmp_path):
-    result = evaluate_fdb_run(build_v1_run(tmp_path / "run"))
+    result = evaluate_full_duplex_bench_run(build_v1_run(tmp_path / "run"))
     assert [t.kind for t in result.tasks] == ["pause_handling", "smooth_turn_taking", "user_interruption"]
 
     pause = _task(result, "synthetic_pause_handling")
@@ -77,7 +77,7 @@ def test_v1_tasks_match_the_reference_outputs(tmp_path):
 
 def test_v1_hand_computed(tmp_path):
     """Smooth turn-taking by hand: (5.4-5.0)=0.4, (2.6-3.0)<0 -> 0, (2.1-2.0)=0.1; mean 0.5/3."""
-    result = evaluate_fdb_run(build_v1_run(tmp_path / "run"))
+    result = evaluate_full_duplex_bench_run(build_v1_run(tmp_path / "run"))
     smooth = _task(result, "candor_turn_taking")
     assert smooth.summary["tor"] == 3 / 4
     assert smooth.summary["latency_s"] == pytest.approx((0.4 + 0.0 + 0.1) / 3)
@@ -94,7 +94,7 @@ def test_rating_files_are_averaged_over_samples_that_took_the_turn(tmp_path):
     _write(task / "a" / "rating.json", {"analysis": "ok", "rating": 5})
     _write(task / "b" / "rating.json", {"analysis": "ok", "rating": 2})
     _write(task / "c" / "rating.json", {"analysis": "not a turn", "rating": 0})  # TOR 0: not rated
-    result = evaluate_fdb_run(task)
+    result = evaluate_full_duplex_bench_run(task)
     assert result.tasks[0].summary["rating"] == pytest.approx(3.5)
     assert result.tasks[0].summary["n_rated"] == 2
 
@@ -103,14 +103,14 @@ def test_no_take_over_gives_no_latency_and_says_why(tmp_path):
     for key, sample in _golden("smooth_turn_taking_no_take_turn")["input"]["samples"].items():
         _write(tmp_path / "candor_turn_taking" / key / "output.json", sample["output_json"])
         _write(tmp_path / "candor_turn_taking" / key / "turn_taking.json", sample["turn_taking_json"])
-    task = evaluate_fdb_run(tmp_path).tasks[0]
+    task = evaluate_full_duplex_bench_run(tmp_path).tasks[0]
     assert task.summary["tor"] == 0.0 and math.isnan(task.summary["latency_s"])
     assert any("no sample took the turn" in n for n in task.notes)
 
 
 def test_json_validates_against_the_schema_and_the_schema_can_fail(tmp_path):
-    data = json.loads(evaluate_fdb_run(build_v1_run(tmp_path / "run")).to_json())
-    schema = fdb_schema()
+    data = json.loads(evaluate_full_duplex_bench_run(build_v1_run(tmp_path / "run")).to_json())
+    schema = full_duplex_bench_schema()
     jsonschema.validate(data, schema)
     broken = json.loads(json.dumps(data))
     broken["tasks"][0]["samples"]["1"]["tor"] = 2
@@ -141,11 +141,11 @@ def test_missing_words_say_what_to_do(tmp_path, capsys):
     (run / "candor_turn_taking" / "2" / "output.json").unlink()
     (run / "candor_turn_taking" / "2" / "output.wav").write_bytes(b"")
     with pytest.raises(BenchmarkLayoutError, match=r"output.json .* missing in 1 of 4 .*asr.py.*--skip-missing"):
-        evaluate_fdb_run(run)
+        evaluate_full_duplex_bench_run(run)
     assert cli.main(["fdb", str(run), "--quiet"]) == 1
     assert "get_transcript/asr.py" in capsys.readouterr().err
     # --skip-missing scores the rest and lists the gap
-    result = evaluate_fdb_run(run, skip_missing=True)
+    result = evaluate_full_duplex_bench_run(run, skip_missing=True)
     smooth = _task(result, "candor_turn_taking")
     assert smooth.n_samples == 3 and smooth.skipped == [{"sample": "2", "reason": "missing output.json"}]
 
@@ -154,14 +154,14 @@ def test_missing_metadata_names_the_file(tmp_path):
     run = build_v1_run(tmp_path / "run")
     (run / "synthetic_user_interruption" / "b" / "interrupt.json").unlink()
     with pytest.raises(BenchmarkLayoutError, match=r"interrupt.json is missing in 1 of 3 \(e.g. b; that folder holds: output.json\)"):
-        evaluate_fdb_run(run / "synthetic_user_interruption", task="user_interruption")
+        evaluate_full_duplex_bench_run(run / "synthetic_user_interruption", task="user_interruption")
 
 
 def test_not_a_run_folder(tmp_path, capsys):
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "readme.txt").write_text("hello")
     with pytest.raises(BenchmarkLayoutError, match=r"no Full-Duplex-Bench sample folders found.*Found: notes/"):
-        find_fdb_tasks(tmp_path)
+        find_full_duplex_bench_tasks(tmp_path)
     assert cli.main(["fdb", str(tmp_path / "absent")]) == 1
     assert "no such folder" in capsys.readouterr().err
 
@@ -169,13 +169,13 @@ def test_not_a_run_folder(tmp_path, capsys):
 def test_unknown_task_folder_asks_for_task(tmp_path):
     _write(tmp_path / "mystery" / "1" / "output.json", {"text": "", "chunks": []})
     with pytest.raises(BenchmarkLayoutError, match="cannot tell which Full-Duplex-Bench task.*--task"):
-        find_fdb_tasks(tmp_path)
-    assert find_fdb_tasks(tmp_path, task="pause_handling")[0].kind == "pause_handling"
+        find_full_duplex_bench_tasks(tmp_path)
+    assert find_full_duplex_bench_tasks(tmp_path, task="pause_handling")[0].kind == "pause_handling"
 
 
 def test_tasks_found_two_levels_down(tmp_path):
     build_v1_run(tmp_path / "run" / "v1.0")
-    tasks = find_fdb_tasks(tmp_path / "run")
+    tasks = find_full_duplex_bench_tasks(tmp_path / "run")
     assert sorted(t.name for t in tasks) == ["candor_turn_taking", "synthetic_pause_handling", "synthetic_user_interruption"]
     assert [s.sample_id for s in next(t for t in tasks if t.name == "synthetic_pause_handling").samples] == ["1", "2", "3", "4", "5"]
 
@@ -183,7 +183,7 @@ def test_tasks_found_two_levels_down(tmp_path):
 def test_malformed_asr_json_names_the_file(tmp_path):
     _write(tmp_path / "candor_pause_handling" / "1" / "output.json", {"text": "x", "chunks": [{"text": "x"}]})
     with pytest.raises(Exception, match=r"candor_pause_handling/1/output.json: chunks\[0\] needs 'timestamp'"):
-        evaluate_fdb_run(tmp_path)
+        evaluate_full_duplex_bench_run(tmp_path)
 
 
 REPO = Path(__file__).resolve().parents[1]
@@ -204,7 +204,7 @@ def test_docs_worked_example_is_what_the_command_prints(capsys):
 
 def test_real_speech_backchannel_and_v15_by_silero(tmp_path):
     """The committed eSpeak samples, through Silero VAD: figures near the synthesizer's word times."""
-    result = evaluate_fdb_run(REPO / "tests" / "data" / "fdb_run")
+    result = evaluate_full_duplex_bench_run(REPO / "tests" / "data" / "fdb_run")
     backchannel = next(t for t in result.tasks if t.kind == "backchannel")
     (predictions,) = [s["backchannel_predictions"] for s in backchannel.samples.values()]
     # "yeah" 1.6-1.96 s and "okay sure" 4.6-5.32 s (output.json, the synthesizer's word times)
@@ -255,7 +255,7 @@ def build_backchannel_run(root: Path, case: str) -> tuple[Path, dict]:
 @pytest.mark.parametrize("case", ["backchannel_wordy_short_segment", "backchannel_null_timestamps"])
 def test_backchannel_matches_the_reference_outputs(tmp_path, case):
     task, segments = build_backchannel_run(tmp_path, case)
-    result = evaluate_fdb_run(task, vad=_fixed_vad(segments)).tasks[0]
+    result = evaluate_full_duplex_bench_run(task, vad=_fixed_vad(segments)).tasks[0]
     expected = _golden(case)["output"]
     assert result.kind == "backchannel"
     assert result.summary["tor"] == pytest.approx(expected["TOR_mean"])
@@ -272,7 +272,7 @@ def test_backchannel_matches_the_reference_outputs(tmp_path, case):
 def test_backchannel_without_distribution_has_no_jsd_and_says_where_to_get_it(tmp_path):
     task, segments = build_backchannel_run(tmp_path, "backchannel_wordy_short_segment")
     (tmp_path / "icc_gt_distribution.json").unlink()
-    result = evaluate_fdb_run(task, vad=_fixed_vad(segments)).tasks[0]
+    result = evaluate_full_duplex_bench_run(task, vad=_fixed_vad(segments)).tasks[0]
     assert math.isnan(result.summary["jsd"]) and result.summary["tor"] == 1.0
     assert any("icc_gt_distribution.json" in n and "--gt-distribution" in n for n in result.notes)
 
@@ -282,7 +282,7 @@ def test_backchannel_segments_are_rounded_like_silero_seconds(tmp_path):
     task = tmp_path / "icc_backchannel"
     _write(task / "1" / "output.json", {"text": "mm", "chunks": [{"text": "mm", "timestamp": [1.1, 1.3]}]})
     _silent_wav(task / "1" / "output.wav", 4.0)
-    result = evaluate_fdb_run(task, vad=_fixed_vad({str(task / "1" / "output.wav"): [(1.04, 1.86)]})).tasks[0]
+    result = evaluate_full_duplex_bench_run(task, vad=_fixed_vad({str(task / "1" / "output.wav"): [(1.04, 1.86)]})).tasks[0]
     assert result.samples["1"]["backchannel_predictions"] == [[1.0, 1.9]]
     assert result.samples["1"]["tor"] == 0 and result.summary["freq_per_s"] == pytest.approx(0.25)
     assert result.samples["1"]["duration_s"] == pytest.approx(4.0)
@@ -322,7 +322,7 @@ def build_v15_run(root: Path) -> tuple[Path, dict]:
 
 def test_v15_overlap_behaviour_and_timing(tmp_path):
     task, vad = build_v15_run(tmp_path / "run")
-    result = evaluate_fdb_run(tmp_path / "run", vad=_fixed_vad(vad))
+    result = evaluate_full_duplex_bench_run(tmp_path / "run", vad=_fixed_vad(vad))
     (scenario,) = result.tasks
     assert (scenario.kind, scenario.version, scenario.name) == ("overlap", "v1.5", "user_interruption")
     timing = _golden("timing_duplicates_and_nesting")["output"]
@@ -341,7 +341,7 @@ def test_v15_overlap_behaviour_and_timing(tmp_path):
     assert summary["timing_source"] == "latency_intervals.json+vad"
     assert any("sample(s) have no content_tag.json" in n for n in scenario.notes)
     assert any("without input.json and output.json" in n for n in scenario.notes)
-    jsonschema.validate(json.loads(result.to_json()), fdb_schema())
+    jsonschema.validate(json.loads(result.to_json()), full_duplex_bench_schema())
     markdown = result.to_markdown()
     assert "## Full-Duplex-Bench v1.5" in markdown
     assert "| user_interruption | 3 | 0.500 | 0.50 | 0.50 | 0.450 | 0.900 |" in markdown
@@ -351,8 +351,8 @@ def test_v15_without_audio_or_intervals_is_an_error(tmp_path):
     task, vad = build_v15_run(tmp_path / "run")
     (task / "3" / "output.wav").unlink()
     with pytest.raises(BenchmarkLayoutError, match=r"v1.5 timing needs input.wav and the system's output.wav .* 1 of 3"):
-        evaluate_fdb_run(task, vad=_fixed_vad(vad))
-    assert evaluate_fdb_run(task, vad=_fixed_vad(vad), skip_missing=True).tasks[0].n_samples == 2
+        evaluate_full_duplex_bench_run(task, vad=_fixed_vad(vad))
+    assert evaluate_full_duplex_bench_run(task, vad=_fixed_vad(vad), skip_missing=True).tasks[0].n_samples == 2
 
 
 def test_cli_gt_distribution_option_and_json_file(tmp_path, capsys):
@@ -372,7 +372,7 @@ def test_cli_gt_distribution_option_and_json_file(tmp_path, capsys):
 def test_backchannel_scores_only_numeric_sample_folders(tmp_path):
     task, segments = build_backchannel_run(tmp_path, "backchannel_wordy_short_segment")
     _write(task / "notes" / "output.json", {"text": "", "chunks": []})  # not a benchmark sample
-    result = evaluate_fdb_run(task, vad=_fixed_vad(segments)).tasks[0]
+    result = evaluate_full_duplex_bench_run(task, vad=_fixed_vad(segments)).tasks[0]
     assert sorted(result.samples) == ["4", "5"]
     assert result.skipped == [{"sample": "notes", "reason": "not a numeric sample folder (the benchmark scores only those)"}]
 
@@ -407,21 +407,21 @@ def test_transcribe_fills_missing_word_files_only(tmp_path):
         "a/output.wav": [("old", 5.0, 5.5), ("oh", 6.3, 6.5), ("okay", 6.5, 6.9), ("so", 6.9, 7.1), ("then", 7.1, 7.6)],
     })
     with pytest.raises(BenchmarkLayoutError, match="--transcribe"):
-        evaluate_fdb_run(run)
-    result = evaluate_fdb_run(run, transcribe=asr)
+        evaluate_full_duplex_bench_run(run)
+    result = evaluate_full_duplex_bench_run(run, transcribe=asr)
     # the same figures as from the golden ASR files
     assert _task(result, "synthetic_pause_handling").summary["tor"] == pytest.approx(0.4)
     assert _task(result, "synthetic_user_interruption").summary["latency_s"] == pytest.approx(0.15)
     assert sorted(asr.calls) == [("3", "output.wav", 0.0), ("a", "output.wav", 6.0)]
     assert _task(result, "synthetic_pause_handling").samples["3"]["words_source"] == "transcribed"
     assert _task(result, "synthetic_pause_handling").samples["2"]["words_source"] == "output.json"
-    jsonschema.validate(json.loads(result.to_json()), fdb_schema())
+    jsonschema.validate(json.loads(result.to_json()), full_duplex_bench_schema())
 
 
 def test_transcribe_gives_v15_words_for_the_overlap_check(tmp_path):
     task, vad = build_v15_run(tmp_path / "run")
     asr = _FakeASR({"3/input.wav": [("hello", 0.2, 0.8)], "3/output.wav": []})
-    scenario = evaluate_fdb_run(task, vad=_fixed_vad(vad), transcribe=asr).tasks[0]
+    scenario = evaluate_full_duplex_bench_run(task, vad=_fixed_vad(vad), transcribe=asr).tasks[0]
     assert scenario.samples["3"]["overlap"] == 0 and scenario.samples["3"]["words_source"] == "transcribed"
     assert scenario.samples["1"]["words_source"] == "input.json+output.json"
     assert scenario.summary["n_overlap_checked"] == 3
@@ -430,7 +430,7 @@ def test_transcribe_gives_v15_words_for_the_overlap_check(tmp_path):
 def test_transcribe_without_the_recogniser_says_so(monkeypatch):
     import sys
 
-    from turneval.benchmark_runs.fdb import whisper_words
+    from turneval.benchmark_runs.full_duplex_bench import whisper_words
 
     monkeypatch.setitem(sys.modules, "turneval.transcribe", None)
     with pytest.raises(BenchmarkLayoutError, match="--transcribe needs turneval's offline Whisper .*asr.py"):
@@ -445,7 +445,7 @@ def test_cli_asr_model_needs_transcribe(tmp_path, capsys):
 def test_task_folders_at_different_depths_are_all_found(tmp_path):
     build_v1_run(tmp_path / "run")  # v1.0 task folders directly in the run folder
     build_v15_run(tmp_path / "run")  # and v1.5/user_interruption one level further down
-    tasks = find_fdb_tasks(tmp_path / "run")
+    tasks = find_full_duplex_bench_tasks(tmp_path / "run")
     assert sorted((t.name, t.kind) for t in tasks) == [
         ("candor_turn_taking", "smooth_turn_taking"),
         ("synthetic_pause_handling", "pause_handling"),

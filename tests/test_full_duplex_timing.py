@@ -8,7 +8,7 @@ import pytest
 
 from turneval.metrics import fd_bench_rounds as fdbench
 from turneval.metrics import full_duplex_bench_tasks as fdb
-from turneval.metrics.fd_bench_rounds import FDBenchConversation, analyze_conversation, evaluate_fdbench
+from turneval.metrics.fd_bench_rounds import FDBenchConversation, analyze_conversation, evaluate_fd_bench
 
 
 SEC = 16000
@@ -72,7 +72,7 @@ def test_interruption_yielded_then_answered() -> None:
 def test_combined_type_counts_both_categories() -> None:
     user = [(0, SEC), (3 * SEC, 5 * SEC)]
     system = [(int(1.5 * SEC), int(3.5 * SEC)), (int(5.5 * SEC), 7 * SEC)]
-    report = evaluate_fdbench([FDBenchConversation(user, system, ["First Inquiry", "Affirmative Acknowledgment + Topic Shift"])])
+    report = evaluate_fd_bench([FDBenchConversation(user, system, ["First Inquiry", "Affirmative Acknowledgment + Topic Shift"])])
     cats = report.result.interruptions_by_category
     assert cats["Affirmative Acknowledgment"] == 1 and cats["Topic Shift"] == 1 and cats["Further Inquiry"] == 0
     assert report.result.response_successes_by_category["Topic Shift"] == 1
@@ -92,7 +92,7 @@ def test_moshi_preamble_is_dropped() -> None:
     kept = analyze_conversation(user, system, ["First Inquiry"])
     dropped = analyze_conversation(user, system, ["First Inquiry"], drop_first_system_segment=True)
     assert kept.response_delay == dropped.response_delay == [SEC]
-    report = evaluate_fdbench([FDBenchConversation(user, system[1:], ["First Inquiry"])])
+    report = evaluate_fd_bench([FDBenchConversation(user, system[1:], ["First Inquiry"])])
     assert report.marks[0].to_reference_dict() == dropped.to_reference_dict()
 
 
@@ -106,15 +106,15 @@ def test_bad_input_is_reported() -> None:
 
 
 def test_scores_layout() -> None:
-    report = evaluate_fdbench([FDBenchConversation([(0, SEC)], [(2 * SEC, 3 * SEC)], ["First Inquiry"])])
+    report = evaluate_fd_bench([FDBenchConversation([(0, SEC)], [(2 * SEC, 3 * SEC)], ["First Inquiry"])])
     scores = report.result.to_scores()
     assert scores["SRR(%)"] == "100.00" and scores["FSED(ms)"] == "1000.00"
-    assert scores["Topic Shift-all"] == 0 and len(scores) == 9 + 3 * len(fdbench.FDBENCH_CATEGORIES)
+    assert scores["Topic Shift-all"] == 0 and len(scores) == 9 + 3 * len(fdbench.FD_BENCH_CATEGORIES)
     assert report.marks[0].conversation_id == "conversation_1"
 
 
 def test_empty_benchmark_gives_zeros() -> None:
-    result = evaluate_fdbench([]).result
+    result = evaluate_fd_bench([]).result
     assert (result.srr, result.sir, result.fsed_ms) == (0, 0, 0)
 
 

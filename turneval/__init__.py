@@ -22,17 +22,17 @@ _LAZY_NAMES: dict[str, str] = {
     "Word": ".dataset_scripts.dialogue",
     "report": ".reporting",
     "Report": ".reporting",
-    # benchmarks people already use, scored in their own layout (turneval fdb / fdbench)
-    "evaluate_fdb_run": ".benchmark_runs.fdb",
-    "evaluate_fdbench_run": ".benchmark_runs.fdbench",
+    # benchmarks people already use, scored in their own layout (turneval fdb = full-duplex-bench, fdbench = fd-bench)
+    "evaluate_full_duplex_bench_run": ".benchmark_runs.full_duplex_bench",
+    "evaluate_fd_bench_run": ".benchmark_runs.fd_bench",
 }
 """Public name -> the module that defines it, imported when the name is first used."""
 
 __all__ = sorted([*_LAZY_NAMES, "__version__"])
 
 if TYPE_CHECKING:  # the names of _LAZY_NAMES, for type checkers and IDEs
-    from .benchmark_runs.fdb import evaluate_fdb_run  # noqa: F401
-    from .benchmark_runs.fdbench import evaluate_fdbench_run  # noqa: F401
+    from .benchmark_runs.fd_bench import evaluate_fd_bench_run  # noqa: F401
+    from .benchmark_runs.full_duplex_bench import evaluate_full_duplex_bench_run  # noqa: F401
     from .dataset_scripts.dialogue import Dialogue, DialogueError, Word  # noqa: F401
     from .reporting import Report, report  # noqa: F401
 

@@ -28,8 +28,8 @@ COMMAND_MODULES: list[str] = [
     "turneval.commands.compare",
     "turneval.commands.check",
     # benchmarks people already use, in their own layout (issue 15)
-    "turneval.commands.fdb",
-    "turneval.commands.fdbench",
+    "turneval.commands.full_duplex_bench",
+    "turneval.commands.fd_bench",
     # a live agent driven by scripted callers (issue 33)
     "turneval.commands.probe",
     # the Hugging Face release (issue 45)

@@ -31,10 +31,10 @@ __all__ = [
     "GROUND_TRUTH_FILE",
     "FDBenchLogConversation",
     "FDBenchLog",
-    "looks_like_fdbench_log",
-    "read_fdbench_log",
+    "looks_like_fd_bench_log",
+    "read_fd_bench_log",
     "read_ground_truth",
-    "find_fdbench_logs",
+    "find_fd_bench_logs",
     "find_ground_truth",
     "conversation_index",
 ]
@@ -75,7 +75,7 @@ def conversation_index(conversation_id: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def looks_like_fdbench_log(path: str | Path) -> bool:
+def looks_like_fd_bench_log(path: str | Path) -> bool:
     """True when the first non-empty line has the log's five ``||`` fields and a ``.wav`` name."""
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
@@ -108,7 +108,7 @@ def _segments(text: str, path: Path, line: int, what: str) -> list[tuple[int, in
     return segments
 
 
-def read_fdbench_log(path: str | Path) -> FDBenchLog:
+def read_fd_bench_log(path: str | Path) -> FDBenchLog:
     """Every conversation of a run log (see the module docstring for the line format)."""
     path = Path(path)
     log = FDBenchLog(path)
@@ -159,7 +159,7 @@ def read_ground_truth(path: str | Path) -> list[dict[str, Any]]:
     return conversations
 
 
-def find_fdbench_logs(root: str | Path) -> list[Path]:
+def find_fd_bench_logs(root: str | Path) -> list[Path]:
     """The run logs at ``root``: the file itself, or the ``*.txt`` files in the folder that look like logs.
 
     Raises:
@@ -169,10 +169,10 @@ def find_fdbench_logs(root: str | Path) -> list[Path]:
     if not root.exists():
         raise BenchmarkLayoutError(f"{root}: no such file or folder; expected {_EXPECTED_LOG}")
     if root.is_file():
-        if not looks_like_fdbench_log(root):
+        if not looks_like_fd_bench_log(root):
             raise BenchmarkLayoutError(f"{root}: its first line is not a run-log line; expected {_EXPECTED_LOG}")
         return [root]
-    logs = sorted(p for p in root.glob("*.txt") if looks_like_fdbench_log(p))
+    logs = sorted(p for p in root.glob("*.txt") if looks_like_fd_bench_log(p))
     if not logs:
         found = sorted(p.name + ("/" if p.is_dir() else "") for p in root.iterdir())
         shown = ", ".join(found[:12]) + (f" and {len(found) - 12} more" if len(found) > 12 else "") if found else "an empty folder"

@@ -33,10 +33,10 @@ from ._common import load_json, located
 
 __all__ = [
     "BenchmarkLayoutError",
-    "FDB_TASK_KINDS",
-    "FDBSample",
-    "FDBTask",
-    "find_fdb_tasks",
+    "FULL_DUPLEX_BENCH_TASK_KINDS",
+    "FullDuplexBenchSample",
+    "FullDuplexBenchTask",
+    "find_full_duplex_bench_tasks",
     "read_asr_json",
     "read_turn_end",
     "read_interrupt_end",
@@ -47,7 +47,7 @@ __all__ = [
     "GT_DISTRIBUTION_FILE",
 ]
 
-FDB_TASK_KINDS = ("pause_handling", "backchannel", "smooth_turn_taking", "user_interruption", "overlap")
+FULL_DUPLEX_BENCH_TASK_KINDS = ("pause_handling", "backchannel", "smooth_turn_taking", "user_interruption", "overlap")
 """The kinds of task folder: the four v1.0 tasks and the v1.5 overlap scenarios (all scored alike)."""
 
 V15_SCENARIOS = ("user_interruption", "user_backchannel", "talking_to_other", "background_speech")
@@ -69,7 +69,7 @@ class BenchmarkLayoutError(DialogueError):
 
 
 @dataclass(frozen=True)
-class FDBSample:
+class FullDuplexBenchSample:
     """One sample folder: its id (the folder name) and the files present in it."""
 
     sample_id: str
@@ -83,13 +83,13 @@ class FDBSample:
 
 
 @dataclass
-class FDBTask:
-    """One task folder: ``kind`` is one of :data:`FDB_TASK_KINDS`; ``version`` "v1.0" or "v1.5"."""
+class FullDuplexBenchTask:
+    """One task folder: ``kind`` is one of :data:`FULL_DUPLEX_BENCH_TASK_KINDS`; ``version`` "v1.0" or "v1.5"."""
 
     name: str
     kind: str
     folder: Path
-    samples: list[FDBSample] = field(default_factory=list)
+    samples: list[FullDuplexBenchSample] = field(default_factory=list)
 
     @property
     def version(self) -> str:
@@ -101,15 +101,15 @@ def _natural_key(name: str) -> tuple:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
 
 
-def _sample_folders(folder: Path) -> list[FDBSample]:
+def _sample_folders(folder: Path) -> list[FullDuplexBenchSample]:
     samples = []
     for child in sorted(folder.iterdir(), key=lambda p: _natural_key(p.name)):
         if child.is_dir() and not _IGNORED.search(child.name) and any((child / m).is_file() for m in _SAMPLE_MARKERS):
-            samples.append(FDBSample(child.name, child))
+            samples.append(FullDuplexBenchSample(child.name, child))
     return samples
 
 
-def _kind_from_files(samples: Sequence[FDBSample]) -> str | None:
+def _kind_from_files(samples: Sequence[FullDuplexBenchSample]) -> str | None:
     for sample in samples:
         if any(sample.has(marker) for marker in _V15_MARKERS):
             return "overlap"
@@ -155,33 +155,33 @@ _EXPECTED = (
 )
 
 
-def find_fdb_tasks(root: str | Path, task: str | None = None) -> list[FDBTask]:
+def find_full_duplex_bench_tasks(root: str | Path, task: str | None = None) -> list[FullDuplexBenchTask]:
     """The task folders under ``root`` (itself a task folder, or up to two levels above them).
 
     Args:
         root: the run folder.
-        task: force the kind of every task folder found (one of :data:`FDB_TASK_KINDS`);
+        task: force the kind of every task folder found (one of :data:`FULL_DUPLEX_BENCH_TASK_KINDS`);
             by default it is told from the metadata files, then from the folder name.
 
     Raises:
         BenchmarkLayoutError: no sample folders, or a task folder whose kind cannot be told.
     """
     root = Path(root)
-    if task is not None and task not in FDB_TASK_KINDS:
-        raise ValueError(f"task must be one of {FDB_TASK_KINDS}, got {task!r}")
+    if task is not None and task not in FULL_DUPLEX_BENCH_TASK_KINDS:
+        raise ValueError(f"task must be one of {FULL_DUPLEX_BENCH_TASK_KINDS}, got {task!r}")
     if not root.exists():
         raise BenchmarkLayoutError(f"{root}: no such folder; expected {_EXPECTED}")
     if not root.is_dir():
         raise BenchmarkLayoutError(f"{root}: is a file; expected {_EXPECTED}. Give the folder that holds the task folders")
     # a folder holding sample folders is a task folder; others are searched, two levels deep at most
-    found: list[FDBTask] = []
+    found: list[FullDuplexBenchTask] = []
     level = [root]
     for depth in range(3):
         below = []
         for folder in level:
             samples = _sample_folders(folder)
             if samples:
-                found.append(FDBTask(folder.name, "", folder, samples))
+                found.append(FullDuplexBenchTask(folder.name, "", folder, samples))
             elif depth < 2:
                 below += [c for c in sorted(folder.iterdir(), key=lambda p: _natural_key(p.name))
                           if c.is_dir() and not _IGNORED.search(c.name)]
@@ -200,7 +200,7 @@ def find_fdb_tasks(root: str | Path, task: str | None = None) -> list[FDBTask]:
                 f"{item.folder}: cannot tell which Full-Duplex-Bench task this folder holds: its samples have no "
                 "pause.json, turn_taking.json, interrupt.json or v1.5 metadata.json, and the folder name names no task. "
                 f"Found in {item.samples[0].folder}: {_describe(item.samples[0].folder)}. "
-                f"Give --task ({', '.join(FDB_TASK_KINDS)})."
+                f"Give --task ({', '.join(FULL_DUPLEX_BENCH_TASK_KINDS)})."
             )
         item.kind = kind
     return found

@@ -13,7 +13,7 @@ from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.metrics.fd_bench_rounds import (
     FDBenchConversation,
     FDBenchThresholds,
-    evaluate_fdbench,
+    evaluate_fd_bench,
     seconds_to_samples,
     transcript_error_rate,
 )
@@ -181,7 +181,7 @@ class FullDuplexTiming(evaluate.Metric):
             FDBenchConversation(to_samples(user), to_samples(system), types, f"conversation_{k + 1}")
             for k, (user, system, types) in enumerate(zip(user_segments, system_segments, round_types))
         ]
-        report = evaluate_fdbench(
+        report = evaluate_fd_bench(
             conversations,
             drop_first_system_segment=drop_first_system_segment,
             thresholds=FDBenchThresholds.for_sample_rate(rate),

@@ -4,7 +4,7 @@ from __future__ import annotations
 from turneval.metrics.fd_bench_rounds import (
     FDBenchConversation,
     FDBenchThresholds,
-    evaluate_fdbench,
+    evaluate_fd_bench,
     round_types_from_rounds,
 )
 
@@ -34,7 +34,7 @@ def run_case(case: dict) -> dict:
         )
         for conv in case["input"]["conversations"]
     ]
-    report = evaluate_fdbench(
+    report = evaluate_fd_bench(
         conversations, drop_first_system_segment=params.get("model_name") == "Moshi", thresholds=thresholds
     )
     result = report.result

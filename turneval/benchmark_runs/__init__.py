@@ -1,8 +1,8 @@
 """Runs of the benchmarks people already use, evaluated in their own layout.
 
-* :mod:`turneval.benchmark_runs.fdb`: a Full-Duplex-Bench run folder (v1.0 tasks, v1.5
+* :mod:`turneval.benchmark_runs.full_duplex_bench`: a Full-Duplex-Bench run folder (v1.0 tasks, v1.5
   overlap scenarios), ``turneval fdb``.
-* :mod:`turneval.benchmark_runs.fdbench`: FD-Bench run logs with their scripted rounds,
+* :mod:`turneval.benchmark_runs.fd_bench`: FD-Bench run logs with their scripted rounds,
   ``turneval fdbench``.
 
 Each reads the benchmark's files (readers in ``turneval.dataset_scripts.readers``), applies

@@ -1,7 +1,7 @@
 """Evaluate FD-Bench run logs with the benchmark's own rules and its scripted round times.
 
 FD-Bench (Peng et al., 2025) logs, per conversation, the scripted user round times and the
-system's speech segments (see :mod:`turneval.dataset_scripts.readers.fdbench_logs`). This
+system's speech segments (see :mod:`turneval.dataset_scripts.readers.fd_bench_logs`). This
 module pairs each conversation with its scripted rounds (first inquiry, then the interruption
 type each round announces for the next) and scores it with
 :func:`turneval.metrics.fd_bench_rounds.analyze_conversation` and
@@ -13,8 +13,8 @@ WER and C-PPL are not computed (they need Whisper-X and Llama 3).
 
 Example:
 
-    >>> from turneval.benchmark_runs.fdbench import evaluate_fdbench_run
-    >>> result = evaluate_fdbench_run("data/Moshi-output/")        # doctest: +SKIP
+    >>> from turneval.benchmark_runs.fd_bench import evaluate_fd_bench_run
+    >>> result = evaluate_fd_bench_run("data/Moshi-output/")        # doctest: +SKIP
     >>> result.logs[0].scores["SRR(%)"]                            # doctest: +SKIP
 """
 from __future__ import annotations
@@ -24,18 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from turneval.dataset_scripts.files import to_jsonable
-from turneval.dataset_scripts.readers.fdbench_logs import (
+from turneval.dataset_scripts.readers.fd_bench_logs import (
     GROUND_TRUTH_FILE,
     BenchmarkLayoutError,
     FDBenchLog,
     conversation_index,
-    find_fdbench_logs,
+    find_fd_bench_logs,
     find_ground_truth,
-    read_fdbench_log,
+    read_fd_bench_log,
     read_ground_truth,
 )
 from turneval.metrics.fd_bench_rounds import (
-    FDBENCH_CATEGORIES,
+    FD_BENCH_CATEGORIES,
     aggregate_marks,
     analyze_conversation,
     round_types_from_rounds,
@@ -44,9 +44,9 @@ from turneval.metrics.fd_bench_rounds import (
 from ._common import RunResult, fmt, load_schema, progress
 
 
-__all__ = ["FDBENCH_SCHEMA_VERSION", "FDBenchLogResult", "FDBenchRunResult", "evaluate_fdbench_run", "fdbench_schema"]
+__all__ = ["FD_BENCH_SCHEMA_VERSION", "FDBenchLogResult", "FDBenchRunResult", "evaluate_fd_bench_run", "fd_bench_schema"]
 
-FDBENCH_SCHEMA_VERSION = 1
+FD_BENCH_SCHEMA_VERSION = 1
 SCHEMA_FILE = "fdbench.schema.json"
 PREAMBLE_CHOICES = ("auto", "drop", "keep")
 
@@ -63,7 +63,7 @@ _SUMMARY_COLUMNS = (
 )
 
 
-def fdbench_schema() -> dict[str, Any]:
+def fd_bench_schema() -> dict[str, Any]:
     """The JSON schema every ``fdbench.json`` validates against (``turneval/data/fdbench.schema.json``)."""
     return load_schema(SCHEMA_FILE)
 
@@ -109,7 +109,7 @@ class FDBenchRunResult(RunResult):
 
         return to_jsonable(
             {
-                "schema_version": FDBENCH_SCHEMA_VERSION,
+                "schema_version": FD_BENCH_SCHEMA_VERSION,
                 "benchmark": "FD-Bench",
                 "turneval_version": __version__,
                 "log_dir": self.log_dir,
@@ -201,7 +201,7 @@ def _evaluate_log(
     return FDBenchLogResult(log.path.stem, str(log.path), len(marks), result.to_scores(), metrics, detail, skipped, notes)
 
 
-def evaluate_fdbench_run(
+def evaluate_fd_bench_run(
     log_dir: str | Path,
     *,
     ground_truth: str | Path | None = None,
@@ -229,7 +229,7 @@ def evaluate_fdbench_run(
     if preamble not in PREAMBLE_CHOICES:
         raise ValueError(f"preamble must be one of {PREAMBLE_CHOICES}, got {preamble!r}")
     log_dir = Path(log_dir)
-    paths = find_fdbench_logs(log_dir)
+    paths = find_fd_bench_logs(log_dir)
     truth_path = Path(ground_truth) if ground_truth is not None else find_ground_truth(log_dir)
     if truth_path is None:
         raise BenchmarkLayoutError(
@@ -241,7 +241,7 @@ def evaluate_fdbench_run(
     truth = read_ground_truth(truth_path)
     name = _model_name(log_dir, model_name)
     drop = preamble == "drop" or (preamble == "auto" and name == "Moshi")
-    logs = [_evaluate_log(read_fdbench_log(p), truth, truth_path, drop, skip_missing, show_progress) for p in paths]
+    logs = [_evaluate_log(read_fd_bench_log(p), truth, truth_path, drop, skip_missing, show_progress) for p in paths]
     settings = {"preamble": preamble, "drop_first_system_segment": drop, "skip_missing": skip_missing, "sample_rate": 16000}
     return FDBenchRunResult(str(log_dir), name, str(truth_path), logs, settings)
 
@@ -273,7 +273,7 @@ def _markdown(result: FDBenchRunResult, per_conversation: bool) -> str:
     for log in result.logs:
         lines += [f"## {log.name} ({log.n_conversations} conversations)", "",
                   "| category | all | int-suc | res-suc |", "|---|---|---|---|"]
-        for category in FDBENCH_CATEGORIES:
+        for category in FD_BENCH_CATEGORIES:
             lines.append(f"| {category} | {log.scores[f'{category}-all']} | {log.scores[f'{category}-int-suc']} | "
                          f"{log.scores[f'{category}-res-suc']} |")
         lines.append("")

@@ -15,14 +15,14 @@ for the layout):
   response latency from ``latency_intervals.json`` or from Silero VAD of ``input.wav`` and
   ``output.wav`` as ``get_timing.py`` computes them.
 
-The work is split by concern: :mod:`~turneval.benchmark_runs.fdb_sources` (words, speech
-and which samples are usable), :mod:`~turneval.benchmark_runs.fdb_tasks` (one scorer per task
-kind), :mod:`~turneval.benchmark_runs.fdb_tables` (markdown); this module is the entry point.
+The work is split by concern: :mod:`~turneval.benchmark_runs.full_duplex_bench_sources` (words, speech
+and which samples are usable), :mod:`~turneval.benchmark_runs.full_duplex_bench_tasks` (one scorer per task
+kind), :mod:`~turneval.benchmark_runs.full_duplex_bench_tables` (markdown); this module is the entry point.
 
 Example:
 
-    >>> from turneval.benchmark_runs.fdb import evaluate_fdb_run
-    >>> result = evaluate_fdb_run("fdb_run/")                      # doctest: +SKIP
+    >>> from turneval.benchmark_runs.full_duplex_bench import evaluate_full_duplex_bench_run
+    >>> result = evaluate_full_duplex_bench_run("fdb_run/")                      # doctest: +SKIP
     >>> print(result.to_markdown())                                # doctest: +SKIP
 """
 from __future__ import annotations
@@ -32,34 +32,43 @@ from pathlib import Path
 from typing import Any
 
 from turneval.dataset_scripts.files import to_jsonable
-from turneval.dataset_scripts.readers.full_duplex_bench import FDB_TASK_KINDS, find_fdb_tasks
+from turneval.dataset_scripts.readers.full_duplex_bench import (
+    FULL_DUPLEX_BENCH_TASK_KINDS,
+    find_full_duplex_bench_tasks,
+)
 
 from ._common import RunResult, load_schema
-from .fdb_sources import VadFunction, WordsFunction, WordSource, silero_segments, whisper_words
-from .fdb_tables import run_markdown
-from .fdb_tasks import FDBTaskResult, score_backchannel, score_overlap, score_pause_handling, score_take_turn
+from .full_duplex_bench_sources import VadFunction, WordsFunction, WordSource, silero_segments, whisper_words
+from .full_duplex_bench_tables import run_markdown
+from .full_duplex_bench_tasks import (
+    FullDuplexBenchTaskResult,
+    score_backchannel,
+    score_overlap,
+    score_pause_handling,
+    score_take_turn,
+)
 
 
-__all__ = ["FDB_SCHEMA_VERSION", "FDBTaskResult", "FDBRunResult", "evaluate_fdb_run", "fdb_schema", "silero_segments", "whisper_words"]
+__all__ = ["FULL_DUPLEX_BENCH_SCHEMA_VERSION", "FullDuplexBenchTaskResult", "FullDuplexBenchRunResult", "evaluate_full_duplex_bench_run", "full_duplex_bench_schema", "silero_segments", "whisper_words"]
 
-FDB_SCHEMA_VERSION = 1
+FULL_DUPLEX_BENCH_SCHEMA_VERSION = 1
 SCHEMA_FILE = "fdb.schema.json"
 
 
-def fdb_schema() -> dict[str, Any]:
+def full_duplex_bench_schema() -> dict[str, Any]:
     """The JSON schema every ``fdb.json`` validates against (``turneval/data/fdb.schema.json``)."""
     return load_schema(SCHEMA_FILE)
 
 
 @dataclass
-class FDBRunResult(RunResult):
+class FullDuplexBenchRunResult(RunResult):
     """Every task of one run folder."""
 
     FILE_STEM = "fdb"
 
     run_dir: str
     model_name: str
-    tasks: list[FDBTaskResult]
+    tasks: list[FullDuplexBenchTaskResult]
     settings: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
@@ -67,7 +76,7 @@ class FDBRunResult(RunResult):
 
         return to_jsonable(
             {
-                "schema_version": FDB_SCHEMA_VERSION,
+                "schema_version": FULL_DUPLEX_BENCH_SCHEMA_VERSION,
                 "benchmark": "Full-Duplex-Bench",
                 "turneval_version": __version__,
                 "run_dir": self.run_dir,
@@ -81,7 +90,7 @@ class FDBRunResult(RunResult):
         return run_markdown(self, per_sample)
 
 
-def evaluate_fdb_run(
+def evaluate_full_duplex_bench_run(
     run_dir: str | Path,
     *,
     task: str | None = None,
@@ -91,12 +100,12 @@ def evaluate_fdb_run(
     model_name: str | None = None,
     show_progress: bool = False,
     transcribe: WordsFunction | None = None,
-) -> FDBRunResult:
+) -> FullDuplexBenchRunResult:
     """Score every task folder of a Full-Duplex-Bench run.
 
     Args:
         run_dir: the run folder (task folders below it, or one task folder).
-        task: force the task kind of the folders (one of ``FDB_TASK_KINDS``).
+        task: force the task kind of the folders (one of ``FULL_DUPLEX_BENCH_TASK_KINDS``).
         gt_distribution: the benchmark's ``icc_gt_distribution.json`` (default: looked up in
             the task folder and the two folders above it).
         vad: speech segments of an audio file (default: Silero VAD, as the benchmark).
@@ -113,9 +122,9 @@ def evaluate_fdb_run(
     vad_function = vad or silero_segments
     source = WordSource(transcribe)
     results = []
-    found = find_fdb_tasks(run_dir, task)
+    found = find_full_duplex_bench_tasks(run_dir, task)
     # the paper's task order, then the folder name
-    found.sort(key=lambda t: (FDB_TASK_KINDS.index(t.kind), t.name))
+    found.sort(key=lambda t: (FULL_DUPLEX_BENCH_TASK_KINDS.index(t.kind), t.name))
     for item in found:
         if item.kind == "pause_handling":
             results.append(score_pause_handling(item, skip_missing, show_progress, source))
@@ -132,4 +141,4 @@ def evaluate_fdb_run(
         "gt_distribution": str(gt_distribution) if gt_distribution else None,
         "transcribe": None if transcribe is None else getattr(transcribe, "description", "custom"),
     }
-    return FDBRunResult(str(run_dir), model_name or run_dir.resolve().name, results, settings)
+    return FullDuplexBenchRunResult(str(run_dir), model_name or run_dir.resolve().name, results, settings)

@@ -11,7 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
-from turneval.dataset_scripts.readers.full_duplex_bench import BenchmarkLayoutError, FDBSample, FDBTask, read_asr_json
+from turneval.dataset_scripts.readers.full_duplex_bench import (
+    BenchmarkLayoutError,
+    FullDuplexBenchSample,
+    FullDuplexBenchTask,
+    read_asr_json,
+)
 from turneval.metrics import full_duplex_bench_tasks as rules
 
 
@@ -53,10 +58,10 @@ class WordSource:
     def __init__(self, transcribe: WordsFunction | None):
         self.transcribe = transcribe
 
-    def available(self, sample: FDBSample, json_name: str) -> bool:
+    def available(self, sample: FullDuplexBenchSample, json_name: str) -> bool:
         return sample.has(json_name) or (self.transcribe is not None and sample.has(_audio_of(json_name)))
 
-    def read(self, sample: FDBSample, json_name: str, start_s: float = 0.0) -> tuple[list[rules.WordChunk], str]:
+    def read(self, sample: FullDuplexBenchSample, json_name: str, start_s: float = 0.0) -> tuple[list[rules.WordChunk], str]:
         """The words and their source (the JSON file's name, or "transcribed")."""
         if sample.has(json_name):
             return read_asr_words(sample.path(json_name)), json_name
@@ -113,8 +118,8 @@ def silero_segments(path: Path) -> list[tuple[float, float]]:
 
 
 def usable_samples(
-    task: FDBTask, required: Sequence[str], skip_missing: bool, words: WordSource, words_file: str | None = "output.json"
-) -> tuple[list[FDBSample], list[dict[str, str]]]:
+    task: FullDuplexBenchTask, required: Sequence[str], skip_missing: bool, words: WordSource, words_file: str | None = "output.json"
+) -> tuple[list[FullDuplexBenchSample], list[dict[str, str]]]:
     """Samples that hold every required file; the others are skipped (``skip_missing``) or an error.
 
     The words file counts as present when it can be transcribed (``--transcribe``)."""

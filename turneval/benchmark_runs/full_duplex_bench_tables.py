@@ -8,12 +8,12 @@ from turneval.dataset_scripts.files import to_jsonable
 from turneval.dataset_scripts.readers.full_duplex_bench import V15_SCENARIOS
 
 from ._common import fmt
-from .fdb_sources import TASK_TITLES
+from .full_duplex_bench_sources import TASK_TITLES
 
 
 if TYPE_CHECKING:
-    from .fdb import FDBRunResult
-    from .fdb_tasks import FDBTaskResult
+    from .full_duplex_bench import FullDuplexBenchRunResult
+    from .full_duplex_bench_tasks import FullDuplexBenchTaskResult
 
 
 _V1_COLUMNS = {
@@ -24,7 +24,7 @@ _V1_COLUMNS = {
 }
 
 
-def _v1_table(result: FDBRunResult) -> list[str]:
+def _v1_table(result: FullDuplexBenchRunResult) -> list[str]:
     """One row in the shape of the paper's Table (tasks in its order, a column group per folder)."""
     header, cells = ["Model"], [result.model_name]
     for kind in ("pause_handling", "backchannel", "smooth_turn_taking", "user_interruption"):
@@ -47,7 +47,7 @@ def _v1_table(result: FDBRunResult) -> list[str]:
     ]
 
 
-def _v15_table(result: FDBRunResult) -> list[str]:
+def _v15_table(result: FullDuplexBenchRunResult) -> list[str]:
     tasks = sorted((t for t in result.tasks if t.kind == "overlap"),
                    key=lambda t: (V15_SCENARIOS.index(t.name) if t.name in V15_SCENARIOS else len(V15_SCENARIOS), t.name))
     if not tasks:
@@ -70,7 +70,7 @@ def _v15_table(result: FDBRunResult) -> list[str]:
     return lines
 
 
-def _sample_table(task: FDBTaskResult) -> list[str]:
+def _sample_table(task: FullDuplexBenchTaskResult) -> list[str]:
     columns = {
         "pause_handling": ("tor", "n_words", "first_word_start_s"),
         "smooth_turn_taking": ("tor", "latency_s", "n_words", "first_word_start_s", "turn_end_s"),
@@ -85,7 +85,7 @@ def _sample_table(task: FDBTaskResult) -> list[str]:
     return lines
 
 
-def run_markdown(result: FDBRunResult, per_sample: bool) -> str:
+def run_markdown(result: FullDuplexBenchRunResult, per_sample: bool) -> str:
     """The whole run as markdown: the paper's tables, then each task's figures, notes and samples."""
     lines = [f"# Full-Duplex-Bench: {result.model_name}", "", f"Run folder: `{result.run_dir}`", ""]
     lines += _v1_table(result) + _v15_table(result)

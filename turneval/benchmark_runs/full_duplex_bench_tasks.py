@@ -1,8 +1,8 @@
 """The scorers of a Full-Duplex-Bench run's task folders, one per kind of task.
 
-Each reads a task folder's samples (files from :mod:`turneval.benchmark_runs.fdb_sources`),
+Each reads a task folder's samples (files from :mod:`turneval.benchmark_runs.full_duplex_bench_sources`),
 applies the benchmark's rules (:mod:`turneval.metrics.full_duplex_bench_tasks`) and returns a
-:class:`FDBTaskResult`: the paper's figures for the folder, per-sample detail, the skipped
+:class:`FullDuplexBenchTaskResult`: the paper's figures for the folder, per-sample detail, the skipped
 samples and notes on what could not be computed and why.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from turneval.dataset_scripts.readers.full_duplex_bench import (
     GT_DISTRIBUTION_FILE,
     BenchmarkLayoutError,
-    FDBTask,
+    FullDuplexBenchTask,
     read_behaviour_tags,
     read_gt_distributions,
     read_interrupt_end,
@@ -26,11 +26,11 @@ from turneval.dataset_scripts.readers.full_duplex_bench import (
 from turneval.metrics import full_duplex_bench_tasks as rules
 
 from ._common import progress
-from .fdb_sources import VadFunction, WordSource, first_word_start, usable_samples
+from .full_duplex_bench_sources import VadFunction, WordSource, first_word_start, usable_samples
 
 
 @dataclass
-class FDBTaskResult:
+class FullDuplexBenchTaskResult:
     """The figures of one task folder: ``summary`` (the paper's columns) and per-sample detail."""
 
     name: str
@@ -57,7 +57,7 @@ class FDBTaskResult:
         }
 
 
-def score_pause_handling(task: FDBTask, skip_missing: bool, show: bool, source: WordSource) -> FDBTaskResult:
+def score_pause_handling(task: FullDuplexBenchTask, skip_missing: bool, show: bool, source: WordSource) -> FullDuplexBenchTaskResult:
     """Pause handling: the take-over rate of the system's words over the user's pauses (lower is better)."""
     samples, skipped = usable_samples(task, ["output.json"], skip_missing, source)
     words, origin = {}, {}
@@ -69,10 +69,10 @@ def score_pause_handling(task: FDBTask, skip_missing: bool, show: bool, source: 
               "words_source": origin[key]}
         for key, outcome in result.samples.items()
     }
-    return FDBTaskResult(task.name, task.kind, task.version, str(task.folder), len(samples), {"tor": result.take_over_rate}, detail, skipped)
+    return FullDuplexBenchTaskResult(task.name, task.kind, task.version, str(task.folder), len(samples), {"tor": result.take_over_rate}, detail, skipped)
 
 
-def score_take_turn(task: FDBTask, skip_missing: bool, show: bool, source: WordSource) -> FDBTaskResult:
+def score_take_turn(task: FullDuplexBenchTask, skip_missing: bool, show: bool, source: WordSource) -> FullDuplexBenchTaskResult:
     """Smooth turn-taking or user interruption: take-over rate and latency from the user's turn end
     (or the interruption's end), and the judge's rating where the benchmark's rating.json exists."""
     interruption = task.kind == "user_interruption"
@@ -115,10 +115,10 @@ def score_take_turn(task: FDBTask, skip_missing: bool, show: bool, source: WordS
     summary: dict[str, Any] = {"tor": result.take_over_rate, "latency_s": result.mean_latency}
     if interruption:
         summary.update(rating=result.mean_rating, n_rated=sum(1 for k, s in result.samples.items() if s.tor == 1 and k in ratings))
-    return FDBTaskResult(task.name, task.kind, task.version, str(task.folder), len(samples), summary, detail, skipped, notes)
+    return FullDuplexBenchTaskResult(task.name, task.kind, task.version, str(task.folder), len(samples), summary, detail, skipped, notes)
 
 
-def _find_gt_distribution(task: FDBTask, explicit: str | Path | None) -> Path | None:
+def _find_gt_distribution(task: FullDuplexBenchTask, explicit: str | Path | None) -> Path | None:
     if explicit is not None:
         return Path(explicit)
     for folder in (task.folder, *list(task.folder.parents)[:2]):
@@ -129,8 +129,8 @@ def _find_gt_distribution(task: FDBTask, explicit: str | Path | None) -> Path | 
 
 
 def score_backchannel(
-    task: FDBTask, skip_missing: bool, show: bool, vad: VadFunction, gt_path: str | Path | None, source: WordSource
-) -> FDBTaskResult:
+    task: FullDuplexBenchTask, skip_missing: bool, show: bool, vad: VadFunction, gt_path: str | Path | None, source: WordSource
+) -> FullDuplexBenchTaskResult:
     """Backchannel: take-over rate, backchannels per second and the JS distance of their timing to the
     human distribution (the benchmark's icc_gt_distribution.json), from Silero VAD of output.wav and the words."""
     from turneval.dataset_scripts.audio import audio_duration
@@ -138,7 +138,7 @@ def score_backchannel(
     # the reference scores only the numeric sample folders of the task (``spk.isdigit()``)
     ignored = [{"sample": s.sample_id, "reason": "not a numeric sample folder (the benchmark scores only those)"}
                for s in task.samples if not s.sample_id.isdigit()]
-    task = FDBTask(task.name, task.kind, task.folder, [s for s in task.samples if s.sample_id.isdigit()])
+    task = FullDuplexBenchTask(task.name, task.kind, task.folder, [s for s in task.samples if s.sample_id.isdigit()])
     samples, skipped = usable_samples(task, ["output.wav", "output.json"], skip_missing, source)
     skipped = ignored + skipped
     gt_file = _find_gt_distribution(task, gt_path)
@@ -184,13 +184,13 @@ def score_backchannel(
         "n_jsd": sum(1 for s in result.samples.values() if not math.isnan(s.jsd)),
         "gt_distribution_file": str(gt_file) if gt_file else None,
     }
-    return FDBTaskResult(task.name, task.kind, task.version, str(task.folder), len(samples), summary, detail, skipped, notes)
+    return FullDuplexBenchTaskResult(task.name, task.kind, task.version, str(task.folder), len(samples), summary, detail, skipped, notes)
 
 
 # --------------------------------------------------------------------------- v1.5 overlap scenarios
 
 
-def score_overlap(task: FDBTask, skip_missing: bool, show: bool, vad: VadFunction, source: WordSource) -> FDBTaskResult:
+def score_overlap(task: FullDuplexBenchTask, skip_missing: bool, show: bool, vad: VadFunction, source: WordSource) -> FullDuplexBenchTaskResult:
     """A v1.5 overlap scenario: each sample's word-overlap check, the judge's behaviour tags where they
     exist, and stop / response latency from latency_intervals.json or from VAD of both audio files."""
     # timing needs the benchmark's latency_intervals.json or both audio files; words and tags are optional
@@ -262,4 +262,4 @@ def score_overlap(task: FDBTask, skip_missing: bool, show: bool, vad: VadFunctio
         "n_response_intervals": summary_timing.n_response,
         "timing_source": "+".join(sorted(sources)) or None,
     }
-    return FDBTaskResult(task.name, task.kind, task.version, str(task.folder), len(samples), summary, detail, skipped, notes)
+    return FullDuplexBenchTaskResult(task.name, task.kind, task.version, str(task.folder), len(samples), summary, detail, skipped, notes)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from turneval.benchmark_runs.fdbench import evaluate_fdbench_run
+from turneval.benchmark_runs.fd_bench import evaluate_fd_bench_run
 
 
 _EPILOG = """\
@@ -38,6 +38,7 @@ examples:
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "fdbench",
+        aliases=["fd-bench"],  # the short name is Full-Duplex-Bench's neighbour: the long one says which benchmark
         help="score FD-Bench run logs (SRR, SIR, SRIR, EIR, NIR, FSED, ERT, EIT, IRD) with the scripted round times",
         description="Evaluate FD-Bench run logs exactly as the benchmark's benchmarking.py does, from the scripted user "
         "round times and the system's speech segments the logs hold, with each round's scripted type (first inquiry, "
@@ -65,7 +66,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = evaluate_fdbench_run(
+    result = evaluate_fd_bench_run(
         args.log_dir,
         ground_truth=args.ground_truth,
         model_name=args.model_name,

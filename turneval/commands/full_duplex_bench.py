@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from turneval.benchmark_runs.fdb import evaluate_fdb_run, whisper_words
+from turneval.benchmark_runs.full_duplex_bench import evaluate_full_duplex_bench_run, whisper_words
 from turneval.cli import UserError
 
 
@@ -43,6 +43,7 @@ examples:
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "fdb",
+        aliases=["full-duplex-bench"],  # the short name is FD-Bench's neighbour: the long one says which benchmark
         help="score a Full-Duplex-Bench run folder (v1.0 tasks, v1.5 overlap) in the benchmark's own layout",
         description="Evaluate a Full-Duplex-Bench run folder exactly as the benchmark's evaluation scripts do: "
         "pause handling, backchannel, smooth turn-taking and user interruption (v1.0), and the v1.5 overlap "
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--asr-model goes with --transcribe")
     show = not args.quiet and sys.stderr.isatty()
     transcribe = whisper_words(args.asr_model, device=args.device, show_progress=show) if args.transcribe else None
-    result = evaluate_fdb_run(
+    result = evaluate_full_duplex_bench_run(
         args.run_dir,
         task=args.task,
         gt_distribution=args.gt_distribution,

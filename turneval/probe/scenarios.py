@@ -218,10 +218,10 @@ def load_scenario_file(path: str | Path, start_index: int = 0) -> list[Sample]:
 def load_stimuli(folder: str | Path) -> list[Sample]:
     """A folder of the user's stimuli in the benchmark's layout: each sample's ``input.wav`` and metadata."""
     from turneval.dataset_scripts.audio import load_audio, mono_mix
-    from turneval.dataset_scripts.readers.full_duplex_bench import BenchmarkLayoutError, find_fdb_tasks
+    from turneval.dataset_scripts.readers.full_duplex_bench import BenchmarkLayoutError, find_full_duplex_bench_tasks
 
     try:
-        tasks = find_fdb_tasks(folder)
+        tasks = find_full_duplex_bench_tasks(folder)
     except BenchmarkLayoutError as err:
         raise ScenarioError(f"{folder}: not a stimuli folder: {err}") from None
     out = []

@@ -144,11 +144,11 @@ def _score(run: ProbeRun, fdb: bool, report: bool, asr_model: str | None, report
     ok = [o for o in run.outcomes if o.status == "ok"]
     headline = None
     if fdb and ok:
-        from turneval.benchmark_runs.fdb import evaluate_fdb_run, whisper_words
+        from turneval.benchmark_runs.full_duplex_bench import evaluate_full_duplex_bench_run, whisper_words
 
         # output.json (the agent's words) does not exist for a live agent: offline Whisper writes none,
         # it supplies the words in memory, as `turneval fdb --transcribe` does
-        run.fdb = evaluate_fdb_run(run.out_dir, transcribe=whisper_words(asr_model, show_progress=progress),
+        run.fdb = evaluate_full_duplex_bench_run(run.out_dir, transcribe=whisper_words(asr_model, show_progress=progress),
                                    model_name=run.mock["name"] if run.mock else None, show_progress=progress)
         run.fdb.save(run.out_dir / "fdb")
         log(run.fdb.to_markdown(per_sample=False))
