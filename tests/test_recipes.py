@@ -44,7 +44,7 @@ def _shipped_plan(name: str, out: Path) -> list[Stage]:
     if name == "future_activity_predictor_words":
         return recipe.stages(out, Path("SWB"), Path("SPLITS"), Path("checkpoints/future_activity_predictor_lookahead"))
     if name == "future_activity_predictor_lookahead":
-        return recipe.stages(out, Path("SWB"), Path("SPLITS"), Path("checkpoints/future_activity_predictor_switchboard"))
+        return recipe.stages(out, Path("SWB"), Path("SPLITS"), Path("benchmarks/baselines/future_activity_predictor_switchboard"))
     return recipe.stages(out, Path("SWB"), Path("SPLITS"))
 
 
