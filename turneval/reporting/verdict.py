@@ -2,7 +2,7 @@
 
 Each headline figure (:data:`turneval.headline_figures.FIGURES`) is put beside its range on real
 human conversations (``turneval/data/human_ranges.json``, measured by
-``benchmarks/human_ranges.py`` with the report's own code) and marked when it falls outside.
+``tools/build_human_ranges.py`` with the report's own code) and marked when it falls outside.
 The terminal, the HTML page and the Space all show these rows; the HTML page adds the system's
 response gaps drawn over the human distribution. The model caveats become one short note.
 """
