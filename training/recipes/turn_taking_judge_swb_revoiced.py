@@ -92,11 +92,25 @@ AMI_PAIRS = ("0+1", "0+2", "0+3", "1+2", "1+3", "2+3")
 
 
 def real_dev_recordings(real_root: Path) -> tuple[list[str], list[str]]:
-    """(the SpokenWOZ dev calls, the AMI ES2004a close-talk channel pairs as ``LEFT+RIGHT``)."""
+    """(the telephone dev calls: SpokenWOZ and Harper Valley, the AMI ES2004a close-talk channel
+    pairs as ``LEFT+RIGHT``)."""
     calls = sorted(str(p) for p in (real_root / "spokenwoz" / "audio").glob("*.flac"))
+    calls += sorted(str(p) for p in (real_root / "harper_valley" / "audio").glob("*.flac"))
     ami = real_root / "ami" / "ES2004a_excerpt"
     pairs = [f"{ami}/source{a}.flac+{ami}/source{b}.flac" for a, b in (p.split("+") for p in AMI_PAIRS)]
     return calls, pairs
+
+
+def corpus_arguments(calls: Sequence[str], pairs: Sequence[str]) -> tuple[str, ...]:
+    """``--corpus NAME RECORDING...`` per corpus of the real dev recordings (a call's corpus is
+    its folder two levels up: spokenwoz/audio/X.flac), the AMI pairs as one corpus; made-up
+    calls of one folder are one corpus, and the rule is then fitted leaving each call out."""
+    by_corpus: dict[str, list[str]] = {}
+    for call in calls:
+        by_corpus.setdefault(Path(call).parent.parent.name or "calls", []).append(call)
+    if pairs and len(by_corpus) > 1:
+        by_corpus["ami"] = list(pairs)
+    return tuple(arg for name, recs in by_corpus.items() for arg in ("--corpus", name, *recs))
 
 
 def stages(out: Path, swb_root: Path, splits_dir: Path, backbone: str = "tiny.en", size: JudgeSize = SHIPPED,
@@ -151,7 +165,7 @@ def stages(out: Path, swb_root: Path, splits_dir: Path, backbone: str = "tiny.en
               ("--judge", final, "--data", f"{r['revoice']}/val", f"{r['revoice_val_pico']}/val", "--write")),
         Stage("smart-turn-cue", "heads", "turneval.training.convert_smart_turn", ("--install_into", final)),
         Stage("pause-decision", "thresholds", "turneval.training.fit_pause_decision",
-              ("--judge", final, "--recordings", *calls, "--check", *check, "--install_into", final)),
+              ("--judge", final, *corpus_arguments(calls, check), "--install_into", final)),
         Stage("thresholds-real", "thresholds", "turneval.training.tune_judge_thresholds",
               ("--judge", final, "--recordings", *calls, *check, "--min_per_decision", "5", "--write")),
     ]
