@@ -113,7 +113,7 @@ def _card(plan: RepoPlan, card: Path, provenance: Path) -> str:
     meta["library_name"] = "transformers"
     meta["model-index"] = model_index(plan.name, provenance)
     usage = "```python\n" + USAGE[plan.name].format(repo_id=plan.repo_id) + "```\n"
-    load_it = re.compile(r"\*\*Load it:\*\*\s*\n+```python\n.*?```\n", re.S)
+    load_it = re.compile(r"\*\*Load it:?\*\*[^\n]*\n+```python\n.*?```\n", re.S)  # the card's own "Load it" block
     section = f"**Load it from the Hub** (`trust_remote_code=True`: the model's code ships in this repo):\n\n{usage}"
     body = load_it.sub(lambda _: section, body, count=1) if load_it.search(body) else insert_after_title(body, "## Usage\n\n" + section)
     return join_front_matter(meta, body)
