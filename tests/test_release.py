@@ -165,8 +165,8 @@ def test_data_sets_by_id_hold_the_package_rows(loaded):
     from turneval.release.dataset_repo import build, read_sources
 
     _, found = loaded
-    dialogues = read_sources(("synthetic",))["synthetic"]
     with tempfile.TemporaryDirectory() as work:
+        dialogues = read_sources(("synthetic",), None, Path(work))["synthetic"]
         manifest = write_dialogue_manifest(dialogues, Path(work) / "manifest.jsonl", split="synthetic")
         for repo_id, got in found["datasets"].items():
             ours = build(repo_id.split("/")[1], manifest, Path(work) / "cache", questions_per_class=2)["synthetic"]

@@ -16,7 +16,7 @@ from .manifest import MANIFEST, repo_entry
 from .plan import ReleaseError, RepoPlan
 
 
-def _writers(plans: list[RepoPlan], real_root: str | Path | None, questions_per_class: int) -> dict[str, Callable[[RepoPlan, Path], Path]]:
+def _writers(real_root: str | Path | None, questions_per_class: int, scratch: Path) -> dict[str, Callable[[RepoPlan, Path], Path]]:
     from .dataset_repo import read_sources, write_dataset_repo
     from .model_repo import write_model_repo
     from .space_repos import write_demo_space, write_metric_space
@@ -25,7 +25,7 @@ def _writers(plans: list[RepoPlan], real_root: str | Path | None, questions_per_
 
     def dataset(plan: RepoPlan, out: Path) -> Path:
         if plan.sources not in conversations:  # read once for the three data sets
-            conversations[plan.sources] = read_sources(plan.sources, real_root)
+            conversations[plan.sources] = read_sources(plan.sources, real_root, scratch)
         return write_dataset_repo(plan, out, conversations[plan.sources], questions_per_class=questions_per_class)
 
     return {"model": write_model_repo, "dataset": dataset, "metric": write_metric_space, "demo": write_demo_space}
@@ -46,8 +46,9 @@ def write_release(
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).is_file())):
         raise ReleaseError(f"{out}: exists and holds no {MANIFEST}; choose an empty or new folder")
     out.parent.mkdir(parents=True, exist_ok=True)
-    writers = _writers(plans, real_root, questions_per_class or QUESTIONS_PER_CLASS)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    scratch = tempfile.TemporaryDirectory(prefix="turneval-release-sources-")
+    writers = _writers(real_root, questions_per_class or QUESTIONS_PER_CLASS, Path(scratch.name))
     try:
         repos = []
         for plan in plans:
@@ -63,4 +64,6 @@ def write_release(
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+    finally:
+        scratch.cleanup()
     return manifest

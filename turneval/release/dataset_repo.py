@@ -24,9 +24,10 @@ QUESTIONS_PER_CLASS = 5
 small because every item carries its clip (``turneval dataset`` builds the full set)."""
 
 
-def read_sources(names: tuple[str, ...], root: str | Path | None = None) -> dict[str, list]:
-    """Source name -> its conversations (Dialogues with ``audio_path``)."""
-    return {name: SOURCES[name].read(real_root(root)) for name in names}
+def read_sources(names: tuple[str, ...], root: str | Path | None, scratch: Path) -> dict[str, list]:
+    """Source name -> its conversations (Dialogues with ``audio_path``; audio a source assembles
+    is written to ``scratch``, which must outlive the release)."""
+    return {name: SOURCES[name].read(real_root(root), scratch) for name in names}
 
 
 def audio_in_repo(split: str, audio_path: str) -> str:
@@ -34,8 +35,10 @@ def audio_in_repo(split: str, audio_path: str) -> str:
     return f"audio/{split}/{Path(audio_path).stem}.flac"
 
 
-def build(name: str, manifest: Path, cache: Path, *, questions_per_class: int = QUESTIONS_PER_CLASS) -> Any:
-    """The DatasetDict of data set ``name`` built from ``manifest`` (one split per source)."""
+def build(name: str, manifest: Path, cache: Path, *, questions_per_class: int = QUESTIONS_PER_CLASS) -> dict[str, Any]:
+    """Split -> Dataset of data set ``name`` built from ``manifest`` (one split per source); a source
+    the builder makes no row from (AMI has no 20 s crop that starts and ends in mutual silence) is
+    left out."""
     from turneval.dataset_scripts.builders import TurnTakingChunks, TurnTakingPerturbations, TurnTakingQuestions
 
     if name == "turn_taking_chunks":
@@ -47,7 +50,7 @@ def build(name: str, manifest: Path, cache: Path, *, questions_per_class: int = 
     else:
         raise ReleaseError(f"unknown data set {name!r}")
     builder.download_and_prepare()
-    return builder.as_dataset()
+    return {split: builder.as_dataset(split=split) for split in builder.info.splits if builder.info.splits[split].num_examples}
 
 
 def _relocate_audio_paths(dataset: Any, split_of: dict[str, str]) -> Any:
@@ -71,7 +74,7 @@ def _copy_audio(dialogues: dict[str, list], out: Path) -> None:
             sf.write(str(target), data, rate, format="FLAC", subtype="PCM_16")
 
 
-def _card(plan: RepoPlan, splits: dict[str, tuple[int, int]], features: Any) -> str:
+def _card(plan: RepoPlan, splits: dict[str, tuple[int, int]], features: Any, sources: list[str]) -> str:
     card = REPO_ROOT / "model_cards" / "datasets" / plan.name / "README.md"
     meta, body = split_front_matter(card)
     meta["license"] = plan.licence
@@ -87,6 +90,7 @@ def _card(plan: RepoPlan, splits: dict[str, tuple[int, int]], features: Any) -> 
     }
     lines = ["## This release", "", "| split | conversations from | licence | rows |", "|---|---|---|---|"]
     lines += [f"| `{s}` | {SOURCES[s].credit} | {SOURCES[s].licence} | {n} |" for s, (n, _) in splits.items()]
+    lines += [f"| (none) | {SOURCES[s].credit}: no row | | 0 |" for s in sources if s not in splits]
     lines += ["", "```python", "from datasets import load_dataset", f'ds = load_dataset("{plan.repo_id}")', "```"]
     if plan.name == "turn_taking_chunks":
         lines += ["", "`audio_path` is relative to this repo: the audio of every conversation is under `audio/<split>/`."]
@@ -106,16 +110,16 @@ def write_dataset_repo(plan: RepoPlan, out: Path, dialogues: dict[str, list], *,
         manifest = write_dialogue_manifest([d for items in dialogues.values() for d in items], Path(work) / "manifest.jsonl", split=split_of)
         built = build(plan.name, manifest, Path(work) / "cache", questions_per_class=questions_per_class)
         splits: dict[str, tuple[int, int]] = {}
-        for split in dialogues:
-            if split not in built:
-                raise ReleaseError(f"{plan.name}: the builder made no rows from source {split!r}")
+        if not built:
+            raise ReleaseError(f"{plan.name}: the builder made no rows from the sources {', '.join(dialogues)}")
+        for split in built:
             rows = _relocate_audio_paths(built[split], split_of)
             target = out / SHARD.format(split=split)
             target.parent.mkdir(parents=True, exist_ok=True)
             rows.to_parquet(str(target))
             splits[split] = (rows.num_rows, rows.data.nbytes)
-        features = built[next(iter(dialogues))].features
+        features = next(iter(built.values())).features
     if plan.name == "turn_taking_chunks":
         _copy_audio(dialogues, out)
-    (out / "README.md").write_text(_card(plan, splits, features), encoding="utf-8")
+    (out / "README.md").write_text(_card(plan, splits, features, list(dialogues)), encoding="utf-8")
     return out

@@ -5,6 +5,7 @@ source           conversations                                          licence
 ===============  ======================================================  ============
 synthetic        the bundled eSpeak NG examples (``examples/*.json``)   apache-2.0
 harper_valley    6 real two-party bank calls (``real/harper_valley``)   cc-by-4.0
+ami              AMI ES2004a, every pair of headset channels            cc-by-4.0
 ===============  ======================================================  ============
 
 Only licences in :data:`SHIPPABLE_LICENCES` ship. SpokenWOZ (CC BY-NC 4.0) and Switchboard
@@ -40,7 +41,8 @@ class Source:
     name: str
     licence: str
     credit: str
-    read: Callable[[Path], list[Dialogue]]
+    read: Callable[[Path, Path], list[Dialogue]]
+    """``read(real_root, scratch)``: the conversations; audio a source must assemble goes to ``scratch``."""
 
 
 def real_root(path: str | os.PathLike | None = None) -> Path:
@@ -51,7 +53,7 @@ def real_root(path: str | os.PathLike | None = None) -> Path:
     return Path(env) if env else REPO_ROOT.parent / "shared" / "real"
 
 
-def read_examples(_: Path) -> list[Dialogue]:
+def read_examples(_: Path, __: Path) -> list[Dialogue]:
     """The bundled synthetic conversations (``examples/NAME.json`` + ``NAME.wav``)."""
     from turneval.dataset_scripts.readers import read_annotations
 
@@ -84,7 +86,7 @@ def _harper_valley_call(audio: Path, transcript: Path) -> Dialogue:
     return Dialogue(id=f"harper_valley_{audio.stem}", segments=segments, words=words, audio_path=str(audio))
 
 
-def read_harper_valley(root: Path) -> list[Dialogue]:
+def read_harper_valley(root: Path, _: Path) -> list[Dialogue]:
     """The Harper Valley Bank calls of ``<real root>/harper_valley`` (audio/SID.flac + transcript/SID.json)."""
     folder = root / "harper_valley"
     calls = sorted((folder / "audio").glob("*.flac"))
@@ -96,13 +98,60 @@ def read_harper_valley(root: Path) -> list[Dialogue]:
     return [_harper_valley_call(audio, folder / "transcript" / f"{audio.stem}.json") for audio in calls]
 
 
+def _ami_speaker_segments(rttm: Path) -> dict[str, list[tuple[float, float]]]:
+    segments: dict[str, list[tuple[float, float]]] = {}
+    for number, line in enumerate(rttm.read_text(encoding="utf-8").splitlines(), 1):
+        fields = line.split()
+        if not fields:
+            continue
+        if fields[0] != "SPEAKER" or len(fields) < 8:
+            raise ReleaseError(f"{rttm}:{number}: not an RTTM SPEAKER line")
+        start, length = float(fields[3]), float(fields[4])
+        segments.setdefault(fields[7], []).append((start, start + length))
+    return segments
+
+
+def read_ami(root: Path, scratch: Path) -> list[Dialogue]:
+    """AMI ES2004a (60 s): every pair of its headset channels as a two-party recording, the
+    speech of the two from the manual segments (``mixture.rttm``); the other two people in the
+    room are heard faintly, as crosstalk. Each pair's stereo audio is written to ``scratch``."""
+    import itertools
+
+    import numpy as np
+    import soundfile as sf
+
+    folder = root / "ami" / "ES2004a_excerpt"
+    speaker_map = folder / "SPEAKER_MAP_inferred.txt"
+    if not speaker_map.is_file():
+        raise ReleaseError(f"{speaker_map}: not found; pass --real-root (or set ${REAL_ROOT_ENV}) to the folder that holds ami/, "
+                           "or leave ami out of --sources")
+    channels = {}
+    for line in speaker_map.read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if fields and fields[0].startswith("source"):
+            channels[fields[1]] = folder / (Path(fields[0]).stem + ".flac")
+    segments = _ami_speaker_segments(folder / "mixture.rttm")
+    out = []
+    for a, b in itertools.combinations(sorted(channels), 2):
+        if not segments.get(a) or not segments.get(b):
+            continue
+        left, rate = sf.read(channels[a], dtype="int16")
+        right, _ = sf.read(channels[b], dtype="int16")
+        n = min(len(left), len(right))
+        audio = scratch / f"ami_ES2004a_{a}_{b}.flac"
+        sf.write(str(audio), np.stack([left[:n], right[:n]], axis=1), rate, format="FLAC", subtype="PCM_16")
+        out.append(Dialogue(id=audio.stem, segments=[segments[a], segments[b]], audio_path=str(audio)))
+    return out
+
+
 SOURCES: dict[str, Source] = {
     "synthetic": Source("synthetic", "apache-2.0", "turneval's synthetic eSpeak NG conversations (Apache-2.0)", read_examples),
     "harper_valley": Source(
         "harper_valley", "cc-by-4.0", "Gridspace-Stanford Harper Valley speech dataset (CC BY 4.0)", read_harper_valley
     ),
+    "ami": Source("ami", "cc-by-4.0", "AMI Meeting Corpus, ES2004a (Carletta et al., 2005; CC BY 4.0)", read_ami),
 }
-DEFAULT_SOURCES: tuple[str, ...] = ("synthetic", "harper_valley")
+DEFAULT_SOURCES: tuple[str, ...] = ("synthetic", "harper_valley", "ami")
 
 
 def check_sources(names: tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
