@@ -1,8 +1,8 @@
 """The part every example bot shares: a Pipecat processor that answers after the caller stops, yields when
 talked over, and logs its own timing.
 
-A real bot has STT, an LLM and TTS between VAD and the output; this one has a recorded answer, so
-its timing is exactly its turn-taking: Silero VAD decides the caller has stopped (``stop_secs``
+A real bot has STT, an LLM and TTS between VAD and the output; this one has a recorded answer,
+streamed to the output in real time as a TTS service streams it, so its timing is exactly its turn-taking: Silero VAD decides the caller has stopped (``stop_secs``
 after the last speech), the answer starts ``reply_delay_s`` later, and a caller who speaks over
 the answer for VAD's ``start_secs`` makes the bot stop with ``broadcast_interruption()`` (Pipecat's
 barge-in: the output transport drops its queued audio and sends its wire's clear message).
@@ -48,6 +48,7 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 SAMPLE_RATE = 16000
 ANSWER = "Sure, the pharmacy opens at nine tomorrow morning and closes at six in the evening."
 LOUD_DBFS = -42.0  # a 5 ms window louder than this holds sound (the probe's own threshold)
+TTS_LEAD_S = 0.2  # the answer reaches the output this far ahead of playback, as a streaming TTS's does
 
 
 def answer_audio(text: str = ANSWER, sample_rate: int = SAMPLE_RATE) -> bytes:
@@ -118,7 +119,12 @@ class ScriptedReplies(FrameProcessor):
         self._speaking, self._awaiting_first_audio = True, True
         await self.push_frame(TTSStartedFrame())
         step = self.sample_rate // 50 * 2  # 20 ms of 16-bit audio
+        start = time.monotonic()
         for i in range(0, len(self.answer), step):
+            # streamed as a TTS service streams: in real time, a little ahead of playback
+            ahead = start + (i / 2) / self.sample_rate - TTS_LEAD_S - time.monotonic()
+            if ahead > 0:
+                await asyncio.sleep(ahead)
             await self.push_frame(TTSAudioRawFrame(audio=self.answer[i : i + step], sample_rate=self.sample_rate,
                                                    num_channels=1))
         await self.push_frame(TTSStoppedFrame())
@@ -149,7 +155,10 @@ class ScriptedReplies(FrameProcessor):
             now = time.monotonic()
             self.log.write("first_audio_out", caller_sound_end=self._reply_for,
                            response_latency_s=None if self._reply_for is None else round(now - self._reply_for, 4))
-        elif isinstance(frame, (InterruptionFrame, BotStoppedSpeakingFrame)):
+        elif isinstance(frame, BotStoppedSpeakingFrame):
+            self._speaking = False
+            self.log.write("bot_stopped")
+        elif isinstance(frame, InterruptionFrame):
             self._speaking = False
         await self.push_frame(frame, direction)
 

@@ -228,7 +228,10 @@ async def _stream(transport: AgentTransport, caller: np.ndarray, timeout_s: floa
             task.cancel()
         await asyncio.gather(send_task, recv_task, return_exceptions=True)
     settled = {"settle_s": settle_s, "waited_s": round((state["t0"] or loop.time()) - opened, 3),
-               "agent_sound_heard_s": round(state["heard_s"], 3)}
+               "agent_sound_heard_s": round(state["heard_s"], 3),
+               # the call's time 0 on the event loop's clock (time.monotonic: an agent's own log on this machine
+               # reads the same clock)
+               "call_start_monotonic": None if state["t0"] is None else round(state["t0"], 6)}
     return rec, status, detail, settled
 
 
@@ -304,7 +307,13 @@ def measure_transport_delay(settings: ProbeSettings, seconds: float = 2.0) -> di
 
     rng = np.random.default_rng(0)
     noise = (0.1 * rng.standard_normal(int(seconds * settings.sample_rate))).astype(np.float32)
-    with MockAgent("echo", wire=settings.transport, sample_rate=settings.sample_rate) as url:
+    if settings.transport == "webrtc":
+        from turneval.probe.webrtc import WebRTCEcho
+
+        echo = WebRTCEcho()
+    else:
+        echo = MockAgent("echo", wire=settings.transport, sample_rate=settings.sample_rate)
+    with echo as url:
         transport = settings.make(url)
 
         async def go() -> Recording:
@@ -316,8 +325,11 @@ def measure_transport_delay(settings: ProbeSettings, seconds: float = 2.0) -> di
             return rec
 
         rec = asyncio.run(go())
-    step = transport.frame_samples / settings.sample_rate
-    delays = [arrival - (i + 1) * step for i, (arrival, _, _) in enumerate(rec.arrivals)]
+    if settings.transport == "webrtc":  # frames are re-cut (Opus, 48 kHz) and the first ones may be lost
+        delays = _delays_by_content(rec, _int16(noise), settings.sample_rate)
+    else:
+        step = transport.frame_samples / settings.sample_rate
+        delays = [arrival - (i + 1) * step for i, (arrival, _, _) in enumerate(rec.arrivals)]
     if not delays:
         raise ProbeError("the loopback echo agent sent nothing back; the transport delay cannot be measured")
     delays_ms = sorted(1000 * d for d in delays)
@@ -325,6 +337,23 @@ def measure_transport_delay(settings: ProbeSettings, seconds: float = 2.0) -> di
             "p95_ms": round(delays_ms[min(len(delays_ms) - 1, int(0.95 * len(delays_ms)))], 3),
             "max_ms": round(delays_ms[-1], 3), "frames": len(delays_ms),
             "what": "round trip of a 20 ms frame through a loopback echo agent with the same transport"}
+
+
+def _delays_by_content(rec: Recording, sent: np.ndarray, sample_rate: int) -> list[float]:
+    """Each echoed chunk's delay: its arrival less the time its last sample was sent, found by where it matches
+    the sent noise (cross-correlation), so lost or re-cut frames do not shift the rest."""
+    delays = []
+    ref = sent.astype(np.float64)
+    n_fft = 1 << int(np.ceil(np.log2(ref.size * 2)))
+    spectrum = np.fft.rfft(ref, n_fft)
+    for (arrival, _, _), (_, chunk) in zip(rec.arrivals, rec.chunks):
+        if chunk.size < 64:
+            continue
+        piece = chunk.astype(np.float64)
+        corr = np.fft.irfft(spectrum * np.conj(np.fft.rfft(piece, n_fft)), n_fft)[: ref.size - piece.size + 1]
+        end = (int(np.argmax(corr)) + piece.size) / sample_rate
+        delays.append(arrival - end)
+    return delays
 
 
 def concatenate(outcomes: list[SampleOutcome], gap_s: float = 1.0) -> tuple[np.ndarray, list[dict[str, Any]]]:
