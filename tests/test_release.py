@@ -190,9 +190,46 @@ def test_release_json_lists_every_file_with_its_hash(release):
             "configuration_turn_taking_judge.py"} <= set(judge["files"])
     chunks = next(r for r in manifest["repos"] if r["repo_id"] == f"{ORG}/turn_taking_chunks")
     assert chunks["licence"] == "apache-2.0" and chunks["sources"] == ["synthetic"]
-    (release / "hub" / judge["folder"] / "LICENSE").write_text("changed", encoding="utf-8")
-    with pytest.raises(ReleaseError, match="differ"):
-        check_files(release / "hub", manifest)
+    licence = release / "hub" / judge["folder"] / "LICENSE"
+    kept = licence.read_bytes()
+    licence.write_text("changed", encoding="utf-8")
+    try:
+        with pytest.raises(ReleaseError, match="differ"):
+            check_files(release / "hub", manifest)
+    finally:
+        licence.write_bytes(kept)
+
+
+def test_push_creates_and_uploads_every_repo_with_the_token(release, monkeypatch):
+    import huggingface_hub
+
+    from turneval.release.push import push_release
+
+    calls = []
+
+    class RecordingApi:
+        def __init__(self, token):
+            calls.append(("token", token))
+
+        def create_repo(self, repo_id, repo_type, exist_ok, space_sdk):
+            calls.append(("create", repo_id, repo_type, space_sdk))
+
+        def upload_folder(self, folder_path, repo_id, repo_type, commit_message):
+            calls.append(("upload", repo_id, repo_type, sorted(p.name for p in Path(folder_path).iterdir())))
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", RecordingApi)
+    monkeypatch.setattr(huggingface_hub, "get_token", lambda: None)
+    with pytest.raises(ReleaseError, match="HF_TOKEN"):
+        push_release(release / "hub")
+    assert calls == []
+    monkeypatch.setattr(huggingface_hub, "get_token", lambda: "hf_test")
+    pushed = push_release(release / "hub", progress=lambda _: None)
+    manifest = read_manifest(release / "hub")
+    assert pushed == [r["repo_id"] for r in manifest["repos"]] and calls[0] == ("token", "hf_test")
+    created = {c[1]: c for c in calls if c[0] == "create"}
+    assert created[f"{ORG}/turn_naturalness"][2:] == ("space", "gradio") and created[f"{ORG}/turn_taking_chunks"][2:] == ("dataset", None)
+    uploads = {c[1]: c[3] for c in calls if c[0] == "upload"}
+    assert "model.safetensors" in uploads[f"{ORG}/future_activity_predictor_lookahead"] and "turn_naturalness.py" in uploads[f"{ORG}/turn_naturalness"]
 
 
 def test_card_metadata_comes_from_provenance(release):
