@@ -17,7 +17,8 @@ report's VAD, no transcript. Skips with one NaN figure without them.
 2. **End of turn as eot-bench counts it**, per corpus: the pauses where the speaker went on
    (holds) and the turn ends (shifts). A detector asked at 300 ms and at 600 ms of silence cuts
    the speaker off when it says "done" at a hold that is still silent then (false cut-off rate,
-   over all holds); swept over its threshold, the median time from the speech end until it says
+   over all holds), and ends a turn in time when it says so at a turn end (turn ends called,
+   over those whose silence lasts that long); swept over its threshold, the median time from the speech end until it says
    "done" at shifts when at most 5 % of holds are cut off (latency at 5 % false cut-offs; asked
    every 100 ms from 200 ms to 3 s; NaN, noted "> 3 s", when no threshold keeps the false cut-offs
    that low within 3 s: holds longer than that are common where agents look things up). Detectors: a VAD
@@ -49,6 +50,7 @@ ENV_VAR = "TURNEVAL_REAL_ROOT"
 CORPUS_NAMES = {"spokenwoz": "SpokenWOZ", "harper_valley": "Harper Valley", "ami": "AMI channel pairs"}
 ASK_AT_S = (0.3, 0.6)
 MAX_FALSE_CUTOFFS = 0.05
+QUICK_CALLS = 3
 STREAM_GRID_S = tuple(round(0.2 + 0.1 * k, 1) for k in range(29))  # 0.2 .. 3.0 s
 
 
@@ -58,12 +60,14 @@ def default_root() -> Path:
 
 
 def corpus_recordings(root: Path, quick: bool = False) -> dict[str, list[str]]:
-    """``{corpus: [recording spec]}`` for the corpora found under ``root`` (``quick``: the
-    telephone corpora only)."""
+    """``{corpus: [recording spec]}`` for the corpora found under ``root`` (``quick``: the first
+    :data:`QUICK_CALLS` calls of each telephone corpus)."""
     found = {"spokenwoz": sorted(str(p) for p in (root / "spokenwoz" / "audio").glob("*.flac")),
              "harper_valley": sorted(str(p) for p in (root / "harper_valley" / "audio").glob("*.flac"))}
     ami = sorted((root / "ami" / "ES2004a_excerpt").glob("source*.flac"))
-    if not quick:
+    if quick:
+        found = {name: recs[:QUICK_CALLS] for name, recs in found.items()}
+    else:
         found["ami"] = [f"{a}+{b}" for a, b in itertools.combinations(ami, 2)]
     return {name: recs for name, recs in found.items() if recs}
 
@@ -137,6 +141,10 @@ def eot_figures(where: str, scores: dict[str, np.ndarray], shift: np.ndarray, si
             cut = float(np.mean(says_done[~shift] & (silence[~shift] > t))) if holds else np.nan
             out.append(figure(f"{where} false cut-offs at {int(t * 1000)} ms of silence: {name}", cut, "share of holds",
                               note=f"{holds} holds, {int(shift.sum())} turn ends"))
+            open_ends = shift & (silence >= t)
+            caught = float(np.mean(says_done[open_ends])) if open_ends.any() else np.nan
+            out.append(figure(f"{where} turn ends called at {int(t * 1000)} ms of silence: {name}", caught, "share of turn ends",
+                              note=f"of the {int(open_ends.sum())} turn ends whose silence lasts {int(t * 1000)} ms; the other side of the false cut-offs"))
         latency, cut = latency_at_false_cutoffs(s, grid, shift, silence)
         out.append(figure(f"{where} latency at 5 % false cut-offs: {name}", latency if np.isfinite(latency) else float("nan"), "s",
                           note=f"median over {int(shift.sum())} turn ends; {cut:.1%} of {holds} holds cut off" if np.isfinite(latency)
@@ -174,7 +182,7 @@ def run_on(quick: bool, root: str | None = None) -> list[dict]:
         smart_turn = SmartTurnV3(threads=threads)
     except SmartTurnUnavailable:
         smart_turn = None
-    grid = STREAM_GRID_S if not quick else (0.2, 0.3, 0.6, 1.0, 2.0)
+    grid = STREAM_GRID_S if not quick else (0.2, 0.3, 0.6)
     dialogues = {name: [replace(load_recording(r), words=None) for r in recs] for name, recs in corpora.items()}
     table = join_tables([decision_table(judge, ds, features, smart_turn, corpus=name) for name, ds in dialogues.items()])
     loo = leave_one_corpus_out(table, features, DEFAULT_C)
@@ -224,7 +232,7 @@ def run(quick: bool) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--real-root", default=None, help=f"the folder of spokenwoz/, harper_valley/, ami/ (default: ${ENV_VAR} or ../shared/real)")
-    parser.add_argument("--quick", action="store_true", help="the telephone corpora only, a coarse time grid")
+    parser.add_argument("--quick", action="store_true", help="3 calls of each telephone corpus, a coarse time grid")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     return print_figures(run_on(args.quick, args.real_root), args.json)
