@@ -205,7 +205,7 @@ def test_fit_stage_recovers_a_rule_that_ranks_by_its_features():
 def test_leave_one_corpus_out_keeps_the_cue_weak_where_a_corpus_does_not_carry_it():
     """One corpus whose shifts the cue predicts, one where it says nothing: the chosen strength is
     the one whose worst held-out corpus gains most over the silence alone, not the pooled best."""
-    from turneval.training.fit_pause_decision import leave_one_corpus_out, join_tables
+    from turneval.training.fit_pause_decision import join_tables, leave_one_corpus_out
 
     rng = np.random.default_rng(1)
     table = join_tables([_corpus_table(rng, 200, 3.0, "cued"), _corpus_table(rng, 200, 0.0, "plain")])
