@@ -16,10 +16,10 @@ from .manifest import MANIFEST, repo_entry
 from .plan import ReleaseError, RepoPlan
 
 
-def _writers(real_root: str | Path | None, questions_per_class: int, scratch: Path) -> dict[str, Callable[[RepoPlan, Path], Path]]:
+def _writers(plans: list[RepoPlan], real_root: str | Path | None, questions_per_class: int, scratch: Path) -> dict[str, Callable[[RepoPlan, Path], Path]]:
     from .dataset_repo import read_sources, write_dataset_repo
     from .model_repo import write_model_repo
-    from .space_repos import write_demo_space, write_metric_space
+    from .space_repos import demo_wheel_url, write_demo_space, write_metric_space
 
     conversations: dict[tuple[str, ...], dict[str, list]] = {}
 
@@ -28,7 +28,18 @@ def _writers(real_root: str | Path | None, questions_per_class: int, scratch: Pa
             conversations[plan.sources] = read_sources(plan.sources, real_root, scratch)
         return write_dataset_repo(plan, out, conversations[plan.sources], questions_per_class=questions_per_class)
 
-    return {"model": write_model_repo, "dataset": dataset, "metric": write_metric_space, "demo": write_demo_space}
+    demo_written: dict[str, Path] = {}
+
+    def demo(plan: RepoPlan, out: Path) -> Path:
+        demo_written[plan.repo_id] = write_demo_space(plan, out)
+        return out
+
+    def metric(plan: RepoPlan, out: Path) -> Path:
+        # the plan lists the demo Space first, so its wheel is known here
+        wheel_url = next((demo_wheel_url(repo_id, folder) for repo_id, folder in demo_written.items()), None)
+        return write_metric_space(plan, out, wheel_url=wheel_url)
+
+    return {"model": write_model_repo, "dataset": dataset, "metric": metric, "demo": demo}
 
 
 def write_release(
@@ -48,7 +59,7 @@ def write_release(
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     scratch = tempfile.TemporaryDirectory(prefix="turneval-release-sources-")
-    writers = _writers(real_root, questions_per_class or QUESTIONS_PER_CLASS, Path(scratch.name))
+    writers = _writers(plans, real_root, questions_per_class or QUESTIONS_PER_CLASS, Path(scratch.name))
     try:
         repos = []
         for plan in plans:

@@ -92,7 +92,7 @@ def card_licence(card: Path) -> str:
 
 
 def release_plan(org: str, *, sources: tuple[str, ...] | None = None, demo: bool = True) -> list[RepoPlan]:
-    """Every repo of the release under ``org``, models first.
+    """Every repo of the release under ``org``: models, data sets, the demo Space, metric Spaces.
 
     ``sources`` picks the conversations the data sets are built from (default: every one whose
     licence allows shipping, see :mod:`.dataset_sources`); ``demo`` False leaves out the demo Space.
@@ -106,8 +106,8 @@ def release_plan(org: str, *, sources: tuple[str, ...] | None = None, demo: bool
         for name, card in MODEL_REPOS.items()
     ]
     plans += [RepoPlan(f"{org}/{name}", "dataset", name, dataset_licence(chosen), chosen) for name in DATASET_REPOS]
-    plans += [RepoPlan(f"{org}/{name}", "metric", name, CODE_LICENCE) for name in METRIC_REPOS]
-    if demo:
+    if demo:  # before the metric Spaces: they install turneval from the wheel it carries
         plans.append(RepoPlan(f"{org}/{DEMO_SPACE}", "demo", DEMO_SPACE, card_licence(REPO_ROOT / "space" / "README.md")))
+    plans += [RepoPlan(f"{org}/{name}", "metric", name, CODE_LICENCE) for name in METRIC_REPOS]
     return plans
 
