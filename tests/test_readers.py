@@ -331,3 +331,31 @@ def test_read_corpus_gives_one_dialogue_per_conversation(tmp_path):
     assert [d.id for d in dialogues] == ["sw0001", "V00_S0001_I00000001", "V00_S0002_I00000002", "call_0001"]
     trans = list(read_corpus(sorted((DATA / "switchboard").glob("*.text"))))
     assert [(d.id, d.metadata["alignment"]) for d in trans] == [("sw0001", "trans"), ("sw0001", "word")]
+
+
+def test_harper_valley_reader_names_the_file_and_the_bad_utterance(tmp_path):
+    import json
+
+    from turneval.dataset_scripts.dialogue import DialogueError
+    from turneval.dataset_scripts.readers import read_harper_valley
+
+    path = tmp_path / "call.json"
+    path.write_text(json.dumps([{"speaker_role": "manager", "offset_ms": 0, "duration_ms": 500}]))
+    with pytest.raises(DialogueError, match=r"call.json: utterance 0: speaker_role 'manager'"):
+        read_harper_valley(path, load_audio=False)
+    path.write_text(json.dumps([{"speaker_role": "agent", "duration_ms": 500}]))
+    with pytest.raises(DialogueError, match="lacks 'offset_ms'"):
+        read_harper_valley(path, load_audio=False)
+
+
+def test_harper_valley_reader_on_a_real_call_keeps_roles_on_their_channels():
+    from pathlib import Path
+
+    from turneval.dataset_scripts.readers import read_harper_valley
+
+    transcript = Path(__file__).resolve().parents[2] / "shared" / "real" / "harper_valley" / "transcript" / "0002f70f7386445b.json"
+    if not transcript.is_file():
+        pytest.skip("the Harper Valley dev calls (../shared/real/harper_valley) are not here")
+    call = read_harper_valley(transcript, load_audio=False)
+    assert call.metadata["corpus"] == "harper_valley" and call.words[0][0].text == "hello"
+    assert all(s < e for side in call.segments for s, e in side)

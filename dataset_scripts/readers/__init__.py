@@ -8,6 +8,7 @@ format          files                                        reader
 ==============  ===========================================  =========================
 switchboard     ``swNNNN[AB]-ms98-a-word.text`` (+ trans)    :func:`read_switchboard`
 fisher          ``fe_03_NNNNN.txt``                          :func:`read_fisher`
+harper_valley   ``transcript/SID.json`` (+ ``../audio``)     :func:`read_harper_valley`
 rttm            ``*.rttm`` (+ stereo audio)                  :func:`read_rttm`
 word_json       two Whisper-style ``*.json`` or a combined   :func:`read_word_json`
 vad_csv         ``*.csv`` with ``speaker,start,end``         :func:`read_vad_csv`
@@ -29,6 +30,7 @@ from ..vad import dialogue_from_audio
 from ._common import AUDIO_SUFFIXES, NON_SPEECH_TOKENS, load_json, located
 from .annotations import annotation_pairs, read_annotated_corpus, read_annotations
 from .fisher import read_fisher
+from .harper_valley import read_harper_valley
 from .rttm import read_rttm, read_rttm_all
 from .seamless import _PARTICIPANT_RE as _SEAMLESS_PARTICIPANT_RE
 from .seamless import read_seamless, read_seamless_pair
@@ -167,6 +169,7 @@ __all__ = [
     "read_corpus",
     "read_dialogue",
     "read_fisher",
+    "read_harper_valley",
     "read_rttm",
     "read_rttm_all",
     "read_seamless",
