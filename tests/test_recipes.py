@@ -80,10 +80,15 @@ def test_quick_demo_predictor_recipe_trains_both_models_and_benchmarks_them(tmp_
     assert result["n_pairs"] > 0 and len(result["results"]) >= 2
 
 
-def test_quick_switchboard_predictor_recipe_trains_on_cached_voice_activity(tmp_path_factory):
+@pytest.fixture(scope="module")
+def quick_switchboard(tmp_path_factory) -> Path:
+    return _quick(tmp_path_factory, "future_activity_predictor_switchboard")
+
+
+def test_quick_switchboard_predictor_recipe_trains_on_cached_voice_activity(quick_switchboard):
     from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
 
-    out = _quick(tmp_path_factory, "future_activity_predictor_switchboard")
+    out = quick_switchboard
     assert sorted(p.name for p in (out / "cache").iterdir()) == ["swb_va_test.npz", "swb_va_train.npz", "swb_va_val.npz"]
     config = FutureActivityPredictorModel.from_pretrained(out / "fap_swb" / "final").config
     assert (config.input_type, config.vad_features) == ("vad", "timing")
@@ -103,10 +108,13 @@ def test_quick_words_predictor_recipe_fits_the_cue_and_trains_from_the_lookahead
         assert np.array_equal(model.word_cue.weights.numpy(), cue["weights"])
 
 
-def test_quick_lookahead_predictor_recipe_widens_the_voice_activity_model_and_trains_it(tmp_path_factory):
+def test_quick_lookahead_predictor_recipe_widens_the_voice_activity_model_and_trains_it(tmp_path_factory, quick_switchboard):
+    """Started from the quick Switchboard recipe's model: the shipped Switchboard predictor no longer ships."""
     from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
 
-    out = _quick(tmp_path_factory, "future_activity_predictor_lookahead")
+    out = tmp_path_factory.mktemp("future_activity_predictor_lookahead")
+    init = quick_switchboard / "fap_swb" / "final"
+    assert _recipe("future_activity_predictor_lookahead").main(["--out", str(out), "--quick", "--init-checkpoint", str(init)]) == 0
     assert sorted(p.name for p in (out / "cache").iterdir()) == ["swb_va_test.npz", "swb_va_train.npz", "swb_va_val.npz"]
     model = FutureActivityPredictorModel.from_pretrained(out / "fap_lookahead" / "final")
     assert (model.config.vad_features, model.config.end_lookahead_s, model.lookahead_frames) == ("timing+ends", 1.0, 50)
@@ -163,3 +171,12 @@ def test_from_stage_skips_earlier_stages_and_a_failing_stage_says_how_to_continu
     with pytest.raises(ValueError, match="kind"):
         Stage("x", "cooking", "m", ())
     assert KINDS.index("data") < KINDS.index("training") < KINDS.index("thresholds")
+
+
+def test_a_recipe_whose_start_no_longer_ships_says_which_recipe_rebuilds_it(tmp_path, monkeypatch, capsys):
+    from turneval import checkpoints
+
+    monkeypatch.setattr(checkpoints, "EARLIER_GENERATIONS", tmp_path / "no_baselines")
+    with pytest.raises(SystemExit):
+        _recipe("future_activity_predictor_lookahead").main(["--out", str(tmp_path / "r"), "--quick", "--dry-run"])
+    assert "python -m turneval.training.recipes.future_activity_predictor_switchboard" in capsys.readouterr().err
