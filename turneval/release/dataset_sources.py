@@ -15,13 +15,12 @@ recordings lie outside the repository: ``--real-root`` or ``$TURNEVAL_REAL_ROOT`
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from turneval.dataset_scripts.dialogue import Dialogue, Word
+from turneval.dataset_scripts.dialogue import Dialogue
 
 from .plan import REPO_ROOT, ReleaseError
 
@@ -63,31 +62,9 @@ def read_examples(_: Path, __: Path) -> list[Dialogue]:
     return [read_annotations(path, load_audio=False, require_audio=True) for path in files]
 
 
-def _harper_valley_call(audio: Path, transcript: Path) -> Dialogue:
-    """One call: channel 0 the agent (speaker A), channel 1 the caller (B); segments are the
-    utterance spans, words the aligner's times of the ASR transcript (the words the times belong to)."""
-    try:
-        utterances = json.loads(transcript.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
-        raise ReleaseError(f"{transcript}: cannot read the Harper Valley transcript ({err})") from None
-    segments: list[list[tuple[float, float]]] = [[], []]
-    words: list[list[Word]] = [[], []]
-    for i, utt in enumerate(utterances):
-        role = utt.get("speaker_role")
-        if role not in ("agent", "caller"):
-            raise ReleaseError(f"{transcript}: utterance {i} has speaker_role {role!r}; expected 'agent' or 'caller'")
-        side = 0 if role == "agent" else 1
-        start = utt["offset_ms"] / 1000
-        segments[side].append((start, start + utt["duration_ms"] / 1000))
-        texts = str(utt.get("transcript", "")).split()
-        if len(texts) == len(utt.get("word_offsets_ms", ())) == len(utt.get("word_durations_ms", ())):
-            for text, offset, length in zip(texts, utt["word_offsets_ms"], utt["word_durations_ms"]):
-                words[side].append(Word(start + offset / 1000, start + (offset + length) / 1000, text))
-    return Dialogue(id=f"harper_valley_{audio.stem}", segments=segments, words=words, audio_path=str(audio))
-
-
 def read_harper_valley(root: Path, _: Path) -> list[Dialogue]:
-    """The Harper Valley Bank calls of ``<real root>/harper_valley`` (audio/SID.flac + transcript/SID.json)."""
+    """The Harper Valley Bank calls of ``<real root>/harper_valley`` (audio/SID.flac + transcript/SID.json;
+    the reader is :func:`turneval.dataset_scripts.readers.read_harper_valley`)."""
     folder = root / "harper_valley"
     calls = sorted((folder / "audio").glob("*.flac"))
     if not calls:
@@ -95,7 +72,9 @@ def read_harper_valley(root: Path, _: Path) -> list[Dialogue]:
             f"{folder}/audio: no Harper Valley calls; pass --real-root (or set ${REAL_ROOT_ENV}) to the folder "
             "that holds harper_valley/, or build the data sets from --sources synthetic only"
         )
-    return [_harper_valley_call(audio, folder / "transcript" / f"{audio.stem}.json") for audio in calls]
+    from turneval.dataset_scripts.readers import read_harper_valley as read_call
+
+    return [read_call(folder / "transcript" / f"{audio.stem}.json", audio, load_audio=False) for audio in calls]
 
 
 def _ami_speaker_segments(rttm: Path) -> dict[str, list[tuple[float, float]]]:
