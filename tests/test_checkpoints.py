@@ -14,6 +14,7 @@ from turneval.checkpoints import (
     BUNDLED,
     CheckpointNotFoundError,
     bundled_checkpoint,
+    bundled_root,
     default_checkpoint,
     resolve_checkpoint,
     sync_code_copies,
@@ -45,6 +46,14 @@ def test_missing_folder_and_unknown_kind_say_what_to_do(tmp_path, monkeypatch):
         default_checkpoint("predictor")
     with pytest.raises(ValueError, match="unknown model kind 'vad'"):
         resolve_checkpoint("vad")
+
+
+def test_a_bundled_checkpoint_is_found_by_its_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no such folder here: the name means the bundled one
+    folder = resolve_checkpoint("predictor", "future_activity_predictor_words")
+    assert folder == bundled_root() / "future_activity_predictor_words" and (folder / "config.json").is_file()
+    with pytest.raises(CheckpointNotFoundError, match="future_activity_predictor_demo: no such folder"):
+        resolve_checkpoint("predictor", "future_activity_predictor_demo")  # an earlier generation: not shipped
 
 
 def test_hub_id_offline_uses_only_the_cache(tmp_path, monkeypatch):

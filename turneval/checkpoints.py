@@ -3,7 +3,7 @@
 A model argument (``--judge`` / ``--predictor``, the ``judge=`` / ``predictor=`` of the API) is
 resolved in this order:
 
-1. an explicit local folder;
+1. an explicit local folder, or the name of a bundled checkpoint (``future_activity_predictor_words``);
 2. an explicit Hugging Face Hub id (``owner/name``), read from the local Hugging Face cache only
    (``snapshot_download(local_files_only=True)``): turneval never downloads at run time; fetch a
    model first with ``hf download owner/name``;
@@ -13,7 +13,7 @@ resolved in this order:
    ``turneval.bundled``, the repository's ``checkpoints/`` folder), so a wheel runs offline.
 
 One model per job ships: the judge, the predictor, and the word-reading predictor (pass its
-folder, ``bundled_root() / "future_activity_predictor_words"``, when a transcript exists).
+name, ``--predictor future_activity_predictor_words``, when a transcript exists).
 Earlier generations (the audio demo predictor, the Switchboard predictor without look-ahead)
 do not ship; a source checkout keeps them in ``benchmarks/baselines/`` for the benchmarks that
 compare generations and the recipes that start from them (:func:`named_checkpoint`), and
@@ -86,11 +86,14 @@ def is_hub_id(spec: str | os.PathLike) -> bool:
 
 
 def resolve(spec: str | os.PathLike, *, what: str = "checkpoint", hint: str = "") -> Path:
-    """A local folder as it is, or a Hub id resolved to its snapshot folder in the local cache (never downloaded).
+    """A local folder as it is, a bundled checkpoint's name as its folder, or a Hub id resolved to
+    its snapshot folder in the local cache (never downloaded).
 
     Raises CheckpointNotFoundError naming ``spec`` and what to pass instead (``hint``).
     """
     path = Path(spec)
+    if not path.exists() and path.name == str(spec) and (bundled_root() / path.name / "config.json").is_file():
+        return bundled_root() / path.name
     if not is_hub_id(spec):
         if not path.exists():
             raise CheckpointNotFoundError(f"{what} {spec}: no such folder{'; ' + hint if hint else ''}")
