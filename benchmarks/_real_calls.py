@@ -3,7 +3,8 @@
 Shared by ``real_perturbations.py`` (TurnNat's edits on real audio) and ``naturalness_range.py``
 (the range of m on real human conversations):
 
-* :func:`real_recordings`: the SpokenWOZ calls (``_spokenwoz``) and every pair of close-talk
+* :func:`real_recordings`: the SpokenWOZ calls (``_spokenwoz``), the Harper Valley calls
+  (``_harper_valley``) and every pair of close-talk
   channels of the AMI ES2004a excerpt (``_ami``), each a stereo Dialogue at 16 kHz whose speech
   segments come from Silero VAD per channel, as ``turneval score`` finds them;
 * :func:`predictors`: (name, model) for both bundled predictors, the default one when
@@ -50,10 +51,14 @@ def ami_channel_pairs(root: str | None = None) -> list:
     return out
 
 
-def real_recordings(spokenwoz_root: str | None = None, ami_root: str | None = None, quick: bool = False) -> tuple[list, list[str]]:
-    """``(dialogues, missing)``: the SpokenWOZ calls and the AMI channel pairs that are found
-    (``quick``: SpokenWOZ only), and one line per data folder that is not."""
+def real_recordings(spokenwoz_root: str | None = None, ami_root: str | None = None, quick: bool = False,
+                    harper_valley_root: str | None = None) -> tuple[list, list[str]]:
+    """``(dialogues, missing)``: the SpokenWOZ calls, the Harper Valley calls and the AMI channel
+    pairs that are found (``quick``: SpokenWOZ only), and one line per data folder that is not.
+    Each Dialogue names its corpus in ``metadata["corpus"]``."""
     from _ami import AmiDataMissing
+    from _harper_valley import HarperValleyDataMissing
+    from _harper_valley import load_calls as load_harper_valley
     from _spokenwoz import SpokenwozDataMissing, load_calls
 
     dialogues, missing = [], []
@@ -62,6 +67,10 @@ def real_recordings(spokenwoz_root: str | None = None, ami_root: str | None = No
     except SpokenwozDataMissing as err:
         missing.append(str(err))
     if not quick:
+        try:
+            dialogues += load_harper_valley(harper_valley_root)
+        except HarperValleyDataMissing as err:
+            missing.append(str(err))
         try:
             dialogues += ami_channel_pairs(ami_root)
         except AmiDataMissing as err:

@@ -107,9 +107,13 @@ def test_perturbation_pairs_are_distinct_places_with_edited_audio(spokenwoz_root
     assert len({(k, json.dumps(b)) for k, b in places}) == len(pairs), "a place drawn twice counts once"
 
 
-def test_benchmark_counts_and_figures(spokenwoz_root, tiny_predictors, tmp_path):
+def test_benchmark_counts_and_figures(spokenwoz_root, tiny_predictors, tmp_path, monkeypatch):
+    monkeypatch.setenv("TURNEVAL_HARPER_VALLEY_ROOT", str(tmp_path / "no_harper_valley"))
     result = real_perturbations.evaluate(str(spokenwoz_root), str(tmp_path / "no_ami"), seeds=2)
     assert result["recordings"] == ["SYN0001"] and any("no AMI data" in m for m in result["missing"])
+    assert any("no Harper Valley data" in m for m in result["missing"])
+    for name, per_type in result["summary"]["models"].items():  # every edit pooled, per corpus of the calls
+        assert {c: g["pairs"] for c, g in per_type["all"]["by_corpus"].items()} == {"spokenwoz": per_type["all"]["pairs"]}
     summary = result["summary"]
     timer = real_perturbations.SILENCE_TIMER  # scored beside the predictors, on the same VAD segments
     assert list(summary["models"]) == [name for name, _ in tiny_predictors] + [timer]
@@ -138,11 +142,14 @@ def test_benchmark_counts_and_figures(spokenwoz_root, tiny_predictors, tmp_path)
     scorers = len(tiny_predictors) + 1
     figures = real_perturbations.figures(result)
     split_figures = [f for f in figures if "original gap" in f["name"] or "VAD heard" in f["name"]]
-    per_type_figures = [f for f in figures if f not in split_figures]
+    corpus_figures = [f for f in figures if "calls:" in f["name"]]
+    per_type_figures = [f for f in figures if f not in split_figures and f not in corpus_figures]
     assert len(per_type_figures) == scorers * (len(PERTURBATION_TYPES) + 1)
+    assert len(corpus_figures) == scorers, "every edit pooled, once per corpus (one corpus here)"
     assert len(split_figures) == 4 * scorers, "late responses by the gap they lengthen, backchannels by what the VAD heard"
     assert all("target >= 0.90" in f["note"] and "TurnNat" in f["note"] for f in per_type_figures)
     table = real_perturbations.markdown(result)
+    assert "| all, spokenwoz calls |" in table
     assert "| late_response |" in table and "original gap >= 1 s" in table and "| silence timer |" in table.splitlines()[2]
     assert "| excessive_backchannel, VAD heard not every copy |" in table
 

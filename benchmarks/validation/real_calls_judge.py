@@ -4,8 +4,8 @@ its agreement (a)-(e) beside Talking Turns' figures.
     python benchmarks/validation/real_calls_judge.py [--quick] [--spokenwoz-root DIR] [--ami-root DIR]
     python benchmarks/run_all.py --only real_speech      # real_speech.py runs this part too
 
-The recordings (``_real_calls.real_recordings``): the SpokenWOZ dev calls (telephone, 8 kHz,
-one speaker per channel) and every pair of AMI ES2004a close-talk channels, speech found by
+The recordings (``_real_calls.real_recordings``): the SpokenWOZ and Harper Valley dev calls
+(telephone, 8 kHz, one speaker per channel) and every pair of AMI ES2004a close-talk channels, speech found by
 the report's VAD and no transcript, as a user's recording is read. Skips with one NaN figure without them.
 
 1. **Pause decisions** (metrics (a)/(d): after an IPU and a silence, does the other party take
@@ -15,9 +15,9 @@ the report's VAD and no transcript, as a user's recording is read. Skips with on
      (Talking Turns' protocol), or its turn-end head where it has no rule;
    * smart-turn v3.2 (onnxruntime) as pipecat asks it: 200 ms after the IPU end;
    * the silence's length (a stopwatch; what any judge deciding at its end knows);
-   with the paired differences judge minus each. The rule was fitted on the SpokenWOZ calls
-   (``training/fit_pause_decision.py``: its weights and bias): the figures say so, and the
-   rule is also refitted leaving each call out (a held-out score per call).
+   with the paired differences judge minus each, per corpus. The shipped rule was fitted on
+   all three corpora (``training/fit_pause_decision.py``), so these figures are in sample; the
+   figure of a corpus left out of the fit is ``pause_decision_corpora.py``'s.
 2. **Agreement (a)-(e)** per direction at the judge's thresholds, and with thresholds tuned on
    the other recordings only (leave one recording out; ``metrics.agreement.tune_thresholds``,
    a metric retuned where both decisions have :data:`MIN_PER_DECISION` instances), beside
@@ -107,31 +107,6 @@ def decision_figures(rows: list[dict], where: str, note: str, n_resamples: int) 
     return out
 
 
-def held_out_rule_figures(dialogues: list, judge: Any, n_resamples: int) -> list[dict]:
-    """The judge's pause rule refitted without each recording in turn and scored on it (the
-    same features, the same choice of C): an estimate for calls the rule never saw."""
-    from sklearn.metrics import roc_auc_score
-
-    from turneval.metrics.intervals import bootstrap_roc_auc
-    from turneval.training.fit_pause_decision import decision_table, fit
-
-    rule = getattr(judge.config, "pause_decision", None)
-    if not rule or len(dialogues) < 3:
-        return []
-    table = decision_table(judge, dialogues, rule["features"])
-    held = fit(table, rule["features"])["cv_scores"]
-    y, clusters = table["shift"].astype(int), table["recording"]
-    ci = bootstrap_roc_auc(y, held, clusters=clusters, n_resamples=n_resamples)
-    per = []
-    for g in np.unique(clusters):
-        m = clusters == g
-        if 0 < y[m].sum() < m.sum():
-            per.append(f"{g} {roc_auc_score(y[m], held[m]):.3f}")
-    return [figure("SpokenWOZ pause decisions ROC-AUC: judge's rule refitted leaving each call out", ci.value, "",
-                   note=f"pooled held-out scores (each call's from a rule fitted on the others; intercepts differ between folds, "
-                        f"which lowers the pooled figure); 95 % CI [{ci.low:.3f}, {ci.high:.3f}] resampling calls; per call: {', '.join(per)}")]
-
-
 def judged_instances(dialogues: list, judge: Any) -> dict[str, list]:
     """Every agreement instance of each recording, both speakers as the system in turn."""
     from turneval.reporting import two_party_judged_instances
@@ -199,13 +174,13 @@ def run_on(quick: bool, spokenwoz_root: str | None = None, ami_root: str | None 
     n = 300 if quick else 2000
     rows = pause_rows(dialogues, judge, smart_turn)
     rule = getattr(judge.config, "pause_decision", None)
-    fitted = f"the judge's rule was fitted on these calls ({len(rule['weight']) + 1} numbers)" if rule else "no rule fitted"
+    fitted = (f"in sample: {rule['source']}; pause_decision_corpora.py gives each corpus's figure with the rule fitted without it"
+              if rule else "no rule fitted")
     out = []
-    for name, note in (("spokenwoz", fitted), ("ami", "never used to fit the rule")):
+    for name, where in (("spokenwoz", "SpokenWOZ"), ("harper_valley", "Harper Valley"), ("ami", "AMI channel pairs")):
         subset = [r for r in rows if r["corpus"] == name]
         if subset:
-            out += decision_figures(subset, "SpokenWOZ" if name == "spokenwoz" else "AMI channel pairs", note, n)
-    out += held_out_rule_figures([d for d in dialogues if _corpus(d) == "spokenwoz"], judge, n)
+            out += decision_figures(subset, where, fitted, n)
     corpus = {d.id: _corpus(d) for d in dialogues}
     out += agreement_figures(judged_instances(dialogues, judge), corpus, judge.config.agreement_thresholds)
     return out

@@ -128,7 +128,8 @@ def score_pairs(dialogues: Sequence, models: Sequence[tuple[str, Any]], seeds: i
             heard_natural, natural = natural_cache[crop]
             heard_perturbed = heard_as_turneval(pair.perturbed)
             gap_ms = pair.edit.get("pre_response_gap_ms")
-            rows.append({"recording": dialogue.id, "type": pair.perturbation_type, "description": pair.description,
+            rows.append({"recording": dialogue.id, "corpus": str(dialogue.metadata.get("corpus", "real")),
+                         "type": pair.perturbation_type, "description": pair.description,
                          "crop": pair.crop, "natural_m": natural, "perturbed_m": _scores(heard_perturbed, models),
                          "original_gap_s": None if gap_ms is None else gap_ms / 1000.0,
                          "backchannels_heard": backchannels_heard(pair.edit, heard_natural.segments, heard_perturbed.segments)})
@@ -227,6 +228,9 @@ def summarize(scored: dict[str, Any], model_names: Sequence[str]) -> dict[str, A
         for kind, split in SPLITS.items():
             rows = [r for r in scored["pairs"] if r["type"] == kind]
             per_type[kind][split.key] = {label: _shares([r for r in rows if split.group(r) == label], name) for label in split.labels}
+        # every type pooled, per corpus: does the check hold on each kind of call?
+        per_type["all"]["by_corpus"] = {c: _shares([r for r in scored["pairs"] if r.get("corpus") == c], name)
+                                        for c in sorted({r.get("corpus", "real") for r in scored["pairs"]})}
         out["models"][name] = per_type
     return out
 
@@ -270,6 +274,10 @@ def figures(result: dict[str, Any]) -> list[dict]:
             out.append(figure(f"real-call perturbations, original above {kind}: {name}", s["share"], "", headline=kind == "all",
                               note=f"{s['wins']} of {s['pairs']} pairs from {s['recordings']} recordings, {ci}; {_difference_label(name)} "
                                    f"{s['mean_m_difference']:+.3f}; {hosts}; target >= {TARGET:.2f}; {paper_figures(kind)}"))
+            for corpus, g in s.get("by_corpus", {}).items():
+                out.append(figure(f"real-call perturbations, original above any edit, {corpus} calls: {name}", g["share"], "",
+                                  note=f"{g['wins']} of {g['pairs']} pairs from {g['recordings']} recordings; "
+                                       f"{_difference_label(name)} {g['mean_m_difference']:+.3f}"))
             split = SPLITS.get(kind)
             for label, g in (s.get(split.key, {}) if split else {}).items():
                 out.append(figure(f"real-call perturbations, original above {kind}, {split.title} {label}: {name}", g["share"], "",
@@ -301,6 +309,13 @@ def markdown(result: dict[str, Any]) -> str:
                 g = summary["models"][name][kind][split.key][label]
                 cells.append("no pair" if not g["pairs"] else f"{g['share']:.2f}, n = {g['pairs']}")
             lines.append(f"| {kind}, {split.title} {label} | " + " | ".join(cells) + " | | |")
+    corpora = sorted({c for name in names for c in summary["models"][name]["all"].get("by_corpus", {})})
+    for corpus in corpora:
+        cells = []
+        for name in names:
+            g = summary["models"][name]["all"]["by_corpus"].get(corpus)
+            cells.append("no pair" if not g or not g["pairs"] else f"{g['share']:.2f} [{g['ci95'][0]:.2f}, {g['ci95'][1]:.2f}], n = {g['pairs']}")
+        lines.append(f"| all, {corpus} calls | " + " | ".join(cells) + " | | |")
     lines += ["", f"- {paper_figures('all')} (TurnNat Tables II-III)."] + [f"- {kind}: {_cannot_text(info)}" for kind, info in summary["types"].items()]
     if result["missing"]:
         lines += [f"- not found: {m}" for m in result["missing"]]
