@@ -153,7 +153,7 @@ def _batch_command(inputs: Path, out: Path) -> list[str]:
 def test_a_killed_run_resumes_without_recomputing_and_ends_with_the_same_table(tmp_path):
     inputs = tmp_path / "calls"
     for i, name in enumerate(("cascaded_like", "eager_duplex_like", "human_like", "cascaded_like", "human_like")):
-        crop(name, 12, inputs / f"call{i}.wav", 4 * i)
+        crop(name, 8, inputs / f"call{i}.wav", 4 * i)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     killed = tmp_path / "killed"
     proc = subprocess.Popen(_batch_command(inputs, killed), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -68,15 +68,21 @@ def _env() -> dict[str, str]:
     return {**os.environ, "HF_HUB_OFFLINE": "1", "RAY_AUTH_MODE": "disabled"}
 
 
-def timed_batch(corpus: Path, out: Path, extra: list[str]) -> float:
-    """Wall seconds of one `turneval batch` command (it must report every call)."""
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_batch(corpus: Path, out: Path, extra: list[str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (the command and its worker processes) of one `turneval batch`
+    command, which must report every call."""
     command = [sys.executable, "-m", "turneval.cli", "batch", str(corpus), "--out", str(out), "--quiet", "--no-html", *extra]
-    start = time.perf_counter()
+    cpu, start = _children_cpu_s(), time.perf_counter()
     done = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=3000)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"turneval batch failed ({done.returncode}): {done.stderr[-2000:]}")
-    return wall
+    return wall, _children_cpu_s() - cpu
 
 
 def _ray_batch(corpus: str, out: str) -> None:
@@ -139,9 +145,9 @@ def run(quick: bool) -> list[dict]:
         audio_s = make_corpus(corpus, n_calls, seconds)
         hours = audio_s / 3600
         corpus_note = f"{n_calls} calls of {seconds:g} s, all models on, wall clock of the whole command"
-        walls = {}
+        walls, cpus = {}, {}
         for workers in (1, 2):
-            walls[workers] = timed_batch(corpus, Path(tmp) / f"out{workers}", ["--workers", str(workers)])
+            walls[workers], cpus[workers] = timed_batch(corpus, Path(tmp) / f"out{workers}", ["--workers", str(workers)])
         ray_wall = timed_ray_batch(corpus, Path(tmp) / "out_ray")
         load_after = os.getloadavg()[0]
         load_note = f"load average {load_before:.1f} before, {load_after:.1f} after, {os.cpu_count()} cores"
@@ -150,6 +156,9 @@ def run(quick: bool) -> list[dict]:
         two = hours / (walls[2] / 3600)
         figures.append(figure("batch: 2 workers", two, "audio h per wall h", reference="batch: 1 worker", ratio=two / one,
                               note=f"target >= 1.7x 1 worker on 2 cores; {load_note}", headline=True))
+        for workers in (1, 2):  # the work itself: equal CPU per audio second means the workers add no work of their own
+            figures.append(figure(f"batch: CPU s per audio s, {workers} worker{'s' if workers > 1 else ''}", cpus[workers] / audio_s,
+                                  "CPU s per audio s", note="the command and its workers, model loading and worker start included"))
         if ray_wall is not None:
             on_ray = hours / (ray_wall / 3600)
             figures.append(figure("batch: local Ray, 2 CPUs", on_ray, "audio h per wall h", reference="batch: 1 worker",

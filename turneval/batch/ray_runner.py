@@ -56,24 +56,31 @@ def run_on_ray(calls: Sequence[Call], options: ReportOptions, html: bool, worker
                on_outcome: Callable[[CallOutcome], None]) -> None:
     """Evaluate ``calls`` on Ray actors (``workers`` of them, default: one per CPU of the cluster)."""
     ray = _ray()
-    n = max(1, min(workers or connect(address), len(calls)))
-    connect(address)
+    cpus = connect(address)
+    n = max(1, min(workers or cpus, len(calls)))
     actor = ray.remote(num_cpus=1)(_Worker)
     pool = [actor.remote(options, html) for _ in range(n)]
     pending = iter(calls)
     running: dict = {}
-    for worker in pool:
+    for slot, worker in enumerate(pool):
         for _ in range(2):
             call = next(pending, None)
             if call is not None:
-                running[worker.run.remote(call)] = worker
+                running[worker.run.remote(call)] = (slot, worker, call)
     while running:
         done, _ = ray.wait(list(running), num_returns=1)
         for ref in done:
-            worker = running.pop(ref)
-            on_outcome(ray.get(ref))
-            call = next(pending, None)
-            if call is not None:
-                running[worker.run.remote(call)] = worker
+            slot, worker, call = running.pop(ref)
+            try:
+                outcome = ray.get(ref)
+            except Exception as err:  # the worker died (out of memory, a lost node): this call fails, a new worker goes on
+                outcome = CallOutcome(call.id, False, reason=f"internal error (Ray worker lost: {type(err).__name__}); rerun to retry")
+                if pool[slot] is worker:
+                    ray.kill(worker)
+                    pool[slot] = actor.remote(options, html)
+            on_outcome(outcome)
+            nxt = next(pending, None)
+            if nxt is not None:
+                running[pool[slot].run.remote(nxt)] = (slot, pool[slot], nxt)
     for worker in pool:
         ray.kill(worker)

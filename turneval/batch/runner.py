@@ -13,9 +13,11 @@ import shutil
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from turneval.reporting.build import ReportOptions
 
@@ -24,6 +26,10 @@ from .discover import Call
 
 
 ERRORS_FILE = "errors.jsonl"
+
+
+class WorkerDied(RuntimeError):
+    """A local worker process ended without a result (killed, out of memory); the message says what to do."""
 
 
 def default_workers() -> int:
@@ -109,6 +115,41 @@ def _run_in_worker(call: Call, out_dir: str) -> CallOutcome:
     return _EVALUATOR.run(call, out_dir)
 
 
+PRELOAD = ["turneval.batch.runner", "turneval.modeling", "turneval.naturalness_inference", "turneval.dataset_scripts.vad"]
+"""What the fork server imports once for every worker: torch and transformers take ~5 CPU s to
+import, more than a minute of audio takes to evaluate, and a forked worker gets them for free."""
+
+
+def _worker_context():
+    """Workers forked from a fork server that has imported :data:`PRELOAD` (one import for all
+    workers; the server holds no threads or open handles, unlike this process); spawn where the
+    platform has no fork server (Windows)."""
+    import multiprocessing
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(PRELOAD)
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+@contextmanager
+def _thread_env(threads: int) -> Iterator[None]:
+    """The thread limits in the environment the workers (and the fork server) start with, so that
+    numerical libraries size their pools for ``threads`` when first imported there."""
+    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    before = {name: os.environ.get(name) for name in names}
+    os.environ.update({name: str(threads) for name in names})
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def _run_local(calls: Sequence[Call], out_dir: Path, options: ReportOptions, html: bool, workers: int,
                on_outcome: Callable[[CallOutcome], None]) -> None:
     threads = max(1, default_workers() // workers)
@@ -117,12 +158,8 @@ def _run_local(calls: Sequence[Call], out_dir: Path, options: ReportOptions, htm
         for call in calls:
             on_outcome(evaluator.run(call, out_dir))
         return
-    import multiprocessing
-
-    # spawn: a fresh interpreter per worker (fork would copy whatever threads and handles this
-    # process holds); the same on Linux, macOS and Windows
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(options, html, threads)) as pool:
+    with _thread_env(threads), ProcessPoolExecutor(workers, mp_context=_worker_context(), initializer=_init_worker,
+                                                   initargs=(options, html, threads)) as pool:
         # at most two calls queued per worker: a killed run has not handed out the rest
         pending = iter(calls)
         running = set()
@@ -133,7 +170,12 @@ def _run_local(calls: Sequence[Call], out_dir: Path, options: ReportOptions, htm
         while running:
             done, running = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
-                on_outcome(future.result())
+                try:
+                    outcome = future.result()
+                except BrokenProcessPool:
+                    raise WorkerDied("a worker process died (out of memory? try fewer --workers); the calls finished so far "
+                                     "are kept: run the same command again to resume") from None
+                on_outcome(outcome)
                 nxt = next(pending, None)
                 if nxt is not None:
                     running.add(pool.submit(_run_in_worker, nxt, str(out_dir)))

@@ -102,7 +102,8 @@ def _preflight(options) -> None:
     from turneval.bandwidth import check_band_limit
     from turneval.reporting.inference import check_device, resolve_checkpoint
 
-    check_device(options.device)
+    if options.device != "cpu":  # every machine has a CPU; checking it would import torch here for nothing
+        check_device(options.device)
     check_band_limit(options.band_limit)
     for kind, spec, flag in (("judge", options.judge, "--no-judge"), ("predictor", options.predictor, "--no-predictor")):
         if spec is not False and (spec is None or isinstance(spec, str)):
