@@ -68,4 +68,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m turneval.cli`: run the imported module's main, whose UserError is the class the
+    # commands raise (this file, run as __main__, defines a second UserError that nothing raises)
+    from turneval.cli import main as _main
+
+    sys.exit(_main())

@@ -130,6 +130,10 @@ def run(args: argparse.Namespace) -> int:
                                system_channel=args.system_channel, spool=out / "inputs")
     except DiscoveryError as err:
         raise UserError(str(err)) from None
+    columns = {"status", "input"} | {key for call in calls for key in call.metadata}
+    unknown = [column for column in args.by if column not in columns]
+    if unknown:  # before hours of work, not after
+        raise UserError(f"--by {', '.join(unknown)}: no call has this column; the columns are {', '.join(sorted(columns))}")
     _preflight(options)
     out.mkdir(parents=True, exist_ok=True)
     (out / SETTINGS_FILE).write_text(json.dumps(settings, indent=1), encoding="utf-8")
