@@ -223,7 +223,7 @@ def pooled_pause_views(
     """``[B, 3 d]`` pooled bidirectional states of pause windows: ``encoder``'s first
     ``shared_layers`` layers, then ``upper_layers`` and ``layer_norm``; the last layer over the
     last ``pool_frames[0]`` and ``pool_frames[1]`` frames, the shared layers' output over the last
-    ``pool_frames[0]``. The turn-end head and the probe that fits it both read these views."""
+    ``pool_frames[0]``. The turn-end head and the linear fit that makes it (training/fit_turn_end_head.py) both read these views."""
     hidden, lower = pause_states(encoder, upper_layers, features, shared_layers, int(pool_frames[0]))
     return views_from_states(upper_layers[-1], layer_norm, hidden, lower, pool_frames)
 
