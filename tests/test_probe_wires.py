@@ -173,3 +173,26 @@ def test_a_refused_connection_leaves_nothing_that_blocks_a_retry(tmp_path, capsy
     assert cli.main(args) == 1
     again = capsys.readouterr().err
     assert "connection refused" in again and "already holds a probe run" not in again
+
+
+def test_raw_wire_reads_a_vonage_style_clear():
+    (event,) = make_transport("raw", "ws://x").decode(json.dumps({"action": "clear"}))
+    assert isinstance(event, AgentClear)
+
+
+def test_sound_without_words_names_the_samples_whisper_heard_nothing_in():
+    from types import SimpleNamespace
+
+    from turneval.probe.session import sound_without_words
+
+    def outcome(task, sid, spans):
+        sample = SimpleNamespace(task=task, sample_id=sid, folder=f"v1.0/{task}/{sid}")
+        return SimpleNamespace(sample=sample, status="ok", timing={"agent_speech": spans})
+
+    fdb = SimpleNamespace(tasks=[SimpleNamespace(name="candor_turn_taking", samples={"1": {"n_words": 0},
+                                                                                      "2": {"n_words": 5},
+                                                                                      "3": {"n_words": 0}})])
+    run = SimpleNamespace(fdb=fdb, outcomes=[outcome("candor_turn_taking", "1", [[1.0, 2.0]]),  # a tone
+                                             outcome("candor_turn_taking", "2", [[1.0, 2.0]]),  # speech
+                                             outcome("candor_turn_taking", "3", [])])  # silence: a different problem
+    assert sound_without_words(run) == ["v1.0/candor_turn_taking/1"]

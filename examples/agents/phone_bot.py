@@ -30,7 +30,7 @@ from pipecat.pipeline.pipeline import Pipeline  # noqa: E402
 from pipecat.pipeline.runner import PipelineRunner  # noqa: E402
 from pipecat.pipeline.task import PipelineParams, PipelineTask  # noqa: E402
 from pipecat.transports.websocket.fastapi import FastAPIWebsocketParams, FastAPIWebsocketTransport  # noqa: E402
-from scripted_bot import EventLog, ScriptedReplies, answer_audio, vad_processor  # noqa: E402
+from scripted_bot import EventLog, ScriptedReplies, answer_audio, log_wire, vad_processor  # noqa: E402
 
 
 PROVIDERS = ("twilio", "telnyx", "plivo", "exotel", "vonage")
@@ -84,9 +84,9 @@ def make_app(args: argparse.Namespace) -> FastAPI:
             logger.error(f"refusing the call: {err}")
             await websocket.close(code=1008, reason=str(err)[:120])
             return
-        transport = FastAPIWebsocketTransport(websocket, FastAPIWebsocketParams(
-            audio_in_enabled=True, audio_out_enabled=True, add_wav_header=False, serializer=serializer))
         bot = ScriptedReplies(log, answer, reply_delay_s=args.reply_delay, sample_rate=rate)
+        transport = FastAPIWebsocketTransport(websocket, FastAPIWebsocketParams(
+            audio_in_enabled=True, audio_out_enabled=True, add_wav_header=False, serializer=log_wire(serializer, bot)))
         task = PipelineTask(Pipeline([transport.input(), vad_processor(args.stop_secs), bot, transport.output()]),
                             params=PipelineParams(audio_in_sample_rate=rate, audio_out_sample_rate=rate),
                             idle_timeout_secs=None)

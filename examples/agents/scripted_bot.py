@@ -8,10 +8,14 @@ the answer for VAD's ``start_secs`` makes the bot stop with ``broadcast_interrup
 barge-in: the output transport drops its queued audio and sends its wire's clear message).
 
 Each event goes to a JSON-lines log on ``time.monotonic()`` (the clock the probe's benchmark
-reads too): ``caller_sound`` spans (from the audio the bot received), ``vad_stop``, ``vad_start``,
-``first_audio_out`` with the bot's own ``response_latency_s`` (first answer audio handed to the
-transport, less the end of the caller's last sound), and ``interrupted`` with its
-``stop_latency_s`` (the barge-in's onset to the interruption).
+reads too): ``vad_stop`` and ``vad_start`` (with the caller's sound edges as the bot received
+them), ``first_audio_out`` with the bot's own ``response_latency_s`` (first answer audio handed
+to the output transport, less the end of the caller's last sound), ``interrupted`` with its
+``stop_latency_s`` (the barge-in's onset to the interruption), ``bot_stopped``, and, where the
+transport has a serializer (:func:`log_wire`), ``first_audio_sent`` and ``clear_sent``: the same
+two moments when the bytes leave for the socket, and ``audio_after_clear`` for answer audio that
+still leaves after the clear (frames already in the pipeline, which the interruption, a
+SystemFrame, overtook).
 
 Pipecat 1.14 puts VAD in the pipeline (``VADProcessor``) or in the user aggregator
 (``LLMUserAggregatorParams(vad_analyzer=...)``); transport params no longer take a
@@ -30,6 +34,7 @@ from loguru import logger
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.frames.frames import (
+    AudioRawFrame,
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
     Frame,
@@ -96,6 +101,9 @@ class ScriptedReplies(FrameProcessor):
         self._sound_end: float | None = None  # monotonic end of the caller's last loud 5 ms window
         self._sound_start: float | None = None  # onset of the caller's current stretch of sound
         self._reply_for: float | None = None  # the caller sound end the answer in flight replies to
+        self._awaiting_wire_audio = False
+        self._barge_onset: float | None = None  # the barge-in whose clear message is not on the wire yet
+        self._cleared = False  # the answer on the wire was cleared
 
     def _caller_audio(self, frame: InputAudioRawFrame) -> None:
         """Where the caller's sound starts and ends, from the frame's arrival (its last sample is now)."""
@@ -116,7 +124,7 @@ class ScriptedReplies(FrameProcessor):
 
     async def _speak(self, delay: float) -> None:
         await asyncio.sleep(delay)
-        self._speaking, self._awaiting_first_audio = True, True
+        self._speaking, self._awaiting_first_audio, self._awaiting_wire_audio = True, True, True
         await self.push_frame(TTSStartedFrame())
         step = self.sample_rate // 50 * 2  # 20 ms of 16-bit audio
         start = time.monotonic()
@@ -144,7 +152,7 @@ class ScriptedReplies(FrameProcessor):
                 await self.cancel_task(self._reply)
                 self._reply = None
             elif self._speaking:
-                onset = self._sound_start
+                onset = self._barge_onset = self._sound_start
                 await self._stop_answer()
                 await self.broadcast_interruption()
                 now = time.monotonic()
@@ -162,6 +170,26 @@ class ScriptedReplies(FrameProcessor):
             self._speaking = False
         await self.push_frame(frame, direction)
 
+    def on_wire(self, frame: Frame) -> None:
+        """A frame the transport's serializer just put on the wire (see :func:`log_wire`)."""
+        now = time.monotonic()
+        if isinstance(frame, InterruptionFrame) and self._barge_onset is not None:
+            self.log.write("clear_sent", barge_in_onset=self._barge_onset,
+                           stop_latency_s=round(now - self._barge_onset, 4))
+            self._barge_onset, self._cleared = None, True
+        elif isinstance(frame, AudioRawFrame):
+            pcm = np.frombuffer(frame.audio, dtype="<i2")
+            if not (pcm.size and np.abs(pcm).max() > 32768 * 10 ** (LOUD_DBFS / 20)):
+                return
+            if self._awaiting_wire_audio:
+                self._awaiting_wire_audio, self._cleared = False, False
+                self.log.write("first_audio_sent", caller_sound_end=self._reply_for,
+                               response_latency_s=None if self._reply_for is None else round(now - self._reply_for, 4))
+            elif self._cleared:
+                # answer audio that was already on its way through the pipeline when the interruption overtook it
+                # (a SystemFrame): it leaves after the clear, and the caller hears it
+                self.log.write("audio_after_clear", duration_s=round(pcm.size / frame.sample_rate, 4))
+
     async def _stop_answer(self) -> None:
         if self._reply is not None:
             await self.cancel_task(self._reply)
@@ -171,3 +199,21 @@ class ScriptedReplies(FrameProcessor):
     def reset_call(self) -> None:
         """A new caller on a server that keeps this pipeline: forget the last caller's sound (not the answer)."""
         self._sound_end = self._sound_start = None
+
+
+def log_wire(serializer: Any, bot: ScriptedReplies) -> Any:
+    """Have ``bot`` log when its first answer audio and its clear message actually leave through ``serializer``.
+
+    The frame-level events (``first_audio_out``, ``interrupted``) are when the pipeline decides;
+    these (``first_audio_sent``, ``clear_sent``) are when the bytes go to the socket, after the
+    output transport's own buffering: what a caller can hear."""
+    serialize = serializer.serialize
+
+    async def serialize_and_log(frame: Frame) -> Any:
+        data = await serialize(frame)
+        if data:
+            bot.on_wire(frame)
+        return data
+
+    serializer.serialize = serialize_and_log
+    return serializer

@@ -27,16 +27,16 @@ from pipecat.transports.websocket.server import (  # noqa: E402
     SingleClientWebsocketServerParams,
     SingleClientWebsocketServerTransport,
 )
-from scripted_bot import SAMPLE_RATE, EventLog, ScriptedReplies, answer_audio, vad_processor  # noqa: E402
+from scripted_bot import SAMPLE_RATE, EventLog, ScriptedReplies, answer_audio, log_wire, vad_processor  # noqa: E402
 
 
 async def main(args: argparse.Namespace) -> None:
     log = EventLog(args.events)
+    bot = ScriptedReplies(log, answer_audio(), reply_delay_s=args.reply_delay)
     transport = SingleClientWebsocketServerTransport(
         params=SingleClientWebsocketServerParams(audio_in_enabled=True, audio_out_enabled=True,
-                                                 serializer=ProtobufFrameSerializer()),
+                                                 serializer=log_wire(ProtobufFrameSerializer(), bot)),
         host=args.host, port=args.port)
-    bot = ScriptedReplies(log, answer_audio(), reply_delay_s=args.reply_delay)
     pipeline = Pipeline([transport.input(), vad_processor(args.stop_secs), bot, transport.output()])
     task = PipelineTask(pipeline, params=PipelineParams(audio_in_sample_rate=SAMPLE_RATE, audio_out_sample_rate=SAMPLE_RATE),
                         idle_timeout_secs=None)

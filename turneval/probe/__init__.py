@@ -1,10 +1,12 @@
 """`turneval probe`: drive a live voice agent with scripted callers and record both sides.
 
 Modules: :mod:`~turneval.probe.transports` (how to talk to an agent: raw PCM or Pipecat over
-WebSocket), :mod:`~turneval.probe.pipecat_frames` (Pipecat's protobuf frames),
+WebSocket, a telephone provider's media stream), :mod:`~turneval.probe.telephony` (the providers'
+messages and G.711, both ends), :mod:`~turneval.probe.webrtc` (a Pipecat SmallWebRTC call),
+:mod:`~turneval.probe.pipecat_frames` (Pipecat's protobuf frames),
 :mod:`~turneval.probe.scenarios` (what the caller says), :mod:`~turneval.probe.recorder` (both
 sides on one clock, sample folders), :mod:`~turneval.probe.runner` (the real-time loop),
 :mod:`~turneval.probe.summary` (the probe's figures, then ``turneval fdb`` and ``turneval report``),
 :mod:`~turneval.probe.mock_agents` (loopback agents for tests and docs). Nothing heavy is
-imported here; websockets is loaded when a connection opens.
+imported here; websockets (aiortc for WebRTC) is loaded when a connection opens.
 """

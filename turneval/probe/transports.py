@@ -13,6 +13,9 @@ one more subclass of :class:`AgentTransport` and a line in :data:`TRANSPORTS`.
 - ``pipecat`` (:class:`PipecatTransport`): Pipecat's ``ProtobufFrameSerializer`` frames
   (:mod:`turneval.probe.pipecat_frames`); an ``InterruptionFrame`` drops the queued audio, as
   Pipecat's own clients do; start and end messages travel as ``MessageFrame`` (RTVI).
+- ``twilio``, ``telnyx``, ``plivo``, ``exotel``, ``vonage`` (:class:`TelephonyTransport`): the
+  provider's media stream as the provider sends it (:mod:`turneval.probe.telephony`).
+- ``webrtc``: a Pipecat SmallWebRTC call (:mod:`turneval.probe.webrtc`, imported on demand).
 
 ``websockets`` is imported when a connection opens, so importing this module stays light.
 """
