@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     atomic_write_text(out / "naturalness.json", json.dumps(summary, indent=1))
     table = markdown_table(summary["results"])
-    atomic_write_text(out / "naturalness.md", f"# Perturbation benchmark ({summary['n_pairs']} pairs)\n\n{table}\n")
+    atomic_write_text(out / "naturalness.md", f"# Perturbation test ({summary['n_pairs']} pairs)\n\n{table}\n")
     print(table)
     return 0
 
