@@ -91,12 +91,18 @@ def data_name(path: str | Path) -> str:
     return f"{folder.parent.name}/{folder.name}"
 
 
-def write_thresholds(checkpoint: str | Path, thresholds: dict[str, float], source: str) -> Path:
-    """Store ``thresholds`` as the checkpoint's ``agreement_thresholds`` (config.json) and say where they came from."""
+def write_thresholds(checkpoint: str | Path, thresholds: dict[str, float], source: str,
+                     validation: dict[str, Any] | None = None) -> Path:
+    """Store ``thresholds`` as the checkpoint's ``agreement_thresholds`` (config.json) and say where
+    they came from; ``validation`` (``{"source", "instances": {metric: {decision: n}}}``, when they
+    were tuned on real recordings) becomes ``agreement_validation``, which the report reads to say
+    which directions rest on too few real instances."""
     config_path = Path(checkpoint) / "config.json"
     config = read_json(config_path)
     config["agreement_thresholds"] = {k: round(float(v), 4) for k, v in sorted(thresholds.items())}
     config["agreement_thresholds_source"] = source
+    if validation is not None:
+        config["agreement_validation"] = validation
     atomic_write_text(config_path, json.dumps(config, indent=2, sort_keys=True) + "\n")
     return config_path
 
@@ -143,7 +149,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         source = f"training/tune_judge_thresholds.py on {len(dialogues)} conversations ({', '.join(names)})"
         if result["kept_from_checkpoint"]:
             source += f"; kept from the checkpoint, fewer than {args.min_per_decision} instances of a decision: " + ", ".join(sorted(result["kept_from_checkpoint"]))
-        print(f"wrote {write_thresholds(args.judge, result['thresholds'], source)}")
+        validation = None
+        if args.recordings and not args.data:  # only real recordings: the counts say how far the directions were checked
+            validation = {"source": f"{len(args.recordings)} real recordings (both parties in turn as the system)",
+                          "instances": {m: dict(n) for m, n in result["n_instances"].items()}}
+        print(f"wrote {write_thresholds(args.judge, result['thresholds'], source, validation)}")
     return 0
 
 

@@ -52,6 +52,7 @@ from .inference import (
     load_predictor_model,
 )
 from .inputs import check_inputs, load_conversation
+from .judge_validation import mark_validation
 from .result import Report, ReportError
 
 
@@ -204,7 +205,8 @@ def _judge_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOption
     labels = chunk_labels(dialogue)
     p_turn_end = judge_pause_probabilities(judge_model, dialogue, labels)
     p_floor_taken = judge_interruption_probabilities(judge_model, dialogue, labels)
-    out.agreement = conversation_agreement(dialogue, probs, labels, out.judge_thresholds, p_turn_end, p_floor_taken)
+    out.agreement = mark_validation(conversation_agreement(dialogue, probs, labels, out.judge_thresholds, p_turn_end, p_floor_taken),
+                                    getattr(judge_model.config, "agreement_validation", None))
     out.judge = {
         "checkpoint": models.judge_name,
         "context_mode": judge_model.config.context_mode,

@@ -195,8 +195,10 @@ def _agreement_section(rep: "Report") -> str:
     rows = []
     for metric, entry in agreement["metrics"].items():
         for decision, s in entry["decisions"].items():
-            rows.append((f"({metric}) {entry['title']}", s["description"], s["n_instances"], s["agreement"], s["ci95_low"], s["ci95_high"]))
-    parts = [_table(("metric", "decision taken", "instances", "agreement", "95% CI low", "95% CI high"), rows,
+            checked = "" if "validation_instances" not in s else f"{s['validation_instances']}" + ("" if s["validated"] else ": too few to validate")
+            rows.append((f"({metric}) {entry['title']}", s["description"], s["n_instances"], s["agreement"], s["ci95_low"], s["ci95_high"], checked))
+    parts = [_table(("metric", "decision taken", "instances", "agreement", "95% CI low", "95% CI high",
+                     "real instances the judge was checked on"), rows,
                     f"Judge thresholds: {agreement['thresholds']}")]
     occ = [(f"({m})", o["decision"], o["count"], o["n_instances"], 100 * o["rate"]) for m, o in agreement["occurrence_rates"].items()]
     parts.append("<h3>Occurrence rates (Talking Turns Table 2)</h3>" + _table(("metric", "decision", "count", "instances", "rate %"), occ))

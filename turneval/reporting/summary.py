@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from turneval.dataset_scripts.agreement_instances import METRIC_DECISIONS, METRIC_DESCRIPTIONS
 from turneval.dataset_scripts.files import to_jsonable
 
+from .judge_validation import validation_note
 from .numbers import format_number
 from .references import reference_lookup, reference_values
 from .verdict import format_verdict, report_verdict
@@ -68,6 +69,8 @@ def summary_rows(rep: "Report") -> list[dict[str, Any]]:
             for decision in decisions:
                 value = _get(rep.agreement, "metrics", metric, "decisions", decision, "agreement")
                 label = f"({metric}) agreement: {METRIC_DESCRIPTIONS[metric][decision]}"
+                note = validation_note(_get(rep.agreement, "metrics", metric, "decisions", decision) or {})
+                label = f"{label} [{note}]" if note and _pct(value) is not None else label
                 rows.append(("agreement", f"agreement.{metric}.{decision}", label, _pct(value), "%"))
     if rep.naturalness is not None:
         rows += [
