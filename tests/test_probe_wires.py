@@ -29,6 +29,8 @@ PIPECAT_CLEARS = {
     "plivo": {"event": "clearAudio", "streamId": "S1"},
     "exotel": {"event": "clear", "stream_sid": "S1"},
     "vonage": {"action": "clear"},
+    "genesys": {"version": "2", "type": "event", "seq": 3, "clientseq": 9, "id": "5f1e", "position": "PT1.2S",
+                "parameters": {"entities": [{"type": "barge_in", "data": {}}]}},
 }
 
 

@@ -3,7 +3,7 @@
     python benchmarks/validation/probe_wires.py [--calls 3] [--back-to-back 20] [--wires pipecat,twilio,...]
 
 Each example bot of examples/agents/ (pipecat's own serializer or transport for its wire: protobuf
-WebSocket, Twilio, Telnyx, Plivo, Exotel, Vonage, SmallWebRTC) is served on loopback and called
+WebSocket, Twilio, Telnyx, Plivo, Exotel, Vonage, Genesys AudioHook, SmallWebRTC) is served on loopback and called
 with interruption samples: the caller asks, the bot answers (Silero VAD stop_secs 0.8 + 0.5 s),
 the caller talks over the answer, the bot yields (VAD start) and answers again. Per call, three
 figures from each side:
@@ -52,7 +52,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET_MS = 30.0
-WIRES = ("pipecat", "twilio", "telnyx", "plivo", "exotel", "vonage", "webrtc")
+WIRES = ("pipecat", "twilio", "telnyx", "plivo", "exotel", "vonage", "genesys", "webrtc")
 CALLS = (("what time does the pharmacy open", "wait what about on sunday"),
          ("can you book me a table for two tonight", "actually make it three people"),
          ("how long should I boil an egg", "sorry I meant a soft boiled one"))

@@ -5,7 +5,8 @@
 
 ``--provider`` picks the serializer (twilio, telnyx, plivo, exotel: pipecat's
 ``parse_telephony_websocket`` reads the provider's start message and the call's ids; vonage:
-``VonageFrameSerializer``, 16 kHz linear PCM). Hang-up through the provider's REST API is off
+``VonageFrameSerializer``, 16 kHz linear PCM; genesys: ``GenesysAudioHookSerializer``, which
+answers AudioHook's open itself). Hang-up through the provider's REST API is off
 (``auto_hang_up=False``): a bot under test calls no one. Each connection gets its own pipeline, as
 a phone bot's server does (one call, one pipeline), so calls cannot bleed here.
 
@@ -33,8 +34,8 @@ from pipecat.transports.websocket.fastapi import FastAPIWebsocketParams, FastAPI
 from scripted_bot import EventLog, ScriptedReplies, answer_audio, log_wire, vad_processor  # noqa: E402
 
 
-PROVIDERS = ("twilio", "telnyx", "plivo", "exotel", "vonage")
-WIRE_RATES = {"twilio": 8000, "telnyx": 8000, "plivo": 8000, "exotel": 8000, "vonage": 16000}
+PROVIDERS = ("twilio", "telnyx", "plivo", "exotel", "vonage", "genesys")
+WIRE_RATES = {"twilio": 8000, "telnyx": 8000, "plivo": 8000, "exotel": 8000, "vonage": 16000, "genesys": 8000}
 
 
 async def serializer_for(provider: str, websocket: WebSocket):
@@ -43,6 +44,10 @@ async def serializer_for(provider: str, websocket: WebSocket):
         from pipecat.serializers.vonage import VonageFrameSerializer
 
         return VonageFrameSerializer()
+    if provider == "genesys":  # AudioHook's open message is answered (opened) by the serializer itself
+        from pipecat.serializers.genesys import GenesysAudioHookSerializer
+
+        return GenesysAudioHookSerializer()
     from pipecat.runner.utils import parse_telephony_websocket
 
     detected, call = await parse_telephony_websocket(websocket)

@@ -21,7 +21,7 @@ from typing import Iterator
 
 
 HERE = Path(__file__).resolve().parent
-PROVIDERS = ("twilio", "telnyx", "plivo", "exotel", "vonage")
+PROVIDERS = ("twilio", "telnyx", "plivo", "exotel", "vonage", "genesys")
 BOTS = ("pipecat", *PROVIDERS, "webrtc")
 
 

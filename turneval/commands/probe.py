@@ -90,9 +90,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     wire = parser.add_argument_group("transport")
     wire.add_argument("--transport", choices=TRANSPORT_NAMES, default="raw",
                       help="raw: 16-bit PCM in binary messages, JSON control in text messages (default); "
-                      "pipecat: Pipecat's ProtobufFrameSerializer frames; twilio, telnyx, plivo, exotel, vonage: the "
-                      "provider's media stream, as the provider sends it (8 kHz mu-law; exotel 8 kHz PCM; vonage "
-                      "16 kHz PCM); webrtc: a Pipecat SmallWebRTC endpoint (offer/answer over HTTP)")
+                      "pipecat: Pipecat's ProtobufFrameSerializer frames; twilio, telnyx, plivo, exotel, vonage, genesys: "
+                      "the provider's media stream, as the provider sends it (8 kHz mu-law; exotel 8 kHz PCM; vonage "
+                      "16 kHz PCM; genesys AudioHook, binary PCMU); webrtc: a Pipecat SmallWebRTC endpoint (offer/answer over HTTP)")
     wire.add_argument("--sample-rate", type=int, default=None,
                       help="audio rate both ways (default: 16000; a telephone wire: its provider's rate)")
     wire.add_argument("--frame-ms", type=int, default=20, help="caller frame length in ms (default 20)")

@@ -14,12 +14,13 @@ telnyx     media, PCMU 8 kHz    media, PCMU 8 kHz      ``{"event": "clear"}``   
 plivo      media, mu-law 8 kHz  playAudio (mu-law/L16) ``{"event": "clearAudio"}`` ``clearedAudio``
 exotel     media, PCM16 8 kHz   media, PCM16 8 kHz     ``{"event": "clear"}``      the marks still queued
 vonage     binary L16 16 kHz    binary L16             ``{"action": "clear"}``     ``websocket:cleared``
+genesys    binary PCMU 8 kHz    binary PCMU            ``event`` ``barge_in``      (nothing)
 =========  ===================  =====================  =========================  ==========================
 
 The call opens with the provider's ``connected``/``start`` messages (ids made up per call, the
 keys pipecat's runner reads to tell the provider apart and build its serializer), audio flows in
 20 ms messages with the provider's sequence numbers and timestamps, and ends with ``stop``
-(Vonage: the socket closes). A mark the agent sends (Twilio/Telnyx/Exotel ``mark``, Plivo
+(Vonage: the socket closes; Genesys AudioHook: ``open`` and ``close`` with positions). A mark the agent sends (Twilio/Telnyx/Exotel ``mark``, Plivo
 ``checkpoint``, Vonage ``notify``) is answered when the audio queued before it has played, as
 the provider does; the runner plays the agent's audio and so decides when.
 
@@ -394,5 +395,63 @@ class VonageWire(ProviderWire):
         return self.decode_payload(message) if isinstance(message, bytes) else None
 
 
-WIRES: dict[str, type[ProviderWire]] = {w.name: w for w in (TwilioWire, TelnyxWire, PlivoWire, ExotelWire, VonageWire)}
+class GenesysWire(ProviderWire):
+    """Genesys Cloud AudioHook: JSON control messages (``open``/``opened``, ``close``/``closed``, ``ping``,
+    ``event``) with sequence numbers and stream positions, and binary PCMU frames (the customer's
+    ``external`` channel, 8 kHz). The agent's barge-in is an ``event`` whose entity is ``barge_in``."""
+
+    name = "genesys"
+
+    def __init__(self, sample_rate: int | None = None):
+        super().__init__(sample_rate)
+        self.session_id = str(uuid.uuid4())
+        self.server_seq = 0  # the last seq the agent sent (AudioHook echoes it as serverseq)
+
+    def _message(self, kind: str, parameters: dict | None = None) -> str:
+        position = f"PT{self.sent_samples / self.sample_rate:.2f}S"
+        return json.dumps({"version": "2", "type": kind, "seq": self._next(), "serverseq": self.server_seq,
+                           "id": self.session_id, "position": position, "parameters": parameters or {}})
+
+    def caller_open(self) -> list[str]:
+        return [self._message("open", {
+            "organizationId": str(uuid.uuid4()), "conversationId": str(uuid.uuid4()),
+            "participant": {"id": str(uuid.uuid4()), "ani": "+15550100", "aniName": "Probe", "dnis": "+15550199"},
+            "media": [{"type": "audio", "format": "PCMU", "channels": ["external"], "rate": 8000}],
+            "language": "en-US"})]
+
+    def caller_media(self, pcm: np.ndarray) -> bytes:
+        self._media_clock(pcm)
+        return self.encode_payload(pcm)
+
+    def caller_close(self) -> list[str]:
+        return [self._message("close", {"reason": "end"})]
+
+    def mark_reply(self, name: str) -> str:
+        return self._message("pong")  # AudioHook has no marks; never asked for
+
+    def parse_agent(self, message: str | bytes) -> list[Any]:
+        if isinstance(message, bytes):
+            return [WireAudio(self.decode_payload(message))]
+        data = _json(message)
+        if data is None:
+            raise ValueError("not a JSON message")
+        self.server_seq = int(data.get("seq", self.server_seq) or 0)
+        entities = (data.get("parameters") or {}).get("entities") or []
+        if data.get("type") == "event" and any(e.get("type") == "barge_in" for e in entities if isinstance(e, dict)):
+            return [WireClear()]
+        return [data]
+
+    def agent_media(self, pcm: np.ndarray) -> bytes:
+        return self.encode_payload(pcm)
+
+    def agent_clear(self) -> str:
+        return json.dumps({"version": "2", "type": "event", "seq": 1, "clientseq": self.sequence, "id": self.session_id,
+                           "parameters": {"entities": [{"type": "barge_in", "data": {}}]}})
+
+    def parse_caller(self, message: str | bytes) -> np.ndarray | None:
+        return self.decode_payload(message) if isinstance(message, bytes) else None
+
+
+WIRES: dict[str, type[ProviderWire]] = {
+    w.name: w for w in (TwilioWire, TelnyxWire, PlivoWire, ExotelWire, VonageWire, GenesysWire)}
 """Provider name (``--transport``) -> its wire."""
