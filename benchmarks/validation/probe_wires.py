@@ -34,8 +34,8 @@ checked twice: by the probe (agent sound before the caller's first sound) and by
 (no answer of the bot was playing when a call's clock started). A few calls with --settle 0 show
 the bleed the wait prevents.
 
-``run(quick)`` gives the figures to benchmarks/run_all.py (quick: one call per wire, 4 back-to-back
-calls). It needs pipecat-ai's run-time packages (make install); without them it reports NaN.
+``run(quick)`` gives the figures to benchmarks/run_all.py (quick: one call on each wire family,
+protobuf, Twilio, WebRTC, and 3 back-to-back calls; about 1.5 minutes). It needs pipecat-ai's run-time packages (make install); without them it reports NaN.
 """
 from __future__ import annotations
 
@@ -53,6 +53,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 TARGET_MS = 30.0
 WIRES = ("pipecat", "twilio", "telnyx", "plivo", "exotel", "vonage", "genesys", "webrtc")
+QUICK_WIRES = ("pipecat", "twilio", "webrtc")
+"""--quick (CI): one wire of each family; tests/test_probe_pipecat.py calls every wire's bot anyway."""
 CALLS = (("what time does the pharmacy open", "wait what about on sunday"),
          ("can you book me a table for two tonight", "actually make it three people"),
          ("how long should I boil an egg", "sorry I meant a soft boiled one"))
@@ -248,7 +250,7 @@ def run(quick: bool) -> list[dict]:
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for wire in WIRES:
+        for wire in QUICK_WIRES if quick else WIRES:
             result = check_wire(wire, 1 if quick else 3, work)
             diffs, own = differences_ms(result), differences_ms(result, "own")
             out.append(figure(f"probe vs Pipecat bot log, {wire}: worst |difference|",
@@ -257,7 +259,7 @@ def run(quick: bool) -> list[dict]:
                               f"probe less half its transport delay {result['transport_delay_ms']:.1f} ms (against the "
                               f"bot's own figures: {max((abs(x) for x in own), default=float('nan')):.0f} ms); "
                               f"target {TARGET_MS:.0f} ms"))
-        calls = back_to_back(4 if quick else 20, None, work)
+        calls = back_to_back(3 if quick else 20, None, work)
         out.append(figure("single-client server, back-to-back calls holding another call's audio",
                           calls["probe_flagged"] + calls["bot_log_crossings"], "calls",
                           note=f"{calls['calls']} calls at the default --settle {calls['settle_s']:g} s: probe flags "
