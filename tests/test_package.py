@@ -64,6 +64,17 @@ def test_checkpoint_code_copies_match_the_package(repo_root):
         assert copy.read_text() == original.read_text(), f"{copy} is stale: copy {original} over it"
 
 
+def test_a_bundled_checkpoint_card_is_its_model_card(repo_root):
+    """The card a local from_pretrained reader opens is the one the release publishes."""
+    from turneval.release.plan import MODEL_REPOS
+
+    copies = [p for p in sorted((repo_root / "checkpoints").glob("*/README.md")) if p.parent.name in MODEL_REPOS]
+    assert copies, "the bundled judge carries its card"
+    for copy in copies:
+        card = repo_root / "model_cards" / MODEL_REPOS[copy.parent.name] / "README.md"
+        assert copy.read_text() == card.read_text(), f"{copy} is stale: run make sync-checkpoints"
+
+
 # -- layering: data flows readers -> events and labels -> datasets -> models -> metrics -> reports
 _CORE = ("dialogue", "grids", "vocabulary", "files", "events", "labels", "vap_events", "vap_targets", "agreement_instances")
 _ABOVE_CORE = ("readers", "builders", "synthetic", "perturbations", "turneval.reporting", "turneval.commands", "turneval.cli", "turneval.io_utils")

@@ -129,10 +129,11 @@ def resolve_checkpoint(kind: str, spec: str | os.PathLike | None = None, *, hint
 
 
 def sync_code_copies() -> list[Path]:
-    """Copy the package's modeling files over the copies that bundled checkpoints carry.
+    """Copy the package's modeling files (and model cards) over the copies that bundled checkpoints carry.
 
     A checkpoint carries ``configuration_*.py`` / ``modeling_*.py`` for ``trust_remote_code``;
-    they must be the package's own (tests/test_package.py checks it). Returns the files rewritten.
+    they must be the package's own (tests/test_package.py checks it); a checkpoint's README.md is
+    its card in ``model_cards/``. Returns the files rewritten.
     """
     import shutil
 
@@ -150,7 +151,23 @@ def sync_code_copies() -> list[Path]:
             if copy.read_bytes() != original.read_bytes():
                 shutil.copyfile(original, copy)
                 rewritten.append(copy)
+        rewritten += _sync_card(folder)
     return rewritten
+
+
+def _sync_card(folder: Path) -> list[Path]:
+    """A bundled checkpoint that carries a card carries its model card (``model_cards/``, the
+    one the release publishes), so a local ``from_pretrained`` reader sees the same page."""
+    import shutil
+
+    from turneval.release.plan import MODEL_REPOS, REPO_ROOT
+
+    copy = folder / "README.md"
+    card = REPO_ROOT / "model_cards" / MODEL_REPOS.get(folder.name, "") / "README.md"
+    if not copy.is_file() or folder.name not in MODEL_REPOS or not card.is_file() or copy.read_bytes() == card.read_bytes():
+        return []
+    shutil.copyfile(card, copy)
+    return [copy]
 
 
 if __name__ == "__main__":  # python -m turneval.checkpoints  (make sync-checkpoints)
