@@ -198,3 +198,27 @@ def test_sound_without_words_names_the_samples_whisper_heard_nothing_in():
                                              outcome("candor_turn_taking", "2", [[1.0, 2.0]]),  # speech
                                              outcome("candor_turn_taking", "3", [])])  # silence: a different problem
     assert sound_without_words(run) == ["v1.0/candor_turn_taking/1"]
+
+
+def test_mock_agents_refuse_webrtc_with_the_fix(tmp_path):
+    from turneval.probe.session import probe
+    from turneval.probe.transports import ProbeError
+
+    with pytest.raises(ProbeError, match="mock agents speak the WebSocket wires"):
+        probe([], ProbeSettings(agent="mock:duplex", transport="webrtc"), tmp_path / "run", log=lambda _: None)
+
+
+def test_fdb_markdown_gives_jsd_once_when_it_is_not_measured():
+    import math
+
+    from turneval.benchmark_runs.full_duplex_bench_tables import run_markdown
+    from turneval.benchmark_runs.full_duplex_bench_tasks import FullDuplexBenchTaskResult
+
+    note = "JSD: n/a; it needs the benchmark's human timing distributions"
+    task = FullDuplexBenchTaskResult("icc_backchannel", "backchannel", "v1.0", "x", 1,
+                         {"tor": 0.0, "freq_per_s": 0.0, "jsd": math.nan, "jsd_std": math.nan, "n_jsd": 0,
+                          "gt_distribution_file": None}, {}, notes=[note])
+    from types import SimpleNamespace
+
+    text = run_markdown(SimpleNamespace(model_name="bot", run_dir="x", tasks=[task]), per_sample=False)
+    assert "- jsd" not in text and "1.000" not in text and text.count(note) == 1

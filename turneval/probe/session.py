@@ -187,6 +187,9 @@ def probe(samples: list[Sample], settings: ProbeSettings, out_dir: str | Path, *
         if name not in MOCK_BEHAVIOURS:
             raise ProbeError(f"{settings.agent}: no such mock agent; choose one of "
                              f"{', '.join(MOCK_PREFIX + n for n in MOCK_BEHAVIOURS)}")
+        if settings.transport == "webrtc":
+            raise ProbeError(f"{settings.agent}: the mock agents speak the WebSocket wires (raw, pipecat and the telephone "
+                             "providers'), not WebRTC; give a SmallWebRTC agent's offer URL, or another --transport")
         mock = MockAgent(name, wire=settings.transport, sample_rate=settings.sample_rate)
     delay = measure_transport_delay(settings)
     log(f"transport delay (loopback echo, {settings.transport}): median {delay['median_ms']:.1f} ms, "
