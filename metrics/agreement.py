@@ -514,7 +514,7 @@ def conversation_agreement(
     decisions = system_decision_chunks(floor, dialogue.system_speaker)
     return {
         "thresholds": thresholds,
-        "pause_decisions_judged_by": "turn-end head (2 p - 1)" if p_turn_end else "p_T - p_C",
+        "pause_decisions_judged_by": "the judge's pause rule (2 p - 1)" if p_turn_end else "p_T - p_C",
         "interruptions_judged_by": "interruption head (2 p - 1)" if p_floor_taken else "p_T - p_C",
         "metrics": agreement(instances, thresholds) if instances else {},
         "occurrence_rates": occurrence_rates(instances) if instances else {},

@@ -32,10 +32,13 @@ TURN_COMPLETION_CUE_DEFAULTS: dict[str, Any] = {
     "decision_margin_s": 0.0, "compute_dtype": "bfloat16",
 }
 """smart-turn v3.2's layout (pipecat-ai, BSD-2-Clause): a Whisper-tiny encoder over 8 s, attention pooling, an MLP."""
-PAUSE_DECISION_FEATURES = ("turn_end_logit", "turn_complete_logit", "turn_complete_p", "log_silence_s")
+PAUSE_DECISION_FEATURES = ("turn_end_logit", "turn_complete_logit", "turn_complete_p", "log_silence_s", "whisper_complete_logit")
 """What ``pause_decision`` may read at an (a)/(d) decision: the turn-end head's logit, the
 turn-completion cue's logit or its probability (bounded, so one confident cue cannot outweigh a
-long silence), and the log of the silence's length in seconds (floored at 40 ms)."""
+long silence), the log of the silence's length in seconds (floored at 40 ms), and Whisper's
+punctuation after the pauser's last word (``turneval.whisper_completion``: log P(. ? !) - log
+P(, - ...); computed outside the judge, by a Whisper speech recogniser, so only
+``pause_decision_whisper`` may read it)."""
 TURN_END_HEAD_DEFAULTS: dict[str, Any] = {"window_s": 8.0, "stop_s": 0.2, "shared_layers": 2, "pool_frames": [25, 5], "timing_features": []}
 """The turn-end head's reading: the last 8 s of the pausing speaker's channel up to 200 ms after
 the IPU end (pipecat's VAD stop time), pooled over the last 0.5 s and 0.1 s; no timing features."""
@@ -129,6 +132,11 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             head's and the cue's logits, the log silence length) with `weight` (one per
             feature) and `bias`, fitted on real speech and named with its `source`. `None`: (a)/(d)
             read the turn-end head (or `p_T - p_C` without one).
+        pause_decision_whisper (`dict`, *optional*):
+            The same decision when the report also transcribes (`--transcribe`): a logistic rule
+            that may read `whisper_complete_logit` as well (Whisper's punctuation after the
+            pausing speaker's last word, heard until the cue stops). `None`: `pause_decision`
+            decides whether or not the report transcribes.
         interruption_head (`dict`, *optional*):
             A logistic regression for the decision of metric (e): when one speaker talks over
             the floor holder, does the holder fall silent (the interruption takes the floor)?
@@ -163,6 +171,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         interruption_head: dict[str, Any] | None = None,
         turn_completion_cue: dict[str, Any] | None = None,
         pause_decision: dict[str, Any] | None = None,
+        pause_decision_whisper: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         labels = list(label_names) if label_names is not None else list(DEFAULT_LABELS)
@@ -197,6 +206,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         self.interruption_head = None if interruption_head is None else dict(interruption_head)
         self.turn_completion_cue = None if turn_completion_cue is None else {**TURN_COMPLETION_CUE_DEFAULTS, **turn_completion_cue}
         self.pause_decision = None if pause_decision is None else dict(pause_decision)
+        self.pause_decision_whisper = None if pause_decision_whisper is None else dict(pause_decision_whisper)
         self._check_grid()
         self._check_turn_end_head()
         self._check_interruption_head()
@@ -252,17 +262,23 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             raise ValueError(f"turn_completion_cue.compute_dtype={cue['compute_dtype']!r} must be 'bfloat16' or 'float32'")
 
     def _check_pause_decision(self) -> None:
-        rule = self.pause_decision
+        if self.pause_decision is not None and "whisper_complete_logit" in self.pause_decision["features"]:
+            raise ValueError("pause_decision may not read whisper_complete_logit (the report has it only when it transcribes); "
+                             "put that rule in pause_decision_whisper")
+        for name in ("pause_decision", "pause_decision_whisper"):
+            self._check_one_pause_rule(name, getattr(self, name))
+
+    def _check_one_pause_rule(self, name: str, rule: dict[str, Any] | None) -> None:
         if rule is None:
             return
-        _check_logistic_rule("pause_decision", rule)
+        _check_logistic_rule(name, rule)
         unknown = [name for name in rule["features"] if name not in PAUSE_DECISION_FEATURES]
         if unknown:
-            raise ValueError(f"pause_decision names unknown features {unknown}; known: {list(PAUSE_DECISION_FEATURES)}")
+            raise ValueError(f"{name} names unknown features {unknown}; known: {list(PAUSE_DECISION_FEATURES)}")
         needs = {"turn_end_logit": self.turn_end_head, "turn_complete_logit": self.turn_completion_cue, "turn_complete_p": self.turn_completion_cue}
         absent = [name for name, part in needs.items() if name in rule["features"] and part is None]
         if absent:
-            raise ValueError(f"pause_decision reads {absent} but the judge has no matching head (turn_end_head / turn_completion_cue)")
+            raise ValueError(f"{name} reads {absent} but the judge has no matching head (turn_end_head / turn_completion_cue)")
 
     @property
     def samples_per_chunk(self) -> int:

@@ -43,6 +43,8 @@ import numpy as np
 
 
 DEFAULT_FEATURES = ("turn_complete_p", "log_silence_s")
+WHISPER_FEATURES = ("turn_complete_p", "log_silence_s", "whisper_complete_logit")
+"""The rule installed as ``pause_decision_whisper`` with ``--whisper``: the report's when it transcribes."""
 DEFAULT_C = (0.001, 0.003, 0.01, 0.03, 0.1, 1.0)
 DECISION_MARGIN_S = 0.2
 """How long before the decision the cue stops listening when the rule is fitted and installed:
@@ -65,11 +67,13 @@ def load_recording(spec: str) -> Any:
 
 
 def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str], smart_turn: Any | None = None,
-                   corpus: str = "") -> dict[str, np.ndarray]:
+                   corpus: str = "", whisper: Any | None = None) -> dict[str, np.ndarray]:
     """Every (a)/(d) decision of ``dialogues``: ``shift`` (the other party spoke next), the
     recording, the ``corpus``, each feature of ``features`` (plus the raw ``silence_s``) and,
     with a ``smart_turn`` model (:class:`turneval.smart_turn.SmartTurnV3`), its logit 200 ms
-    after the IPU end (``smart_turn_logit``, pipecat's way: the baseline beside the rule)."""
+    after the IPU end (``smart_turn_logit``, pipecat's way: the baseline beside the rule); with
+    ``whisper`` (:class:`turneval.whisper_completion.WhisperCompletion`), ``features`` may name
+    ``whisper_complete_logit``."""
     from dataclasses import replace
 
     from turneval.dataset_scripts.agreement_instances import PAUSE_METRICS, dialogue_agreement_instances
@@ -87,7 +91,7 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
         readings = judge_pause_readings(judge, dialogue, labels)
         if not readings:
             continue
-        values = pause_decision_features(judge, dialogue, readings, names=features)
+        values = pause_decision_features(judge, dialogue, readings, names=features, whisper=whisper)
         placeholder = np.zeros((len(labels), len(judge.config.label_names)))
         taken = {i.chunk: i.decision for i in dialogue_agreement_instances(dialogue, placeholder, labels=labels, metrics=PAUSE_METRICS)}
         columns["shift"] += [taken[chunk] == "T" for chunk in readings]
@@ -232,6 +236,23 @@ def held_out_figures(table: dict[str, np.ndarray], held_out: np.ndarray, feature
     return out
 
 
+def whisper_rule(table: dict[str, np.ndarray], c_grid: Sequence[float], source: str) -> dict[str, Any]:
+    """The transcribing report's rule (:data:`WHISPER_FEATURES`) by the same protocol, with its
+    held-out figures per corpus (or per recording with one corpus)."""
+    rule = fit(table, WHISPER_FEATURES, c_grid)
+    measured: dict[str, Any] = {
+        "protocol": f"leave one {rule['group_by']} out; C from {list(c_grid)} by the worst held-out gain over the silence's length",
+        "gains_over_silence_by_c": {str(c): {g: round(v, 3) for g, v in gains.items()} for c, gains in rule["gains"].items()},
+        "rule_in_sample": auc_summary(table, rule["in_sample_scores"]),
+    }
+    if rule["group_by"] == "corpus":
+        measured["held_out_corpus"] = held_out_figures(table, rule["cv_scores"], WHISPER_FEATURES)
+    else:
+        measured["rule_leave_one_recording_out"] = auc_summary(table, rule["cv_scores"])
+    return {"features": rule["features"], "weight": [round(w, 6) for w in rule["weight"]], "bias": round(rule["bias"], 6),
+            "c": rule["c"], "source": source + "; Whisper tiny.en's punctuation read by turneval.whisper_completion", "measured": measured}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judge", default="checkpoints/turn_taking_judge_swb_revoiced", help="judge checkpoint with a turn-completion cue")
@@ -243,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--c", nargs="+", type=float, default=list(DEFAULT_C), help="regularisation strengths to choose from")
     parser.add_argument("--decision_margin_s", type=float, default=DECISION_MARGIN_S,
                         help="the cue stops listening this long before the decision (installed with the rule)")
+    parser.add_argument("--whisper", action="store_true",
+                        help=f"also fit the rule the report uses when it transcribes ({', '.join(WHISPER_FEATURES)}), installed as pause_decision_whisper")
     parser.add_argument("--no_smart_turn", action="store_true", help="skip the smart-turn v3.2 baseline (needs pipecat-ai's ONNX file)")
     parser.add_argument("--source", default=None, help="how the fit data is named in the config (default: the corpora and recordings)")
     parser.add_argument("--install_into", help="write the rule into this judge checkpoint's config.json")
@@ -268,7 +291,14 @@ def main(argv: list[str] | None = None) -> int:
             smart_turn = SmartTurnV3(threads=1)
         except SmartTurnUnavailable as err:
             print(f"smart-turn baseline skipped: {err}")
-    table = join_tables([decision_table(judge, [load_recording(r) for r in recs], args.features, smart_turn, corpus=name)
+    whisper = None
+    names = list(args.features)
+    if args.whisper:
+        from turneval.whisper_completion import WhisperCompletion
+
+        whisper = WhisperCompletion()
+        names += [f for f in WHISPER_FEATURES if f not in names]
+    table = join_tables([decision_table(judge, [load_recording(r) for r in recs], names, smart_turn, corpus=name, whisper=whisper)
                          for name, recs in corpora.items()])
     rule = fit(table, args.features, args.c)
     measured: dict[str, Any] = {
@@ -288,15 +318,18 @@ def main(argv: list[str] | None = None) -> int:
     source = args.source or f"training/fit_pause_decision.py on real recordings of {counts}"
     out = {"features": rule["features"], "weight": [round(w, 6) for w in rule["weight"]], "bias": round(rule["bias"], 6),
            "c": rule["c"], "source": source, "measured": measured}
-    print(json.dumps(out, indent=1))
+    rules = {"pause_decision": out}
+    if args.whisper:
+        rules["pause_decision_whisper"] = whisper_rule(table, args.c, source)
+    print(json.dumps(rules, indent=1))
     if args.output:
-        Path(args.output).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+        Path(args.output).write_text(json.dumps(rules, indent=1) + "\n", encoding="utf-8")
     if args.install_into:
         from turneval.dataset_scripts.files import atomic_write_text, read_json
 
         config_path = Path(args.install_into) / "config.json"
         config = read_json(config_path)
-        config["pause_decision"] = out
+        config.update(rules)
         if config.get("turn_completion_cue") is not None:
             config["turn_completion_cue"]["decision_margin_s"] = float(args.decision_margin_s)
         atomic_write_text(config_path, json.dumps(config, indent=2, sort_keys=True) + "\n")

@@ -25,6 +25,8 @@ report's VAD, no transcript. Skips with one NaN figure without them.
    timer (done after a fixed silence), smart-turn v3.2 (the judge's converted copy of it, P >= 0.5,
    on the pauser's channel up to that moment) and the judge's pause rule fitted without the
    corpus, asked with the silence so far.
+3. **With Whisper's punctuation** (not with ``--quick``): the rule the report uses when it
+   transcribes (``pause_decision_whisper``), fitted leaving each corpus out the same way.
 """
 from __future__ import annotations
 
@@ -152,7 +154,23 @@ def eot_figures(where: str, scores: dict[str, np.ndarray], shift: np.ndarray, si
     return out
 
 
-def run_on(quick: bool, root: str | None = None) -> list[dict]:
+def whisper_figures(table: dict[str, np.ndarray]) -> list[dict]:
+    """The transcribing report's rule (``pause_decision_whisper``: the cue, the silence and
+    Whisper's punctuation), fitted leaving each corpus out like the plain one."""
+    from turneval.training.fit_pause_decision import DEFAULT_C, whisper_rule
+
+    out = []
+    held = whisper_rule(table, DEFAULT_C, "benchmark")["measured"].get("held_out_corpus", {})
+    for corpus, entry in held.items():
+        where = CORPUS_NAMES.get(corpus, corpus)
+        rule, d = entry["rule_held_out"], entry["rule_minus_silence"]
+        out.append(figure(f"{where} pause decisions ROC-AUC: judge reading Whisper's punctuation (--transcribe), corpus left out", rule["roc_auc"], "",
+                          headline=True, note=f"95 % CI {rule['ci95']}; minus the silence length {d['difference']:+.3f} {d['ci95']}; "
+                                              f"Whisper's punctuation alone {entry['whisper_complete_logit_alone']['roc_auc']:.3f}"))
+    return out
+
+
+def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) -> list[dict]:
     from dataclasses import replace
 
     from turneval.checkpoints import default_checkpoint
@@ -184,7 +202,14 @@ def run_on(quick: bool, root: str | None = None) -> list[dict]:
         smart_turn = None
     grid = STREAM_GRID_S if not quick else (0.2, 0.3, 0.6)
     dialogues = {name: [replace(load_recording(r), words=None) for r in recs] for name, recs in corpora.items()}
-    table = join_tables([decision_table(judge, ds, features, smart_turn, corpus=name) for name, ds in dialogues.items()])
+    reader = None
+    with_whisper = (not quick) if whisper is None else whisper
+    if with_whisper:
+        from turneval.whisper_completion import WhisperCompletion
+
+        reader = WhisperCompletion()
+    names = features + (["whisper_complete_logit"] if reader is not None and "whisper_complete_logit" not in features else [])
+    table = join_tables([decision_table(judge, ds, names, smart_turn, corpus=name, whisper=reader) for name, ds in dialogues.items()])
     loo = leave_one_corpus_out(table, features, DEFAULT_C)
     out = []
     held = held_out_figures(table, loo["held_out"], features)
@@ -208,6 +233,8 @@ def run_on(quick: bool, root: str | None = None) -> list[dict]:
         ins = auc_summary(table, shipped_scores, rows)
         out.append(figure(f"{where} pause decisions ROC-AUC: shipped rule, in sample", ins["roc_auc"], "",
                           note="the shipped rule was fitted on all corpora including this one: in sample, not a transfer figure"))
+    if reader is not None:
+        out += whisper_figures(table)
     # the end-of-turn view, with each corpus's rule fitted without it
     for corpus, ds in dialogues.items():
         rows = table["corpus"] == corpus
@@ -233,9 +260,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--real-root", default=None, help=f"the folder of spokenwoz/, harper_valley/, ami/ (default: ${ENV_VAR} or ../shared/real)")
     parser.add_argument("--quick", action="store_true", help="3 calls of each telephone corpus, a coarse time grid")
+    parser.add_argument("--whisper", action=argparse.BooleanOptionalAction, default=None,
+                        help="also the transcribing report's rule with Whisper's punctuation (default: on, off with --quick)")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
-    return print_figures(run_on(args.quick, args.real_root), args.json)
+    return print_figures(run_on(args.quick, args.real_root, args.whisper), args.json)
 
 
 if __name__ == "__main__":

@@ -592,14 +592,16 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
                 out.append(self.turn_completion_cue(features).float().cpu())
         return torch.cat(out).numpy() if out else np.zeros(0, dtype=np.float32)
 
-    def pause_decision_probabilities(self, features: dict[str, np.ndarray]) -> np.ndarray:
+    def pause_decision_probabilities(self, features: dict[str, np.ndarray], rule: str = "pause_decision") -> np.ndarray:
         """P(the other party takes the turn) at (a)/(d) decisions from ``config.pause_decision``,
         a logistic regression over named ``features`` (:data:`PAUSE_DECISION_FEATURES`; each an
         array with one value per decision; ``log_silence_s`` may be given as ``silence_s``,
-        ``turn_complete_p`` as ``turn_complete_logit``)."""
-        rule = self.config.pause_decision
+        ``turn_complete_p`` as ``turn_complete_logit``). ``rule``: ``"pause_decision"``, or
+        ``"pause_decision_whisper"`` when ``whisper_complete_logit`` is given too."""
+        name = rule
+        rule = getattr(self.config, name, None)
         if rule is None:
-            raise ValueError("this judge has no pause decision rule (config.pause_decision is None)")
+            raise ValueError(f"this judge has no pause decision rule (config.{name} is None)")
         if "log_silence_s" not in features and "silence_s" in features:
             features = {**features, "log_silence_s": log_silence(features["silence_s"])}
         if "turn_complete_p" not in features and "turn_complete_logit" in features:

@@ -50,6 +50,7 @@ from .inference import (
     judge_probabilities,
     load_judge_model,
     load_predictor_model,
+    pause_rule_name,
 )
 from .inputs import check_inputs, load_conversation
 from .judge_validation import mark_validation
@@ -107,6 +108,7 @@ class LoadedModels:
     predictor: Any = None
     predictor_name: str | None = None
     transcriber: Any = None
+    whisper_completion: Any = None
     turn_end: Any = None
 
 
@@ -138,6 +140,11 @@ def load_models(options: ReportOptions) -> LoadedModels:
         from turneval.transcribe import load_transcriber
 
         models.transcriber = load_transcriber(options.transcribe, device)
+        if models.judge is not None and getattr(models.judge.config, "pause_decision_whisper", None):
+            from turneval.whisper_completion import WhisperCompletion
+
+            # the judge's pause rule that also reads Whisper's punctuation, on the transcriber's own Whisper
+            models.whisper_completion = WhisperCompletion(model=models.transcriber.model, processor=models.transcriber.processor)
     if options.turn_end_judge is not None:
         from turneval.smart_turn import load_turn_end_judge
 
@@ -203,7 +210,7 @@ def _judge_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOption
         raise ReportError(f"dialogue {dialogue.id!r} has no audio for the judge")
     probs = judge_probabilities(judge_model, dialogue.audio, options.progress)
     labels = chunk_labels(dialogue)
-    p_turn_end = judge_pause_probabilities(judge_model, dialogue, labels)
+    p_turn_end = judge_pause_probabilities(judge_model, dialogue, labels, whisper=models.whisper_completion)
     p_floor_taken = judge_interruption_probabilities(judge_model, dialogue, labels)
     out.agreement = mark_validation(conversation_agreement(dialogue, probs, labels, out.judge_thresholds, p_turn_end, p_floor_taken),
                                     getattr(judge_model.config, "agreement_validation", None))
@@ -211,6 +218,7 @@ def _judge_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOption
         "checkpoint": models.judge_name,
         "context_mode": judge_model.config.context_mode,
         "turn_end_head": getattr(judge_model.config, "turn_end_head", None),
+        "pause_rule": pause_rule_name(judge_model, models.whisper_completion),
         "interruption_head": getattr(judge_model.config, "interruption_head", None),
         "label_names": list(judge_model.config.label_names),
         "chunk_s": CHUNK_S,

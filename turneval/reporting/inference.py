@@ -135,21 +135,34 @@ def _own_channels(dialogue: Any, head: str) -> np.ndarray:
     return audio
 
 
-def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any, readings: dict[int, Any] | None = None) -> dict[int, float]:
+def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any, readings: dict[int, Any] | None = None,
+                              whisper: Any = None) -> dict[int, float]:
     """The judge's decision at every (a)/(d) pause of a two-speaker conversation:
     ``{decision chunk: P(the other party speaks next)}``. With ``config.pause_decision``, its
     rule over :func:`pause_decision_features` (taken at the end of the silence); else the
     turn-end head alone. Empty when the judge has neither. ``readings``: the pauses'
-    :func:`judge_pause_readings`, when the caller has them already."""
+    :func:`judge_pause_readings`, when the caller has them already. ``whisper``: a
+    :class:`~turneval.whisper_completion.WhisperCompletion` (the report has one when it
+    transcribes): with it, ``config.pause_decision_whisper`` decides where the judge has one."""
     readings = judge_pause_readings(judge, dialogue, labels) if readings is None else readings
     if not readings:
         return {}
-    if getattr(judge.config, "pause_decision", None):
-        p = judge.pause_decision_probabilities(pause_decision_features(judge, dialogue, readings))
+    rule = pause_rule_name(judge, whisper)
+    if rule is not None:
+        features = pause_decision_features(judge, dialogue, readings, names=getattr(judge.config, rule)["features"], whisper=whisper)
+        p = judge.pause_decision_probabilities(features, rule=rule)
     else:
         audio = _own_channels(dialogue, "turn-end head")
         p = turn_end_head_probabilities(judge, audio, dialogue, [(r.pauser, r.speech_end, r.horizon) for r in readings.values()])
     return {chunk: float(v) for chunk, v in zip(readings, p)}
+
+
+def pause_rule_name(judge: Any, whisper: Any = None) -> str | None:
+    """Which of the judge's pause rules decides: ``pause_decision_whisper`` when Whisper's cue is
+    at hand and the judge has that rule, else ``pause_decision``; None without either."""
+    if whisper is not None and getattr(judge.config, "pause_decision_whisper", None):
+        return "pause_decision_whisper"
+    return "pause_decision" if getattr(judge.config, "pause_decision", None) else None
 
 
 def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, Any]:
@@ -174,11 +187,13 @@ def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, An
     return pause_readings(labels, sorted(chunks), float((head or {}).get("stop_s", 0.2)))
 
 
-def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Any], names: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Any], names: Sequence[str] | None = None,
+                            whisper: Any = None) -> dict[str, np.ndarray]:
     """The features ``names`` (default: those ``config.pause_decision`` reads) at each reading,
     in order: the turn-end head's logit (the pausing speaker's own channel up to the reading's
     horizon), the turn-completion cue's logit and probability (that channel from the turn start
-    minus the cue's pre-speech margin to :func:`cue_end`) and the silence's length (``silence_s`` always, its log when named)."""
+    minus the cue's pre-speech margin to :func:`cue_end`), Whisper's punctuation cue on the same
+    clips (``whisper``: a :class:`~turneval.whisper_completion.WhisperCompletion`) and the silence's length (``silence_s`` always, its log when named)."""
     from turneval.modeling.modeling_turn_taking_judge import log_silence
 
     names = list(judge.config.pause_decision["features"] if names is None else names)
@@ -189,12 +204,18 @@ def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Any],
         p = turn_end_head_probabilities(judge, audio, dialogue, [(r.pauser, r.speech_end, r.horizon) for r in rows])
         p = np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6)
         out["turn_end_logit"] = np.log(p / (1 - p))
-    if "turn_complete_logit" in names or "turn_complete_p" in names:
-        cue = judge.config.turn_completion_cue
+    cue = judge.config.turn_completion_cue
+    clips = []
+    if cue is not None:
         clips = [audio[r.pauser, int(max(0.0, r.turn_start - float(cue["pre_speech_s"])) * SAMPLE_RATE) : int(round(cue_end(cue, r) * SAMPLE_RATE))]
                  for r in rows]
+    if "turn_complete_logit" in names or "turn_complete_p" in names:
         out["turn_complete_logit"] = np.asarray(judge.turn_complete_logits(clips), dtype=np.float64)
         out["turn_complete_p"] = 1.0 / (1.0 + np.exp(-out["turn_complete_logit"]))
+    if "whisper_complete_logit" in names:
+        if whisper is None or cue is None:
+            raise ValueError("whisper_complete_logit needs a WhisperCompletion (turneval.whisper_completion) and the judge's turn-completion cue")
+        out["whisper_complete_logit"] = np.asarray(whisper.logits(clips), dtype=np.float64)
     out["silence_s"] = np.array([r.silence_s for r in rows], dtype=np.float64)
     if "log_silence_s" in names:
         out["log_silence_s"] = log_silence(out["silence_s"])
