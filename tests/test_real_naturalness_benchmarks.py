@@ -168,7 +168,9 @@ def test_backchannels_heard_counts_copies_the_vad_found_only_after_the_edit():
 
 def test_range_scores_each_source_with_the_predictors_that_can_read_it(spokenwoz_root, tiny_predictors, tmp_path, monkeypatch):
     monkeypatch.setenv("TURNEVAL_SWB_ROOT", str(tmp_path / "no_swb"))
+    monkeypatch.setenv("TURNEVAL_HARPER_VALLEY_ROOT", str(tmp_path / "no_harper_valley"))
     result = naturalness_range.evaluate(str(spokenwoz_root), str(tmp_path / "no_ami"), quick=False)
+    assert any("no Harper Valley data" in m for m in result["missing"])
     audio, va = result["predictors"]["tiny_audio"], result["predictors"]["tiny_va"]
     assert set(audio["sources"]) == {"spokenwoz_audio"}, "word times carry no sound"
     assert set(va["sources"]) == {"spokenwoz_audio", "spokenwoz_word_times"}

@@ -8,6 +8,8 @@ Nobody's code made these conversations; each is scored as ``turneval score`` wou
 
 * ``spokenwoz_audio``: the SpokenWOZ calls with audio (stereo 8 kHz; speech by Silero VAD on
   the audio), every predictor;
+* ``harper_valley_audio``: the Harper Valley Bank calls (stereo 8 kHz bank calls, agent and
+  caller; speech by Silero VAD on the audio; ``$TURNEVAL_HARPER_VALLEY_ROOT``), every predictor;
 * ``ami_channel_pairs``: every pair of close-talk channels of the AMI ES2004a excerpt (16 kHz
   headsets, two more people in the room), every predictor;
 * ``spokenwoz_word_times``: every SpokenWOZ call with word times (speech = the words),
@@ -70,6 +72,8 @@ def collect_sources(spokenwoz_root: str | None, ami_root: str | None, swb_root: 
     """``{source: (dialogues, scorer, audio_needed)}`` of what is found, and what is not (nothing
     at all without the SpokenWOZ calls)."""
     from _ami import AmiDataMissing
+    from _harper_valley import HarperValleyDataMissing
+    from _harper_valley import load_calls as load_harper_valley
     from _real_calls import ami_channel_pairs, heard_as_turneval, score_given_segments
     from _spokenwoz import SpokenwozDataMissing, load_calls, word_time_calls
 
@@ -82,6 +86,10 @@ def collect_sources(spokenwoz_root: str | None, ami_root: str | None, swb_root: 
     except SpokenwozDataMissing as err:
         return {}, [str(err)]  # without the real calls the benchmark skips: read nothing else
     if not quick:
+        try:
+            sources["harper_valley_audio"] = ([heard_as_turneval(d) for d in load_harper_valley()], score_given_segments, True)
+        except HarperValleyDataMissing as err:
+            missing.append(str(err))
         try:
             sources["ami_channel_pairs"] = (ami_channel_pairs(ami_root), score_given_segments, True)  # already heard by that VAD pass
         except AmiDataMissing as err:
@@ -137,6 +145,7 @@ def _commit() -> str | None:
 
 SOURCE_TEXT = {
     "spokenwoz_audio": "SpokenWOZ calls with audio (real two-party telephone calls, stereo 8 kHz, CC BY-NC 4.0; ../shared/real/spokenwoz), speech by Silero VAD as `turneval score` finds it",
+    "harper_valley_audio": "Harper Valley Bank calls (real two-party bank calls, stereo 8 kHz; Gridspace-Stanford Harper Valley speech dataset, CC BY 4.0; ../shared/real/harper_valley), speech by Silero VAD",
     "ami_channel_pairs": "AMI ES2004a excerpt, every pair of close-talk headset channels (60 s, CC BY 4.0; ../shared/real/ami), speech by Silero VAD",
     "spokenwoz_word_times": "SpokenWOZ calls, speech from their word times (no audio)",
     "switchboard_test": "Switchboard-1 held-out test calls (VAP split; ms98 word times, whole calls; ../shared/real/switchboard_ms98)",
