@@ -131,7 +131,7 @@ def test_turn_end_probabilities_judge_only_the_pause_metrics():
         else:
             assert after == before
     result = conversation_agreement(dialogue, probs, labels, {"a": 0.5, "d": 0.5}, p)
-    assert result["pause_decisions_judged_by"].startswith("turn-end head")
+    assert result["pause_decisions_judged_by"].startswith("the judge's pause rule")
     for row in result["instances"]:
         if row["metric"] in ("a", "d"):
             assert row["judge_label"] == "T"  # 2 * 0.9 - 1 = 0.8 > 0.5
