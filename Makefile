@@ -30,7 +30,7 @@ bench: bench-deps
 	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py --docs docs/performance.md
 
 bench-quick: bench-deps
-	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py --quick --output-dir runs/bench
+	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py --quick --jobs 2 --output-dir runs/bench
 
 # every bundled checkpoint's recipe at its CI size (made-up data, tiny models, a few steps; docs/training.md)
 recipes-quick:

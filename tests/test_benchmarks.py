@@ -127,6 +127,21 @@ def test_failing_and_malformed_benchmarks_are_reported_not_fatal(tiny_dir: Path)
     assert subset["command"] == "python benchmarks/run_all.py --quick --only tiny,broken --docs docs/performance.md"
 
 
+
+def test_two_jobs_give_the_same_records_in_the_same_order(tiny_dir: Path):
+    (tiny_dir / "broken.py").write_text("def run(quick):\n    raise ValueError('boom')\n", encoding="utf-8")
+    one = run_all.run_all(tiny_dir, quick=True, progress=False)
+    two = run_all.run_all(tiny_dir, quick=True, progress=False, jobs=2)
+    assert [r["benchmark"] for r in two["benchmarks"]] == [r["benchmark"] for r in one["benchmarks"]] == ["broken", "tiny"]
+    assert two["jobs"] == 2 and "ValueError: boom" in two["benchmarks"][0]["error"]
+    assert [f["name"] for f in two["benchmarks"][1]["figures"]] == [f["name"] for f in one["benchmarks"][1]["figures"]]
+
+
+def test_the_page_of_record_is_not_written_from_a_shared_machine(tmp_path: Path):
+    with pytest.raises(run_all.BenchmarkError, match="--jobs 1"):
+        run_all.main(["--quick", "--jobs", "2", "--docs", str(tmp_path / "performance.md")])
+
+
 def test_timeout_stops_one_benchmark(tiny_dir: Path):
     (tiny_dir / "hangs.py").write_text("import time\ndef run(quick):\n    time.sleep(60)\n    return []\n", encoding="utf-8")
     record = run_all.run_benchmark(tiny_dir / "hangs.py", quick=True, timeout_s=3)
