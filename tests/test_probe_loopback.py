@@ -21,6 +21,10 @@ from turneval.probe.session import probe
 from turneval.probe.transports import AgentFormatError, AgentUnreachable
 
 
+SETTLE = "0.2"
+"""The wait for a quiet line before each call: the mocks fall silent at once (test_probe_wires tests the wait itself)."""
+
+
 def _calls(tmp_path: Path, n: int = 1, tail_s: float = 1.5) -> Path:
     path = tmp_path / "calls.json"
     texts = ["hello there", "good morning", "thanks a lot"]
@@ -37,7 +41,7 @@ def _free_port() -> int:
 
 def test_probe_end_to_end_writes_runs_that_fdb_and_report_score(tmp_path, capsys):
     out = tmp_path / "run"
-    code = cli.main(["probe", "mock:duplex", "--scenarios", "smoke", "--out", str(out), "--no-judge", "--no-predictor",
+    code = cli.main(["probe", "mock:duplex", "--scenarios", "smoke", "--out", str(out), "--no-judge", "--no-predictor", "--settle", SETTLE,
                      "--quiet", "--require", "fdb.candor_turn_taking.tor>=1", "--require", "failed_samples==0"])
     printed = capsys.readouterr().out
     assert code == 0, printed
@@ -73,7 +77,7 @@ def test_an_earlier_run_is_refused_unless_overwritten(tmp_path):
 
 def test_pipecat_wire_round_trip(tmp_path):
     (sample,) = load_scenarios(_calls(tmp_path))
-    settings = ProbeSettings(agent="mock", transport="pipecat")
+    settings = ProbeSettings(agent="mock", transport="pipecat", settle_s=float(SETTLE))
     with MockAgent("eager", wire="pipecat") as url:
         outcome = play_sample(settings, url, sample)
     assert outcome.status == "ok"
@@ -83,12 +87,12 @@ def test_pipecat_wire_round_trip(tmp_path):
 
 def test_refused_connection_names_the_url(tmp_path, capsys):
     url = f"ws://127.0.0.1:{_free_port()}/ws"
-    code = cli.main(["probe", url, "--scenarios", str(_calls(tmp_path)), "--out", str(tmp_path / "run"), "--quiet"])
+    code = cli.main(["probe", url, "--scenarios", str(_calls(tmp_path)), "--out", str(tmp_path / "run"), "--quiet", "--settle", SETTLE])
     err = capsys.readouterr().err
     assert code == 1 and f"cannot connect to the agent at {url}" in err and "connection refused" in err
     (sample,) = load_scenarios(_calls(tmp_path))
     with pytest.raises(AgentUnreachable, match="check that the agent is running"):
-        play_sample(ProbeSettings(agent=url), url, sample)
+        play_sample(ProbeSettings(agent=url, settle_s=float(SETTLE)), url, sample)
 
 
 @pytest.mark.parametrize("wire", ["raw", "pipecat"])
@@ -96,12 +100,12 @@ def test_wrong_sample_rate_stops_with_the_fix(tmp_path, wire):
     (sample,) = load_scenarios(_calls(tmp_path))
     with MockAgent("eager", wire=wire, wire_rate=24000) as url:
         with pytest.raises(AgentFormatError, match=r"24000 Hz.*--sample-rate 24000"):
-            play_sample(ProbeSettings(agent=url, transport=wire), url, sample)
+            play_sample(ProbeSettings(agent=url, transport=wire, settle_s=float(SETTLE)), url, sample)
 
 
 def test_silent_agent_times_out_per_sample_and_the_run_goes_on(tmp_path):
     samples = load_scenarios(_calls(tmp_path, n=2, tail_s=0.2))
-    settings = ProbeSettings(agent="mock", timeout_s=0.5)
+    settings = ProbeSettings(agent="mock", timeout_s=0.5, settle_s=float(SETTLE))
     with MockAgent("duplex", silent=True) as url:
         outcomes = run_samples(samples, settings, tmp_path / "run", url)
     assert [o.status for o in outcomes] == ["timeout", "timeout"]
@@ -112,7 +116,7 @@ def test_silent_agent_times_out_per_sample_and_the_run_goes_on(tmp_path):
 
 def test_disconnect_mid_sample_marks_it_and_the_run_goes_on(tmp_path):
     samples = load_scenarios(_calls(tmp_path, n=2))
-    settings = ProbeSettings(agent="mock")
+    settings = ProbeSettings(agent="mock", settle_s=float(SETTLE))
     with MockAgent("eager", disconnect_after_s=0.4, disconnect_sessions=1) as url:
         outcomes = run_samples(samples, settings, tmp_path / "run", url)
     assert [o.status for o in outcomes] == ["disconnected", "ok"]
@@ -136,7 +140,7 @@ def test_ctrl_c_leaves_complete_samples_only(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "play_sample", interrupted_second)
     out = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):
-        probe(samples, ProbeSettings(agent="mock:eager"), out, log=lambda _: None)
+        probe(samples, ProbeSettings(agent="mock:eager", settle_s=float(SETTLE)), out, log=lambda _: None)
     task = out / "v1.0" / "candor_turn_taking"
     assert sorted(p.name for p in task.iterdir()) == ["1"]  # no partial second sample, no temp folder
     run = json.loads((out / "probe.json").read_text())
