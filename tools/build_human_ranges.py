@@ -15,8 +15,8 @@ percentile over these call sides.
   list), as with ``--transcribe`` or an annotation JSON with words. Also the pooled distribution
   of response gaps the report's gap plot draws.
 * The real dev calls (``../shared/real``): SpokenWOZ's word times (7 calls) for the event
-  figures; SpokenWOZ's 3 calls with audio and the AMI ES2004a close-talk channel pairs
-  (speech by Silero VAD, as the report finds it) for the judge's (a) agreement with real
+  figures; SpokenWOZ's 3 calls with audio, the 6 Harper Valley calls and the AMI ES2004a
+  close-talk channel pairs (speech by Silero VAD, as the report finds it) for the judge's (a) agreement with real
   people's pause decisions (bundled judge; ``--no-judge`` skips it).
 * m (``naturalness_m``): no range here: m's scale depends on the predictor, so its range is
   measured per checkpoint (``tools/build_naturalness_range.py`` ->
@@ -142,8 +142,9 @@ def judge_on_real_audio(progress: bool) -> dict[str, Any]:
                 print(f"  {side}: (a) agreement {values[side]}", file=sys.stderr)
     judge = rep.models["judge"] if dialogues else {}
     calls = sorted({d.id for d in dialogues})
+    corpora = {d.id: str(d.metadata.get("corpus", "real")) for d in dialogues}
     return {"judge": judge.get("name"), "judge_weights_sha256": _weights_digest(judge.get("path")), "missing": missing,
-            "calls": calls, "tuned_on": _tuned_on(judge.get("path"), calls), **spread(values.values()), "values": values}
+            "calls": calls, "corpora": [corpora[c] for c in calls], "tuned_on": _tuned_on(judge.get("path"), calls), **spread(values.values()), "values": values}
 
 
 def _tuned_on(checkpoint: str | None, calls: list[str]) -> list[str]:
@@ -165,9 +166,14 @@ def _weights_digest(checkpoint: str | None) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
 
 
-def _calls_text(calls: list[str]) -> str:
-    ami = sum(1 for c in calls if c.startswith("ES2004a"))
-    return f"{len(calls) - ami} SpokenWOZ calls and {ami} AMI close-talk channel pairs"
+CORPUS_TEXT = {"spokenwoz": "SpokenWOZ calls", "harper_valley": "Harper Valley calls", "ami": "AMI close-talk channel pairs"}
+
+
+def _calls_text(corpora: list[str]) -> str:
+    """``3 SpokenWOZ calls, 6 Harper Valley calls and 6 AMI close-talk channel pairs`` from each call's corpus."""
+    counts = {name: corpora.count(name) for name in dict.fromkeys(corpora)}
+    parts = [f"{n} {CORPUS_TEXT.get(name, name + ' recordings')}" for name, n in counts.items()]
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else "no recordings"
 
 
 def _commit() -> str | None:
@@ -196,7 +202,7 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     ranges["judge_agreement_a"] = {
         "range": None if judge is None or not judge["n"] else {
             key: judge[key] for key in ("low", "high", "median", "n")
-        } | {"source": f"{judge['judge']} on {_calls_text(judge['calls'])}, speech by VAD, each speaker as the system"
+        } | {"source": f"{judge['judge']} on {_calls_text(judge.get('corpora') or [])}, speech by VAD, each speaker as the system"
                        + ("; in sample: the judge's thresholds were tuned on these recordings" if judge["tuned_on"] else "")},
         "per_call": judge,
     }
