@@ -22,6 +22,9 @@ from typing import Any, Sequence
 import numpy as np
 
 
+CORPUS_TITLES = {"spokenwoz": "SpokenWOZ", "harper_valley": "Harper Valley", "ami": "AMI channel pairs"}
+"""A Dialogue's ``metadata["corpus"]`` -> how the figures name it, in the order they are reported."""
+
 GENERATIONS = (
     "future_activity_predictor_demo", "future_activity_predictor_switchboard", "future_activity_predictor_words", "future_activity_predictor_lookahead",
 )

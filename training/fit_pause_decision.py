@@ -77,10 +77,9 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
     from dataclasses import replace
 
     from turneval.dataset_scripts.agreement_instances import PAUSE_METRICS, dialogue_agreement_instances
-    from turneval.dataset_scripts.grids import SAMPLE_RATE
     from turneval.dataset_scripts.labels import chunk_labels
     from turneval.reporting.inference import judge_pause_readings, pause_decision_features
-    from turneval.smart_turn import PRE_SPEECH_S
+    from turneval.smart_turn import pauser_audio
 
     extra = ["smart_turn_logit"] if smart_turn is not None else []
     columns: dict[str, list] = {"shift": [], "recording": [], "corpus": [], "silence_s": [], **{f: [] for f in [*features, *extra]}}
@@ -100,10 +99,8 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
         for name in ["silence_s", *features]:
             columns[name] += list(values[name])
         if smart_turn is not None:
-            audio = np.asarray(dialogue.audio)
-            for r in readings.values():
-                clip = audio[r.pauser, int(max(0.0, r.turn_start - PRE_SPEECH_S) * SAMPLE_RATE) : int(round(r.horizon * SAMPLE_RATE))]
-                p = float(np.clip(smart_turn.probability(clip), 1e-6, 1 - 1e-6))
+            for r in readings.values():  # a reading has what pipecat's clip needs: pauser, turn start, horizon
+                p = float(np.clip(smart_turn.probability(pauser_audio(dialogue, r)), 1e-6, 1 - 1e-6))
                 columns["smart_turn_logit"].append(float(np.log(p / (1 - p))))
     return {k: np.asarray(v) for k, v in columns.items()}
 
@@ -144,12 +141,14 @@ def leave_one_corpus_out(table: dict[str, np.ndarray], features: Sequence[str], 
     is the one whose worst held-out group gains the most ROC-AUC over the silence's length alone
     (ties: the stronger regularisation). Returns ``c``, ``held_out`` (the chosen strength's
     scores, one per decision), ``gains`` (per strength, per group) and ``groups``."""
+    from turneval.modeling.modeling_turn_taking_judge import log_silence
+
     y = table["shift"].astype(int)
     groups = np.asarray(table[group_by]).astype(str)
     names = sorted(set(groups.tolist()))
     if len(names) < 2:
         raise ValueError(f"leave-one-out needs at least two {group_by}s; got {names}")
-    silence = np.log(np.maximum(table["silence_s"].astype(np.float64), 0.04))
+    silence = log_silence(table["silence_s"])
     held: dict[float, np.ndarray] = {}
     gains: dict[float, dict[str, float]] = {}
     for c in c_grid:
@@ -220,8 +219,10 @@ def paired_summary(table: dict[str, np.ndarray], scores: np.ndarray, baseline: n
 def held_out_figures(table: dict[str, np.ndarray], held_out: np.ndarray, features: Sequence[str]) -> dict[str, Any]:
     """Per corpus: the rule fitted without it, the silence's length, the cue alone and smart-turn
     v3.2 at 200 ms on its decisions, with the rule's paired differences against both baselines."""
+    from turneval.modeling.modeling_turn_taking_judge import log_silence
+
     out = {}
-    silence = np.log(np.maximum(table["silence_s"].astype(np.float64), 0.04))
+    silence = log_silence(table["silence_s"])
     for corpus in sorted(set(table["corpus"].tolist())):
         rows = table["corpus"] == corpus
         entry = {"rule_held_out": auc_summary(table, held_out, rows), "silence_length": auc_summary(table, silence, rows)}
@@ -236,21 +237,28 @@ def held_out_figures(table: dict[str, np.ndarray], held_out: np.ndarray, feature
     return out
 
 
-def whisper_rule(table: dict[str, np.ndarray], c_grid: Sequence[float], source: str) -> dict[str, Any]:
-    """The transcribing report's rule (:data:`WHISPER_FEATURES`) by the same protocol, with its
-    held-out figures per corpus (or per recording with one corpus)."""
-    rule = fit(table, WHISPER_FEATURES, c_grid)
+def rule_record(table: dict[str, np.ndarray], features: Sequence[str], c_grid: Sequence[float], source: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(config record, fitted rule)``: the rule over ``features`` by :func:`fit`, written as a
+    config block (weights, bias, C, ``source``) with its measured figures: the protocol, each
+    strength's gains, in sample, and held out per corpus (or per recording with one corpus)."""
+    rule = fit(table, features, c_grid)
     measured: dict[str, Any] = {
         "protocol": f"leave one {rule['group_by']} out; C from {list(c_grid)} by the worst held-out gain over the silence's length",
         "gains_over_silence_by_c": {str(c): {g: round(v, 3) for g, v in gains.items()} for c, gains in rule["gains"].items()},
         "rule_in_sample": auc_summary(table, rule["in_sample_scores"]),
     }
     if rule["group_by"] == "corpus":
-        measured["held_out_corpus"] = held_out_figures(table, rule["cv_scores"], WHISPER_FEATURES)
+        measured["held_out_corpus"] = held_out_figures(table, rule["cv_scores"], features)
     else:
         measured["rule_leave_one_recording_out"] = auc_summary(table, rule["cv_scores"])
-    return {"features": rule["features"], "weight": [round(w, 6) for w in rule["weight"]], "bias": round(rule["bias"], 6),
-            "c": rule["c"], "source": source + "; Whisper tiny.en's punctuation read by turneval.whisper_completion", "measured": measured}
+    record = {"features": rule["features"], "weight": [round(w, 6) for w in rule["weight"]], "bias": round(rule["bias"], 6),
+              "c": rule["c"], "source": source, "measured": measured}
+    return record, rule
+
+
+def whisper_rule(table: dict[str, np.ndarray], c_grid: Sequence[float], source: str) -> dict[str, Any]:
+    """The transcribing report's rule (:data:`WHISPER_FEATURES`) by the same protocol."""
+    return rule_record(table, WHISPER_FEATURES, c_grid, source + "; Whisper tiny.en's punctuation read by turneval.whisper_completion")[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -300,24 +308,13 @@ def main(argv: list[str] | None = None) -> int:
         names += [f for f in WHISPER_FEATURES if f not in names]
     table = join_tables([decision_table(judge, [load_recording(r) for r in recs], names, smart_turn, corpus=name, whisper=whisper)
                          for name, recs in corpora.items()])
-    rule = fit(table, args.features, args.c)
-    measured: dict[str, Any] = {
-        "protocol": f"leave one {rule['group_by']} out; C from {list(args.c)} by the worst held-out gain over the silence's length",
-        "gains_over_silence_by_c": {str(c): {g: round(v, 3) for g, v in gains.items()} for c, gains in rule["gains"].items()},
-        "rule_in_sample": auc_summary(table, rule["in_sample_scores"]),
-    }
-    if rule["group_by"] == "corpus":
-        measured["held_out_corpus"] = held_out_figures(table, rule["cv_scores"], args.features)
-    else:
-        measured["rule_leave_one_recording_out"] = auc_summary(table, rule["cv_scores"])
+    counts = ", ".join(f"{name} ({len(recs)})" for name, recs in corpora.items())
+    source = args.source or f"training/fit_pause_decision.py on real recordings of {counts}"
+    out, rule = rule_record(table, args.features, args.c, source)
     if args.check:
         check = decision_table(judge, [load_recording(r) for r in args.check], args.features, smart_turn, corpus="check")
         z = rule["bias"] + _design(check, args.features) @ np.asarray(rule["weight"])
-        measured["check"] = {"rule": auc_summary(check, z), **{f"{f}_alone": auc_summary(check, check[f]) for f in args.features}}
-    counts = ", ".join(f"{name} ({len(recs)})" for name, recs in corpora.items())
-    source = args.source or f"training/fit_pause_decision.py on real recordings of {counts}"
-    out = {"features": rule["features"], "weight": [round(w, 6) for w in rule["weight"]], "bias": round(rule["bias"], 6),
-           "c": rule["c"], "source": source, "measured": measured}
+        out["measured"]["check"] = {"rule": auc_summary(check, z), **{f"{f}_alone": auc_summary(check, check[f]) for f in args.features}}
     rules = {"pause_decision": out}
     if args.whisper:
         rules["pause_decision_whisper"] = whisper_rule(table, args.c, source)

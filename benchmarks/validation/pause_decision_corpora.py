@@ -46,10 +46,10 @@ for _folder in (HERE, HERE.parent):  # this suite's scripts, then benchmarks/ (t
         sys.path.insert(0, str(_folder))
 
 from _harness import figure, limit_threads, print_figures  # noqa: E402
+from _real_calls import CORPUS_TITLES  # noqa: E402
 
 
 ENV_VAR = "TURNEVAL_REAL_ROOT"
-CORPUS_NAMES = {"spokenwoz": "SpokenWOZ", "harper_valley": "Harper Valley", "ami": "AMI channel pairs"}
 ASK_AT_S = (0.3, 0.6)
 MAX_FALSE_CUTOFFS = 0.05
 QUICK_CALLS = 3
@@ -122,13 +122,15 @@ def latency_at_false_cutoffs(scores: np.ndarray, grid: Sequence[float], shift: n
     return best
 
 
-def detector_scores(judge: Any, table: dict[str, np.ndarray], cue: np.ndarray, rule: dict[str, Any], grid: Sequence[float]) -> dict[str, np.ndarray]:
+def detector_scores(cue: np.ndarray, rule: dict[str, Any], grid: Sequence[float]) -> dict[str, np.ndarray]:
     """Each detector's score at every (pause, time in the silence): the timer's elapsed time,
     smart-turn's P(complete) and the rule's P(the other party takes the turn)."""
+    from turneval.modeling.modeling_turn_taking_judge import log_silence
+
     elapsed = np.broadcast_to(np.asarray(grid, dtype=float), cue.shape).copy()
     elapsed[np.isnan(cue)] = np.nan
     p_cue = 1.0 / (1.0 + np.exp(-cue))
-    features = {"turn_complete_logit": cue, "turn_complete_p": p_cue, "log_silence_s": np.log(np.maximum(elapsed, 0.04))}
+    features = {"turn_complete_logit": cue, "turn_complete_p": p_cue, "log_silence_s": log_silence(elapsed)}
     z = float(rule["bias"]) + sum(float(w) * features[f] for f, w in zip(rule["features"], rule["weight"]))
     return {"VAD timer": elapsed, "smart-turn v3.2": p_cue, "judge": 1.0 / (1.0 + np.exp(-z))}
 
@@ -162,7 +164,7 @@ def whisper_figures(table: dict[str, np.ndarray]) -> list[dict]:
     out = []
     held = whisper_rule(table, DEFAULT_C, "benchmark")["measured"].get("held_out_corpus", {})
     for corpus, entry in held.items():
-        where = CORPUS_NAMES.get(corpus, corpus)
+        where = CORPUS_TITLES.get(corpus, corpus)
         rule, d = entry["rule_held_out"], entry["rule_minus_silence"]
         out.append(figure(f"{where} pause decisions ROC-AUC: judge reading Whisper's punctuation (--transcribe), corpus left out", rule["roc_auc"], "",
                           headline=True, note=f"95 % CI {rule['ci95']}; minus the silence length {d['difference']:+.3f} {d['ci95']}; "
@@ -217,7 +219,7 @@ def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) ->
     from turneval.training.fit_pause_decision import auc_summary
 
     for corpus, entry in held.items():
-        where = CORPUS_NAMES.get(corpus, corpus)
+        where = CORPUS_TITLES.get(corpus, corpus)
         rule, sil = entry["rule_held_out"], entry["silence_length"]
         out.append(figure(f"{where} pause decisions ROC-AUC: judge, corpus left out of the fit", rule["roc_auc"], "", headline=True,
                           note=f"{rule['decisions']} decisions, {rule['shifts']} shifts; 95 % CI {rule['ci95']} resampling recordings; "
@@ -247,7 +249,7 @@ def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) ->
             cues.append(streamed_cue_logits(judge, d, readings, grid))
         cue = np.concatenate(cues) if cues else np.zeros((0, len(grid)))
         shift, silence = table["shift"][rows].astype(bool), table["silence_s"][rows].astype(float)
-        out += eot_figures(CORPUS_NAMES.get(corpus, corpus), detector_scores(judge, table, cue, rule, grid), shift, silence, grid)
+        out += eot_figures(CORPUS_TITLES.get(corpus, corpus), detector_scores(cue, rule, grid), shift, silence, grid)
     return out
 
 

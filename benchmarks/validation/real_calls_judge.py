@@ -177,7 +177,9 @@ def run_on(quick: bool, spokenwoz_root: str | None = None, ami_root: str | None 
     fitted = (f"in sample: {rule['source']}; pause_decision_corpora.py gives each corpus's figure with the rule fitted without it"
               if rule else "no rule fitted")
     out = []
-    for name, where in (("spokenwoz", "SpokenWOZ"), ("harper_valley", "Harper Valley"), ("ami", "AMI channel pairs")):
+    from _real_calls import CORPUS_TITLES
+
+    for name, where in CORPUS_TITLES.items():
         subset = [r for r in rows if r["corpus"] == name]
         if subset:
             out += decision_figures(subset, where, fitted, n)
