@@ -56,7 +56,7 @@ def test_importing_modeling_registers_both_model_types_with_the_auto_classes():
 
 def test_checkpoint_code_copies_match_the_package(repo_root):
     """Checkpoints carry modeling code for trust_remote_code; it must be the package's own."""
-    copies = sorted((repo_root / "checkpoints").glob("*/*.py"))
+    copies = sorted((repo_root / "checkpoints").glob("*/*.py")) + sorted((repo_root / "benchmarks" / "baselines").glob("*/*.py"))
     assert copies, "no demo checkpoint code found"
     for copy in copies:
         original = repo_root / "modeling" / copy.name

@@ -141,8 +141,9 @@ def sync_code_copies() -> list[Path]:
 
     source = Path(modeling_package.__file__).parent
     rewritten = []
-    # every checkpoint folder that ships (the defaults of BUNDLED and the alternatives beside them)
-    folders = sorted(p for p in bundled_root().iterdir() if (p / "config.json").is_file())
+    # every checkpoint folder that ships, and the earlier generations a checkout keeps (they load the same code)
+    roots = [bundled_root()] + ([EARLIER_GENERATIONS] if EARLIER_GENERATIONS.is_dir() else [])
+    folders = sorted(p for root in roots for p in root.iterdir() if (p / "config.json").is_file())
     for folder in folders:
         for copy in sorted(folder.glob("*.py")):
             original = source / copy.name
