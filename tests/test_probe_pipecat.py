@@ -63,6 +63,11 @@ def test_probe_calls_a_smallwebrtc_bot(tmp_path):
     assert outcome.recording.received_audio and not outcome.recording.clears  # WebRTC has no clear: the audio stops
     kinds = [e["event"] for e in _events(events)]
     assert "first_audio_out" in kinds and "interrupted" in kinds
+    # and the same two moments as the audio leaves (dated by the Opus packets aiortc sends from the output track)
+    sent = [e for e in _events(events) if e["event"] in ("first_audio_sent", "last_audio_sent")]
+    assert [e["event"] for e in sent][:2] == ["first_audio_sent", "last_audio_sent"], sent
+    interrupted = next(e for e in _events(events) if e["event"] == "interrupted")
+    assert sent[1]["t"] >= interrupted["t"] - 0.05 and sent[1]["stop_latency_s"] > 0
 
 
 def test_single_client_server_calls_do_not_bleed(tmp_path):

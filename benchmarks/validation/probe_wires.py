@@ -9,10 +9,11 @@ the caller talks over the answer, the bot yields (VAD start) and answers again. 
 figures from each side:
 
 - first answer: the probe's (first agent sound less the end of the caller's question) beside
-  the bot's log (its first answer audio handed to the transport less the end of the caller's
-  sound as the bot received it);
+  the bot's log (its first answer audio leaving, below, less the end of the caller's sound as the
+  bot received it);
 - stop latency: the probe's (end of the agent's sound less the first sound of the caller's
-  interruption) beside the bot's (its interruption less the barge-in's onset as received);
+  interruption) beside the bot's (its answer's audio stopping leaving, below, less the barge-in's
+  onset as received);
 - second answer: the probe's (first agent sound after the caller's last sound) beside the bot's.
 
 Both sides find the caller's sound edges the same way (5 ms windows above -42 dBFS).
@@ -22,10 +23,13 @@ the way in and the way back) should equal them; but a bot that receives its audi
 (WebRTC: aiortc's jitter buffer, pipecat's resampling) misplaces the caller's end by its burst.
 On the shared clock (probe and bot run on one machine; both log time.monotonic) the bot's event
 counts from the moment the caller's sound left the probe, which the probe knows exactly: the
-probe's figure less half the transport delay (the way back) should equal it. Where the bot's
-serializer logs the bytes leaving (``first_audio_sent``, ``clear_sent``), those are its events;
-SmallWebRTC has no serializer, so there they are when the pipeline hands the frame to the output
-(``first_audio_out``, ``interrupted``). Target: within 30 ms on the shared clock.
+probe's figure less half the transport delay (the way back) should equal it. The bot's events are
+those of what leaves it: on the WebSocket wires its serializer's bytes (``first_audio_sent``,
+``clear_sent``, and ``audio_after_clear`` for answer audio that still left after the clear); on
+WebRTC, which has neither serializer nor clear message, the 10 ms chunks aiortc pulls from its
+output track, dated when the Opus packet carrying each is sent (``first_audio_sent``;
+``last_audio_sent``, the end of an interrupted answer's last loud chunk; webrtc_bot.log_track).
+Target: within 30 ms on the shared clock.
 
 Then back-to-back calls to the single-client WebSocket server (one pipeline for every
 connection), each hanging up as the bot's answer begins, so the rest of the answer streams into
@@ -92,12 +96,15 @@ def _call_figures(outcome: Any, log: list[dict[str, Any]]) -> dict[str, Any]:
     start = outcome.settle["call_start_monotonic"]
     end = start + outcome.caller.size / sr
     mine = [e for e in log if start <= e["t"] <= end + 1.0]
-    # where the bot's serializer logs the bytes leaving (first_audio_sent, clear_sent) those are compared; WebRTC
-    # has no serializer: when the pipeline hands the frame to the output transport (first_audio_out, interrupted)
-    wire = any(e["event"] == "first_audio_sent" for e in mine)
+    # the bot's wire events, what leaves it: its serializer's bytes (first_audio_sent, clear_sent) or, on WebRTC, the
+    # Opus packets aiortc sends from its output track (first_audio_sent, last_audio_sent); a log without them (an
+    # older bot): when the pipeline hands the frame to the output transport (first_audio_out, interrupted)
+    kinds = {e["event"] for e in mine}
+    wire = "first_audio_sent" in kinds
     answers = [e for e in mine if e["event"] == ("first_audio_sent" if wire else "first_audio_out")]
-    stops = [e for e in mine if e["event"] == ("clear_sent" if wire else "interrupted")]
-    if stops and wire:  # answer audio that left after the clear plays on at the caller's end: the bot stopped then
+    stop_event = next((k for k in ("clear_sent", "last_audio_sent") if k in kinds), "interrupted")
+    stops = [e for e in mine if e["event"] == stop_event]
+    if stops and stop_event == "clear_sent":  # answer audio that left after the clear plays on at the caller's end
         late = [e for e in mine if e["event"] == "audio_after_clear" and e["t"] >= stops[0]["t"]
                 and (len(answers) < 2 or e["t"] < answers[-1]["t"])]
         if late:
@@ -129,6 +136,9 @@ def _call_figures(outcome: Any, log: list[dict[str, Any]]) -> dict[str, Any]:
                           shared(answers[-1] if len(answers) > 1 else None, last_end)),
         "probe_md": {"response_latency_s": outcome.timing.get("response_latency_s"),
                      "stop_latency_s": outcome.timing.get("stop_latency_s")},
+        # which event of the bot's dates its stop, and how far after the pipeline's own interruption it fell
+        "stop_event": {"event": stop_event, **{k: stops[0][k] for k in ("audio_after_clear_s", "after_interrupted_s")
+                                               if stops and k in stops[0]}},
     }
 
 
@@ -156,13 +166,14 @@ def check_wire(wire: str, n_calls: int, work: Path) -> dict[str, Any]:
     return {"wire": wire, "transport_delay_ms": delay["median_ms"], "calls": rows}
 
 
-def differences_ms(result: dict[str, Any], clock: str = "shared") -> list[float]:
+def differences_ms(result: dict[str, Any], clock: str = "shared",
+                   keys: tuple[str, ...] = ("first_answer", "stop", "second_answer")) -> list[float]:
     """For every figure both sides have (ms): ``own``: probe less the transport delay, less the bot's own figure
     (its clock of the caller: when the audio reached it); ``shared``: probe less half the transport delay (the
     way back), less the bot's event on the shared clock counted from when the caller's sound left the probe."""
     out = []
     for row in result["calls"]:
-        for key in ("first_answer", "stop", "second_answer"):
+        for key in keys:
             probe, own, shared = row.get(key, (None, None, None))
             bot, less = (own, result["transport_delay_ms"]) if clock == "own" else (shared, result["transport_delay_ms"] / 2)
             if probe is not None and bot is not None:
@@ -221,6 +232,14 @@ def format_wire(result: dict[str, Any]) -> str:
         worst = max((abs(x) for x in diffs), default=float("nan"))
         lines.append(f"\nworst |difference| against the {what}: {worst:.0f} ms over {len(diffs)} figures "
                      f"(target {TARGET_MS:.0f} ms)")
+    parts = []
+    for what, keys in (("answers", ("first_answer", "second_answer")), ("stops", ("stop",))):
+        diffs = differences_ms(result, "shared", keys)
+        if diffs:
+            parts.append(f"{what} {min(diffs):+.0f} to {max(diffs):+.0f} ms (mean {np.mean(diffs):+.0f}), "
+                         f"{sum(abs(x) <= TARGET_MS for x in diffs)} of {len(diffs)} within {TARGET_MS:.0f} ms")
+    events = Counter(row["stop_event"]["event"] for row in result["calls"] if row["status"] == "ok")
+    lines.append(f"on the shared clock: {'; '.join(parts)}; stops dated by {dict(events)}")
     return "\n".join(lines)
 
 

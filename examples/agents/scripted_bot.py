@@ -15,7 +15,12 @@ to the output transport, less the end of the caller's last sound), ``interrupted
 transport has a serializer (:func:`log_wire`), ``first_audio_sent`` and ``clear_sent``: the same
 two moments when the bytes leave for the socket, and ``audio_after_clear`` for answer audio that
 still leaves after the clear (frames already in the pipeline, which the interruption, a
-SystemFrame, overtook).
+SystemFrame, overtook). WebRTC has no serializer and no clear message: there
+(:meth:`ScriptedReplies.on_track_audio`, fed by webrtc_bot.py's hook on the output track and its
+RTP sender: each 10 ms chunk as the Opus packet carrying it is sent) ``first_audio_sent`` is when
+the first answer audio leaves and ``last_audio_sent`` is when an interrupted answer's sound ends
+as it left: the end of its last loud chunk, which includes the audio the output transport had
+already handed to the track.
 
 Pipecat 1.14 puts VAD in the pipeline (``VADProcessor``) or in the user aggregator
 (``LLMUserAggregatorParams(vad_analyzer=...)``); transport params no longer take a
@@ -54,6 +59,7 @@ SAMPLE_RATE = 16000
 ANSWER = "Sure, the pharmacy opens at nine tomorrow morning and closes at six in the evening."
 LOUD_DBFS = -42.0  # a 5 ms window louder than this holds sound (the probe's own threshold)
 TTS_LEAD_S = 0.2  # the answer reaches the output this far ahead of playback, as a streaming TTS's does
+TRACK_QUIET_S = 0.3  # an interrupted answer has stopped leaving the WebRTC track after this much silence
 
 
 def answer_audio(text: str = ANSWER, sample_rate: int = SAMPLE_RATE) -> bytes:
@@ -80,8 +86,9 @@ class EventLog:
     def __init__(self, path: str | Path | None):
         self.path = Path(path) if path else None
 
-    def write(self, event: str, **fields: Any) -> None:
-        record = {"t": round(time.monotonic(), 6), "event": event, **fields}
+    def write(self, event: str, at: float | None = None, **fields: Any) -> None:
+        """Log ``event`` now, or at ``at`` (a monotonic time already past: an event known only afterwards)."""
+        record = {"t": round(time.monotonic() if at is None else at, 6), "event": event, **fields}
         logger.info(f"event {json.dumps(record)}")
         if self.path is not None:
             with self.path.open("a", encoding="utf-8") as f:
@@ -104,6 +111,8 @@ class ScriptedReplies(FrameProcessor):
         self._awaiting_wire_audio = False
         self._barge_onset: float | None = None  # the barge-in whose clear message is not on the wire yet
         self._cleared = False  # the answer on the wire was cleared
+        self._track_sound_end: float | None = None  # monotonic end of the last loud chunk the WebRTC track sent
+        self._track_stop: dict[str, float | None] | None = None  # an interruption whose audio may still be leaving
 
     def _caller_audio(self, frame: InputAudioRawFrame) -> None:
         """Where the caller's sound starts and ends, from the frame's arrival (its last sample is now)."""
@@ -153,6 +162,7 @@ class ScriptedReplies(FrameProcessor):
                 self._reply = None
             elif self._speaking:
                 onset = self._barge_onset = self._sound_start
+                self._track_stop = {"onset": onset, "interrupted": time.monotonic()}
                 await self._stop_answer()
                 await self.broadcast_interruption()
                 now = time.monotonic()
@@ -189,6 +199,32 @@ class ScriptedReplies(FrameProcessor):
                 # answer audio that was already on its way through the pipeline when the interruption overtook it
                 # (a SystemFrame): it leaves after the clear, and the caller hears it
                 self.log.write("audio_after_clear", duration_s=round(pcm.size / frame.sample_rate, 4))
+
+    def on_track_audio(self, pcm: np.ndarray, sample_rate: int, sent_at: float) -> None:
+        """A chunk of the WebRTC output track whose audio leaves from ``sent_at`` (see webrtc_bot.log_track).
+
+        The track is paced in real time (pipecat's ``RawAudioTrack``: one 10 ms chunk when its time
+        comes, digital silence when nothing is queued), so a chunk sent at ``t`` is the bot's audio
+        from ``t`` to ``t`` plus its duration. After an interruption the answer's audio stops leaving at
+        the end of its last loud chunk; that is known once ``TRACK_QUIET_S`` of silence has followed,
+        and logged then as ``last_audio_sent`` at that end."""
+        loud = bool(pcm.size) and int(np.abs(pcm.astype(np.int32)).max()) > 32768 * 10 ** (LOUD_DBFS / 20)
+        if loud:
+            self._track_sound_end = sent_at + pcm.size / sample_rate
+            if self._awaiting_wire_audio:
+                self._awaiting_wire_audio = False
+                self.log.write("first_audio_sent", at=sent_at, caller_sound_end=self._reply_for,
+                               response_latency_s=None if self._reply_for is None else round(sent_at - self._reply_for, 4))
+            return
+        stop = self._track_stop
+        end = self._track_sound_end
+        if stop is None or end is None or sent_at - end < TRACK_QUIET_S:
+            return
+        self._track_stop = None
+        onset = stop["onset"]
+        self.log.write("last_audio_sent", at=end, barge_in_onset=onset,
+                       stop_latency_s=None if onset is None else round(end - onset, 4),
+                       after_interrupted_s=round(end - stop["interrupted"], 4))
 
     async def _stop_answer(self) -> None:
         if self._reply is not None:

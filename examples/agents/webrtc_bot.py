@@ -8,6 +8,15 @@
 pipeline (audio only, 16 kHz in and out; Opus on the wire). With ``--host`` a loopback address the
 bot offers 127.0.0.1 as its only ICE candidate (aioice leaves loopback out by default), so a call
 from this machine never leaves it.
+
+SmallWebRTC has no serializer, so the bot's wire events come from its output track and the RTP
+sender that reads it (:func:`log_track`): each chunk aiortc pulls from the track's ``recv()`` is
+dated when the Opus packet carrying it is sent, and ``first_audio_sent`` and ``last_audio_sent``
+(the end of an interrupted answer's last sound) are read there. The pipeline's own
+``interrupted`` comes earlier: the interruption still has to reach the output transport, which
+lets the audio write under way finish (up to 40 ms, ``audio_out_10ms_chunks``), WebRTC has no
+clear message for what the track holds, and the encoder sends each chunk 10 to 20 ms after it
+leaves the track.
 """
 from __future__ import annotations
 
@@ -15,7 +24,10 @@ import argparse
 import asyncio
 import ipaddress
 import sys
+import time
+from collections import deque
 from pathlib import Path
+from typing import Any
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,6 +41,42 @@ from pipecat.transports.base_transport import TransportParams  # noqa: E402
 from pipecat.transports.smallwebrtc.request_handler import SmallWebRTCRequest, SmallWebRTCRequestHandler  # noqa: E402
 from pipecat.transports.smallwebrtc.transport import SmallWebRTCTransport  # noqa: E402
 from scripted_bot import SAMPLE_RATE, EventLog, ScriptedReplies, answer_audio, vad_processor  # noqa: E402
+
+
+def log_track(track: Any, sender: Any, bot: ScriptedReplies) -> Any:
+    """Have ``bot`` see each chunk of ``track`` (pipecat's output ``RawAudioTrack``) as the packet carrying it leaves.
+
+    aiortc's sender pulls a 10 ms chunk from the track's ``recv()``, resamples it to 48 kHz and
+    encodes 20 ms Opus packets; its resampler holds a few samples back, so the packet with track
+    audio ``[20j, 20j + 20)`` ms leaves with the third chunk pulled after its start, 10 to 20 ms
+    after its chunks left the track. Each chunk is handed to the bot when its packet is sent, at the
+    time its audio starts there (the packet's send time plus the chunk's place in it): what the
+    caller's end plays from the packet's arrival.
+    """
+    recv, next_encoded = track.recv, sender._next_encoded_frame
+    pulled: deque = deque()  # (first track sample, samples, rate) of chunks pulled and not yet sent
+    count = {"pulled": 0, "sent": 0}
+
+    async def recv_and_keep() -> Any:
+        frame = await recv()
+        pcm = frame.to_ndarray().reshape(-1)
+        pulled.append((count["pulled"], pcm, frame.sample_rate))
+        count["pulled"] += pcm.size
+        return frame
+
+    async def encode_and_log(codec: Any) -> Any:
+        encoded = await next_encoded(codec)
+        if encoded is not None and encoded.payloads and pulled:
+            now, rate = time.monotonic(), pulled[0][2]
+            first = count["sent"]
+            count["sent"] += len(encoded.payloads) * rate // 50  # one payload per 20 ms Opus frame
+            while pulled and pulled[0][0] < count["sent"]:
+                start, pcm, rate = pulled.popleft()
+                bot.on_track_audio(pcm, rate, now + (start - first) / rate)
+        return encoded
+
+    track.recv, sender._next_encoded_frame = recv_and_keep, encode_and_log
+    return track
 
 
 def make_app(args: argparse.Namespace) -> FastAPI:
@@ -47,6 +95,9 @@ def make_app(args: argparse.Namespace) -> FastAPI:
             audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=SAMPLE_RATE,
             audio_out_sample_rate=SAMPLE_RATE))
         bot = ScriptedReplies(log, answer, reply_delay_s=args.reply_delay)
+        replace_audio_track = connection.replace_audio_track  # the transport hands its output track over here
+        connection.replace_audio_track = lambda track: replace_audio_track(
+            log_track(track, connection.pc.getTransceivers()[0].sender, bot))
         task = PipelineTask(Pipeline([transport.input(), vad_processor(args.stop_secs), bot, transport.output()]),
                             params=PipelineParams(audio_in_sample_rate=SAMPLE_RATE, audio_out_sample_rate=SAMPLE_RATE),
                             idle_timeout_secs=None)

@@ -59,11 +59,23 @@ def offer_loopback_only() -> None:
     aioice.ice.get_host_addresses = lambda use_ipv4=True, use_ipv6=False: ["127.0.0.1"]
 
 
+OPUS_RATE = 48000
+"""Opus's own rate: aiortc's encoder resamples every frame to it and cuts 20 ms (960-sample) frames."""
+
+
 def _caller_track_class():
     from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 
     class CallerTrack(MediaStreamTrack):
-        """The caller's microphone: frames the probe's paced sender hands over, in order."""
+        """The caller's microphone: frames the probe's paced sender hands over, in order, at 48 kHz.
+
+        The probe resamples each frame to Opus's 48 kHz itself and hands aiortc whole frames. Given
+        a 16 kHz frame, aiortc's encoder resampler keeps its last few output samples back until the
+        next frame comes, so its 960-sample frame is never full and every packet waited for the
+        next frame: 20 ms of the probe's own delay on the way in, none on the way back (measured
+        with the echo: a round trip 20 ms longer, half of it wrongly counted on the way back). Here
+        the resampler's hold (1 ms, 48 samples) becomes a fixed 1 ms delay at the start of the call.
+        """
 
         kind = "audio"
 
@@ -72,6 +84,28 @@ def _caller_track_class():
             self.sample_rate = sample_rate
             self.queue: asyncio.Queue = asyncio.Queue()
             self.pts = 0
+            self._resampler: Any = None
+            self._pending = np.zeros(0, dtype=np.int16)  # 48 kHz samples resampled but not yet handed over
+
+        def _at_opus_rate(self, samples: np.ndarray) -> np.ndarray:
+            """``samples`` as exactly as many 48 kHz samples, delayed by the resampler's constant hold."""
+            import av
+
+            want = samples.size * OPUS_RATE // self.sample_rate
+            if self.sample_rate == OPUS_RATE:
+                return samples
+            if self._resampler is None:
+                self._resampler = av.AudioResampler(format="s16", layout="mono", rate=OPUS_RATE)
+            frame = av.AudioFrame.from_ndarray(samples[None, :], format="s16", layout="mono")
+            frame.sample_rate = self.sample_rate
+            frame.pts = self.pts * self.sample_rate // OPUS_RATE
+            frame.time_base = fractions.Fraction(1, self.sample_rate)
+            out = [self._pending, *(f.to_ndarray().reshape(-1).astype(np.int16) for f in self._resampler.resample(frame))]
+            pending = np.concatenate(out)
+            if pending.size < want:  # the first frame: the samples held back become silence ahead of the call
+                pending = np.concatenate([np.zeros(want - pending.size, dtype=np.int16), pending])
+            self._pending = pending[want:]
+            return pending[:want]
 
         async def recv(self):
             import av
@@ -79,11 +113,12 @@ def _caller_track_class():
             samples = await self.queue.get()
             if samples is None:
                 raise MediaStreamError
-            frame = av.AudioFrame.from_ndarray(np.asarray(samples, dtype=np.int16)[None, :], format="s16", layout="mono")
-            frame.sample_rate = self.sample_rate
+            pcm = self._at_opus_rate(np.asarray(samples, dtype=np.int16))
+            frame = av.AudioFrame.from_ndarray(pcm[None, :], format="s16", layout="mono")
+            frame.sample_rate = OPUS_RATE
             frame.pts = self.pts
-            frame.time_base = fractions.Fraction(1, self.sample_rate)
-            self.pts += samples.size
+            frame.time_base = fractions.Fraction(1, OPUS_RATE)
+            self.pts += pcm.size
             return frame
 
     return CallerTrack
