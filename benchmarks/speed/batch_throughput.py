@@ -1,7 +1,7 @@
 """turneval batch: audio hours per wall hour with 1 and 2 workers and on a local Ray instance, and
 the peak memory of one worker on a 5-minute call; every model on (judge, predictor, VAD).
 
-    python benchmarks/speed/batch_throughput.py            # 16 one-minute calls, a 5-minute call
+    python benchmarks/speed/batch_throughput.py            # 48 one-minute calls, a 5-minute call
     python benchmarks/speed/batch_throughput.py --quick    # 3 calls of 10 s, a 30-second call (CI)
 
 The corpus is the three example conversations (examples/*.wav, one minute each) cut and copied
@@ -9,7 +9,11 @@ into calls. Each run is the `turneval batch` command a user types, in a fresh pr
 wall-clock from start to exit (model loading and worker start included, so a small corpus
 understates what a long one gets), with its CPU seconds summed over every process below it
 (equal CPU per audio second for 1 and 2 workers: the second worker adds no work, so on free
-cores it halves the evaluating part of the wall time). Ray: a local instance with 2 CPUs is started first (not
+cores it halves the evaluating part of the wall time). What one run pays once (importing torch
+and transformers, loading the models, writing the fleet report: about 10 s) weighs on a short
+corpus, so the corpus is 48 minutes of audio, and the steady state (the calls finished after the
+first, over the time between the first and the last to finish, read from each call's report.json)
+is printed beside it: it is what a corpus of thousands of calls gets. Ray: a local instance with 2 CPUs is started first (not
 timed, as a cluster that is already up), then the same command with ``--ray auto``. Memory: the
 peak resident memory of a single worker process evaluating one long call, models included.
 The machine's load average is noted beside the figures: on a shared machine it says how much of
@@ -90,6 +94,15 @@ def _tree_cpu_s(root: int) -> dict[int, float]:
     return {pid: cpu[pid] for pid in tree if pid in cpu}
 
 
+def steady_state_rate(out: Path, seconds_per_call: float) -> float:
+    """Audio seconds per wall second between the first and the last call to finish (each call's
+    report.json is written when it finishes): the rate once the models are loaded."""
+    finished = sorted(p.stat().st_mtime for p in (out / "calls").glob("*/report.json"))
+    if len(finished) < 3 or finished[-1] <= finished[0]:
+        return float("nan")
+    return (len(finished) - 1) * seconds_per_call / (finished[-1] - finished[0])
+
+
 def timed_batch(corpus: Path, out: Path, extra: list[str]) -> tuple[float, float]:
     """Wall seconds and CPU seconds (the command and every process below it, read every 0.2 s, so a
     process's last moments may be missed) of one `turneval batch` command, which must report every call."""
@@ -160,7 +173,7 @@ def worker_peak_mib(call: Path) -> tuple[float, float]:
 
 
 def run(quick: bool) -> list[dict]:
-    n_calls, seconds, long_s = (3, 10.0, 30.0) if quick else (16, 60.0, 300.0)
+    n_calls, seconds, long_s = (3, 10.0, 30.0) if quick else (48, 60.0, 300.0)
     load_before = os.getloadavg()[0]
     figures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -171,6 +184,7 @@ def run(quick: bool) -> list[dict]:
                        + ("" if quick else ", best of 2 runs taken in turn with the other worker count"))
         walls: dict[int, float] = {}
         cpus: dict[int, float] = {}
+        steady: dict[int, float] = {}
         # 1 and 2 workers in turn, the best of each kept: the run least disturbed by whatever else
         # the machine does (its load changes by the minute on a shared machine)
         for repeat in range(1 if quick else 2):
@@ -178,6 +192,7 @@ def run(quick: bool) -> list[dict]:
                 wall, cpu = timed_batch(corpus, Path(tmp) / f"out{workers}_{repeat}", ["--workers", str(workers)])
                 if wall < walls.get(workers, float("inf")):
                     walls[workers], cpus[workers] = wall, cpu
+                    steady[workers] = steady_state_rate(Path(tmp) / f"out{workers}_{repeat}", seconds)
         ray_wall = timed_ray_batch(corpus, Path(tmp) / "out_ray")
         load_after = os.getloadavg()[0]
         load_note = f"load average {load_before:.1f} before, {load_after:.1f} after, {os.cpu_count()} cores"
@@ -186,6 +201,13 @@ def run(quick: bool) -> list[dict]:
         two = hours / (walls[2] / 3600)
         figures.append(figure("batch: 2 workers", two, "audio h per wall h", reference="batch: 1 worker", ratio=two / one,
                               note=f"target >= 1.7x 1 worker on 2 cores; {load_note}", headline=True))
+        if not quick:
+            for workers in (1, 2):
+                figures.append(figure(f"batch: {workers} worker{'s' if workers > 1 else ''}, steady state", steady[workers],
+                                      "audio h per wall h", reference="batch: 1 worker, steady state" if workers > 1 else None,
+                                      ratio=steady[2] / steady[1] if workers > 1 else None,
+                                      note="calls finished after the first, over the time from the first to the last to finish: "
+                                           "what a long corpus gets once the models are loaded"))
         for workers in (1, 2):  # the work itself: equal CPU per audio second means the workers add no work of their own
             figures.append(figure(f"batch: CPU s per audio s, {workers} worker{'s' if workers > 1 else ''}", cpus[workers] / audio_s,
                                   "CPU s per audio s", note="the command and every process below it (fork server, workers), imports and model loading included"))
