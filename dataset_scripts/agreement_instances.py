@@ -48,6 +48,7 @@ import numpy as np
 from .dialogue import Dialogue, DialogueError
 from .grids import CHUNK_S
 from .labels import LABELS, ChunkLabels, chunk_labels
+from .pauses import PAUSE_DECISIONS, Pause
 
 
 METRIC_IDS = ("a", "b", "c", "d", "e")
@@ -356,35 +357,6 @@ PAUSE_METRICS = ("a", "d")
 """The metrics whose decision is taken at a pause (does the turn end here?)."""
 
 
-@dataclass(frozen=True)
-class PauseReading:
-    """What a turn-end model may hear at an (a)/(d) decision chunk.
-
-    Attributes:
-        chunk: the decision chunk (the first chunk after the silence).
-        pauser: the speaker who fell silent (the floor owner entering the silence).
-        speech_end: where the pauser's speech ended on the 40 ms grid (s): the end of the
-            silence's first chunk, since a chunk's label describes the chunk after it.
-        horizon: the end of the audio the model may hear (s): ``stop_s`` after the speech end,
-            or the decision chunk's start if that comes first.
-        silence_s: how long nobody has spoken when the decision is taken (s): the silent
-            chunks before the decision chunk, what a judge deciding at the end of the silence
-            (Talking Turns' protocol) knows.
-        time: when that decision is taken (s): the end of the silence, the decision chunk's start.
-        turn_start: where the pauser's current turn began (s): the first chunk of their floor
-            after the other party last held it (backchannels do not take it), or after the
-            conversation's start.
-    """
-
-    chunk: int
-    pauser: int
-    speech_end: float
-    horizon: float
-    silence_s: float = 0.0
-    turn_start: float = 0.0
-    time: float = 0.0
-
-
 def silence_start_chunk(names: Sequence[str], chunk: int) -> int:
     """The first chunk of the silence (run of ``NA`` labels) that ends just before ``chunk``;
     ``chunk`` itself when the chunk before it is not silent."""
@@ -394,10 +366,19 @@ def silence_start_chunk(names: Sequence[str], chunk: int) -> int:
     return first
 
 
-def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0.2) -> dict[int, PauseReading]:
-    """For every (a)/(d) decision chunk in ``chunks``, who paused and up to when a turn-end
-    model may listen (see :class:`PauseReading`). Each chunk must end a silence (NA run) that
+def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0.2) -> dict[int, Pause]:
+    """For every (a)/(d) decision chunk in ``chunks``, the :class:`~turneval.dataset_scripts.pauses.Pause`
+    a turn-end model reads there, on the 40 ms grid. Each chunk must end a silence (NA run) that
     follows a chunk of one speaker's floor, as every (a)/(d) instance does.
+
+    The fields as measured here: ``speech_end`` is the end of the silence's first chunk (a
+    chunk's label describes the chunk after it); ``time`` the decision chunk's start (the end of
+    the silence, when Talking Turns' judge decides); ``horizon`` ``stop_s`` after the speech end,
+    or ``time`` if that comes first; ``silence_elapsed_s`` the silent chunks before the decision
+    chunk; ``turn_start`` the first chunk of the pauser's floor after the other party last held
+    it; ``decision`` the decision chunk's label. Neither ``silence_until_next_s`` nor
+    ``until_pauser_resumes_s`` is measured, nor ``metric`` (the labels do not say which party
+    is the system).
 
     Example (A speaks to 1.0 s, pauses, goes on at 1.6 s; B answers at 2.5 s):
 
@@ -407,8 +388,9 @@ def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0
     >>> found = dialogue_agreement_instances(dialogue, np.full((len(labels), 5), 0.2), labels=labels, metrics=("a",))
     >>> [(inst.decision, inst.chunk) for inst in found]
     [('C', 38), ('T', 61)]
-    >>> pause_readings(labels, [38, 61])[61]
-    PauseReading(chunk=61, pauser=0, speech_end=2.0, horizon=2.2, silence_s=0.48, turn_start=0.0, time=2.44)
+    >>> pause = pause_readings(labels, [38, 61])[61]
+    >>> (pause.pauser, pause.speech_end, pause.horizon, pause.silence_elapsed_s, pause.turn_start, pause.time, pause.decision)
+    (0, 2.0, 2.2, 0.48, 0.0, 2.44, 'T')
     """
     owners = floor_owners(labels.floor, labels.dialogue_id or "")
     out = {}
@@ -419,10 +401,20 @@ def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0
         speech_end = float(labels.chunk_ends[first_silent])
         horizon = min(speech_end + stop_s, float(labels.chunk_starts[chunk]))
         pauser = int(owners[first_silent - 1])
-        silence_s = float(labels.chunk_starts[chunk] - labels.chunk_starts[first_silent])
+        elapsed = float(labels.chunk_starts[chunk] - labels.chunk_starts[first_silent])
         turn_start = float(labels.chunk_starts[_turn_start_chunk(owners, pauser, first_silent)])
-        out[chunk] = PauseReading(chunk, pauser, round(speech_end, 6), round(horizon, 6), round(silence_s, 6), round(turn_start, 6),
-                                  round(float(labels.chunk_starts[chunk]), 6))
+        decision = str(labels.labels[chunk])
+        out[chunk] = Pause(
+            session=labels.dialogue_id or "",
+            chunk=chunk,
+            pauser=pauser,
+            speech_end=round(speech_end, 6),
+            time=round(float(labels.chunk_starts[chunk]), 6),
+            horizon=round(horizon, 6),
+            turn_start=round(turn_start, 6),
+            silence_elapsed_s=round(elapsed, 6),
+            decision=decision if decision in PAUSE_DECISIONS else None,
+        )
     return out
 
 

@@ -35,10 +35,10 @@ TURN_COMPLETION_CUE_DEFAULTS: dict[str, Any] = {
 PAUSE_DECISION_FEATURES = ("turn_end_logit", "turn_complete_logit", "turn_complete_p", "log_silence_s", "whisper_complete_logit")
 """What ``pause_decision`` may read at an (a)/(d) decision: the turn-end head's logit, the
 turn-completion cue's logit or its probability (bounded, so one confident cue cannot outweigh a
-long silence), the log of the silence's length in seconds (floored at 40 ms), and Whisper's
-punctuation after the pauser's last word (``turneval.whisper_completion``: log P(. ? !) - log
-P(, - ...); computed outside the judge, by a Whisper speech recogniser, so only
-``pause_decision_whisper`` may read it)."""
+long silence), the log of the seconds nobody has spoken at the decision (``silence_elapsed_s``,
+floored at 40 ms), and Whisper's punctuation after the pauser's last word
+(``turneval.whisper_completion``: log P(. ? !) - log P(, - ...); computed outside the judge, by
+a Whisper speech recogniser, so only ``pause_decision_whisper`` may read it)."""
 TURN_END_HEAD_DEFAULTS: dict[str, Any] = {"window_s": 8.0, "stop_s": 0.2, "shared_layers": 2, "pool_frames": [25, 5], "timing_features": []}
 """The turn-end head's reading: the last 8 s of the pausing speaker's channel up to 200 ms after
 the IPU end (pipecat's VAD stop time), pooled over the last 0.5 s and 0.1 s; no timing features."""

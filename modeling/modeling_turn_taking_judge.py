@@ -373,9 +373,10 @@ class TurnCompletionCue(nn.Module):
         return x[:, 0]
 
 
-def log_silence(silence_s: np.ndarray | float) -> np.ndarray:
-    """The pause decision's ``log_silence_s`` feature: log seconds, floored at one chunk."""
-    return np.log(np.maximum(np.asarray(silence_s, dtype=np.float64), MIN_SILENCE_S))
+def log_silence(silence_elapsed_s: np.ndarray | float) -> np.ndarray:
+    """The pause decision's ``log_silence_s`` feature: the log of the seconds nobody has spoken at
+    the decision, floored at one chunk."""
+    return np.log(np.maximum(np.asarray(silence_elapsed_s, dtype=np.float64), MIN_SILENCE_S))
 
 
 def cue_segment(audio: np.ndarray, window_s: float, sample_rate: int = 16000) -> np.ndarray:
@@ -595,15 +596,15 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
     def pause_decision_probabilities(self, features: dict[str, np.ndarray], rule: str = "pause_decision") -> np.ndarray:
         """P(the other party takes the turn) at (a)/(d) decisions from ``config.pause_decision``,
         a logistic regression over named ``features`` (:data:`PAUSE_DECISION_FEATURES`; each an
-        array with one value per decision; ``log_silence_s`` may be given as ``silence_s``,
+        array with one value per decision; ``log_silence_s`` may be given as ``silence_elapsed_s``,
         ``turn_complete_p`` as ``turn_complete_logit``). ``rule``: ``"pause_decision"``, or
         ``"pause_decision_whisper"`` when ``whisper_complete_logit`` is given too."""
         name = rule
         rule = getattr(self.config, name, None)
         if rule is None:
             raise ValueError(f"this judge has no pause decision rule (config.{name} is None)")
-        if "log_silence_s" not in features and "silence_s" in features:
-            features = {**features, "log_silence_s": log_silence(features["silence_s"])}
+        if "log_silence_s" not in features and "silence_elapsed_s" in features:
+            features = {**features, "log_silence_s": log_silence(features["silence_elapsed_s"])}
         if "turn_complete_p" not in features and "turn_complete_logit" in features:
             features = {**features, "turn_complete_p": 1.0 / (1.0 + np.exp(-np.asarray(features["turn_complete_logit"], dtype=np.float64)))}
         missing = [name for name in rule["features"] if name not in features]

@@ -201,11 +201,11 @@ def test_metric_a_decisions_follow_the_users_ipu_ends():
     decisions = turn_end_peers.metric_a_decisions(dialogue, system_speaker=1)
     assert decisions and {d.decision for d in decisions} <= {"T", "C"}
     for d in decisions:
-        assert d.pauser == 0 and d.metric == "a" and any(abs(e - d.ipu_end) < 1e-9 for _, e in dialogue.segments[0])
-        assert d.ipu_end - 0.04 <= d.horizon <= d.ipu_end + 0.25  # 200 ms VAD stop, on the 40 ms grid
-        assert d.turn_start <= d.ipu_end and d.silence_s > 0
+        assert d.pauser == 0 and d.metric == "a" and any(abs(e - d.speech_end) < 1e-9 for _, e in dialogue.segments[0])
+        assert d.speech_end - 0.04 <= d.horizon <= d.speech_end + 0.25  # 200 ms VAD stop, on the 40 ms grid
+        assert d.turn_start <= d.speech_end and d.until_pauser_resumes_s > 0 and d.silence_elapsed_s > 0
         # The generator's plan: a shift follows a turn-final IPU, a continuation a turn-internal one.
-        assert roles[round(d.ipu_end, 4)] == ("turn_final" if d.decision == "T" else "turn_internal")
+        assert roles[round(d.speech_end, 4)] == ("turn_final" if d.decision == "T" else "turn_internal")
 
 
 def test_every_shipped_benchmark_exposes_run_quick():

@@ -126,11 +126,11 @@ def test_config_refuses_rules_it_cannot_compute():
 def test_rule_is_a_logistic_regression_over_its_named_features():
     judge = _judge_with_cue()
     cue, silence = np.array([-1.0, 0.0, 2.0]), np.array([0.01, 0.5, 2.0])
-    p = judge.pause_decision_probabilities({"turn_complete_logit": cue, "silence_s": silence})
+    p = judge.pause_decision_probabilities({"turn_complete_logit": cue, "silence_elapsed_s": silence})
     z = 1.0 + 0.5 * cue + 0.4 * np.log(np.maximum(silence, 0.04))  # the log silence is floored at one chunk
     np.testing.assert_allclose(p, 1 / (1 + np.exp(-z)))
     with pytest.raises(ValueError, match="missing"):
-        judge.pause_decision_probabilities({"silence_s": silence})
+        judge.pause_decision_probabilities({"silence_elapsed_s": silence})
 
 
 def test_pause_readings_say_how_long_the_silence_is_and_where_the_turn_began():
@@ -144,8 +144,8 @@ def test_pause_readings_say_how_long_the_silence_is_and_where_the_turn_began():
     readings = pause_readings(labels, chunks)
     hold, shift = readings[chunks[0]], readings[chunks[-1]]
     assert hold.turn_start == shift.turn_start == 0.0
-    assert shift.time == pytest.approx(labels.chunk_starts[chunks[-1]]) and shift.silence_s == pytest.approx(0.48)
-    assert hold.silence_s == pytest.approx(0.56) and hold.time == pytest.approx(1.52)
+    assert shift.time == pytest.approx(labels.chunk_starts[chunks[-1]]) and shift.silence_elapsed_s == pytest.approx(0.48)
+    assert hold.silence_elapsed_s == pytest.approx(0.56) and hold.time == pytest.approx(1.52)
     assert shift.time == pytest.approx(2.44) and shift.time < 2.5
 
 
@@ -182,7 +182,7 @@ def _corpus_table(rng, n, cue_strength, corpus):
     log_silence = np.log(rng.uniform(0.05, 2.0, size=n))
     shift = (cue_strength * cue + 1.0 * log_silence + rng.normal(scale=0.5, size=n)) > 0
     return {"shift": shift, "recording": np.array([f"{corpus}{k % 3}" for k in range(n)]), "corpus": np.array([corpus] * n),
-            "turn_complete_logit": cue, "log_silence_s": log_silence, "silence_s": np.exp(log_silence)}
+            "turn_complete_logit": cue, "log_silence_s": log_silence, "silence_elapsed_s": np.exp(log_silence)}
 
 
 def test_fit_stage_recovers_a_rule_that_ranks_by_its_features():
@@ -240,7 +240,7 @@ def test_probability_feature_is_the_bounded_cue():
     judge = _judge_with_cue()
     judge.config.pause_decision = {"features": ["turn_complete_p", "log_silence_s"], "weight": [2.0, 1.0], "bias": -1.0}
     logit = np.array([-20.0, 0.0, 20.0])
-    p = judge.pause_decision_probabilities({"turn_complete_logit": logit, "silence_s": np.ones(3)})
+    p = judge.pause_decision_probabilities({"turn_complete_logit": logit, "silence_elapsed_s": np.ones(3)})
     expected = 1 / (1 + np.exp(-(-1.0 + 2.0 / (1 + np.exp(-logit)))))
     np.testing.assert_allclose(p, expected)
 

@@ -113,10 +113,10 @@ def test_pause_decisions_of_both_metrics_follow_the_pausers_ipu_ends():
     roles = {round(ipu["end"], 4): ipu["role"] for ipu in dialogue.metadata["ipus"]}
     for d in decisions:
         assert d.pauser == (0 if d.metric == "a" else 1)
-        assert any(abs(e - d.ipu_end) < 1e-9 for _, e in dialogue.segments[d.pauser])
-        assert d.ipu_end - 0.04 <= d.horizon <= d.ipu_end + 0.25 and d.horizon <= d.time + 1e-9
-        assert d.turn_start <= d.ipu_end and d.silence_s > 0
-        assert roles[round(d.ipu_end, 4)] == ("turn_final" if d.decision == "T" else "turn_internal")
+        assert any(abs(e - d.speech_end) < 1e-9 for _, e in dialogue.segments[d.pauser])
+        assert d.speech_end - 0.04 <= d.horizon <= d.speech_end + 0.25 and d.horizon <= d.time + 1e-9
+        assert d.turn_start <= d.speech_end and d.until_pauser_resumes_s > 0 and d.silence_elapsed_s > 0
+        assert roles[round(d.speech_end, 4)] == ("turn_final" if d.decision == "T" else "turn_internal")
     with pytest.raises(ValueError, match="metrics a and d"):
         smart_turn.pause_decisions(dialogue, metrics=("b",))
 

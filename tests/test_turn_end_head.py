@@ -108,6 +108,7 @@ def test_pause_readings_follow_the_pausers_speech_end():
     readings = pause_readings(labels, [i.chunk for i in instances])
     for inst in instances:
         reading = readings[inst.chunk]
+        assert reading.decision == inst.decision and reading.shift == (inst.decision == "T") and reading.session == dialogue.id
         # the silence's first chunk ends at the speech end, and the chunk before it is the pauser's speech
         first_silent = int(round(reading.speech_end / 0.04)) - 1
         assert labels.labels[first_silent] == "NA" and labels.channel_labels[reading.pauser][first_silent - 1] != "NA"

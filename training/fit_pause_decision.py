@@ -11,7 +11,7 @@ logistic regression over
   speaker's own channel up to ``decision_margin_s`` before the decision, as a probability
   (bounded: one confident cue cannot outweigh a long silence); ``turn_complete_logit`` is the
   unbounded alternative;
-* ``log_silence_s``: the log of the silence's length at the decision;
+* ``log_silence_s``: the log of the silence elapsed at the decision (``silence_elapsed_s``);
 * optionally ``turn_end_logit``: the judge's own turn-end head (trained on re-voiced audio),
 
 on the pause decisions of real recordings of **several corpora** (``--corpus NAME RECORDING...``,
@@ -69,20 +69,19 @@ def load_recording(spec: str) -> Any:
 def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str], smart_turn: Any | None = None,
                    corpus: str = "", whisper: Any | None = None) -> dict[str, np.ndarray]:
     """Every (a)/(d) decision of ``dialogues``: ``shift`` (the other party spoke next), the
-    recording, the ``corpus``, each feature of ``features`` (plus the raw ``silence_s``) and,
+    recording, the ``corpus``, each feature of ``features`` (plus the raw ``silence_elapsed_s``) and,
     with a ``smart_turn`` model (:class:`turneval.smart_turn.SmartTurnV3`), its logit 200 ms
     after the IPU end (``smart_turn_logit``, pipecat's way: the baseline beside the rule); with
     ``whisper`` (:class:`turneval.whisper_completion.WhisperCompletion`), ``features`` may name
     ``whisper_complete_logit``."""
     from dataclasses import replace
 
-    from turneval.dataset_scripts.agreement_instances import PAUSE_METRICS, dialogue_agreement_instances
     from turneval.dataset_scripts.labels import chunk_labels
     from turneval.reporting.inference import judge_pause_readings, pause_decision_features
     from turneval.smart_turn import pauser_audio
 
     extra = ["smart_turn_logit"] if smart_turn is not None else []
-    columns: dict[str, list] = {"shift": [], "recording": [], "corpus": [], "silence_s": [], **{f: [] for f in [*features, *extra]}}
+    columns: dict[str, list] = {"shift": [], "recording": [], "corpus": [], "silence_elapsed_s": [], **{f: [] for f in [*features, *extra]}}
     for dialogue in dialogues:
         # one view holds every pause: (a) the pauses of channel 0, (d) those of channel 1
         dialogue = dialogue if dialogue.system_speaker is not None else replace(dialogue, system_speaker=1)
@@ -91,12 +90,10 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
         if not readings:
             continue
         values = pause_decision_features(judge, dialogue, readings, names=features, whisper=whisper)
-        placeholder = np.zeros((len(labels), len(judge.config.label_names)))
-        taken = {i.chunk: i.decision for i in dialogue_agreement_instances(dialogue, placeholder, labels=labels, metrics=PAUSE_METRICS)}
-        columns["shift"] += [taken[chunk] == "T" for chunk in readings]
+        columns["shift"] += [r.shift for r in readings.values()]
         columns["recording"] += [dialogue.id] * len(readings)
         columns["corpus"] += [corpus] * len(readings)
-        for name in ["silence_s", *features]:
+        for name in ["silence_elapsed_s", *features]:
             columns[name] += list(values[name])
         if smart_turn is not None:
             for r in readings.values():  # a reading has what pipecat's clip needs: pauser, turn start, horizon
@@ -148,7 +145,7 @@ def leave_one_corpus_out(table: dict[str, np.ndarray], features: Sequence[str], 
     names = sorted(set(groups.tolist()))
     if len(names) < 2:
         raise ValueError(f"leave-one-out needs at least two {group_by}s; got {names}")
-    silence = log_silence(table["silence_s"])
+    silence = log_silence(table["silence_elapsed_s"])
     held: dict[float, np.ndarray] = {}
     gains: dict[float, dict[str, float]] = {}
     for c in c_grid:
@@ -222,7 +219,7 @@ def held_out_figures(table: dict[str, np.ndarray], held_out: np.ndarray, feature
     from turneval.modeling.modeling_turn_taking_judge import log_silence
 
     out = {}
-    silence = log_silence(table["silence_s"])
+    silence = log_silence(table["silence_elapsed_s"])
     for corpus in sorted(set(table["corpus"].tolist())):
         rows = table["corpus"] == corpus
         entry = {"rule_held_out": auc_summary(table, held_out, rows), "silence_length": auc_summary(table, silence, rows)}

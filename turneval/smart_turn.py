@@ -33,7 +33,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -44,10 +43,12 @@ from turneval.dataset_scripts.agreement_instances import (
     AgreementInstance,
     dialogue_agreement_instances,
     floor_owners,
+    pause_readings,
     silence_start_chunk,
 )
 from turneval.dataset_scripts.grids import CHUNK_S
 from turneval.dataset_scripts.labels import chunk_labels
+from turneval.dataset_scripts.pauses import Pause
 from turneval.metrics.agreement import agreement
 
 
@@ -158,42 +159,20 @@ def load_turn_end_judge(name: Any) -> SmartTurnV3:
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PauseDecision:
-    """One (a) or (d) decision at a pause after the pausing speaker's IPU.
-
-    Attributes:
-        session: the conversation id.
-        metric: "a" (the user paused) or "d" (the system paused).
-        pauser: the channel of the speaker who paused.
-        decision: "T" (the other party took the turn) or "C" (the pauser went on).
-        chunk, time: the decision chunk of the agreement instance and its start (s).
-        ipu_end: where the pauser's IPU ended (s).
-        horizon: the end of the audio a turn-end model may hear (s): ``VAD_STOP_S`` after the
-            IPU end on the 40 ms grid, or the decision time if that comes first.
-        turn_start: start of the pauser's current turn (the first IPU after the other party
-            last held the floor).
-        silence_s: seconds until the pauser speaks again (inf: never).
-    """
-
-    session: str
-    metric: str
-    pauser: int
-    decision: str
-    chunk: int
-    time: float
-    ipu_end: float
-    horizon: float
-    turn_start: float
-    silence_s: float
-
-
 def pause_decisions(
     dialogue: "Dialogue", labels: "ChunkLabels | None" = None, metrics: Sequence[str] = ("a", "d"), stop_s: float = VAD_STOP_S
-) -> list[PauseDecision]:
+) -> list[Pause]:
     """The (a)/(d) agreement instances of ``dialogue`` whose silence starts where one of the
-    pauser's IPUs ends (a silence entered otherwise, e.g. after an overlap, is left out),
-    with what a turn-end model hears (see :class:`PauseDecision`)."""
+    pauser's IPUs ends (a silence entered otherwise, e.g. after an overlap, is left out), as
+    :class:`~turneval.dataset_scripts.pauses.Pause` records of what a turn-end model hears.
+
+    The fields as measured here: ``speech_end`` is where the pauser's IPU ended (s, off the
+    grid); ``horizon`` ``stop_s`` after it on the 40 ms grid, or the decision time if that comes
+    first; ``turn_start`` the start of the pauser's first IPU after the other party last held
+    the floor; ``silence_elapsed_s`` as
+    :func:`~turneval.dataset_scripts.agreement_instances.pause_readings` measures it; and
+    ``until_pauser_resumes_s`` the seconds until the pauser speaks again (inf: never).
+    ``silence_until_next_s`` is not measured."""
     bad = [m for m in metrics if m not in ("a", "d")]
     if bad:
         raise ValueError(f"turn-end decisions exist for metrics a and d only, got {bad}")
@@ -202,6 +181,7 @@ def pause_decisions(
     n = len(labels)
     placeholder = np.full((n, 5), 0.2)  # the instances only need the decisions, not a judge
     instances = dialogue_agreement_instances(dialogue, placeholder, labels=labels, metrics=tuple(metrics))
+    elapsed = {chunk: r.silence_elapsed_s for chunk, r in pause_readings(labels, [i.chunk for i in instances], stop_s).items()}
     owners = floor_owners(labels.floor)
     out = []
     for inst in instances:
@@ -222,16 +202,19 @@ def pause_decisions(
         starts = [s for s, e in segments if s >= since - 1e-9 and s < ipu_end]
         turn_start = min(starts) if starts else max(0.0, ipu_end - WINDOW_S)
         later = [s for s, e in segments if s > ipu_end + 1e-9]
-        silence = (min(later) - ipu_end) if later else math.inf
-        out.append(PauseDecision(dialogue.id, inst.metric, pauser, inst.decision, inst.chunk, inst.time, ipu_end, horizon, turn_start, silence))
+        out.append(Pause(
+            session=dialogue.id, chunk=inst.chunk, pauser=pauser, speech_end=ipu_end, time=inst.time, horizon=horizon,
+            turn_start=turn_start, silence_elapsed_s=elapsed[inst.chunk],
+            until_pauser_resumes_s=(min(later) - ipu_end) if later else math.inf, decision=inst.decision, metric=inst.metric,
+        ))
     return out
 
 
-def pauser_audio(dialogue: "Dialogue", decision: PauseDecision) -> np.ndarray:
+def pauser_audio(dialogue: "Dialogue", pause: Pause) -> np.ndarray:
     """What pipecat hands smart-turn: the pauser's channel from the turn start minus the
-    pre-speech margin to the decision's horizon."""
-    lo = int(max(0.0, decision.turn_start - PRE_SPEECH_S) * SAMPLE_RATE)
-    return dialogue.audio[decision.pauser, lo : int(round(decision.horizon * SAMPLE_RATE))]
+    pre-speech margin to the pause's horizon."""
+    lo = int(max(0.0, pause.turn_start - PRE_SPEECH_S) * SAMPLE_RATE)
+    return dialogue.audio[pause.pauser, lo : int(round(pause.horizon * SAMPLE_RATE))]
 
 
 # ---------------------------------------------------------------------------------------
@@ -271,7 +254,7 @@ def turn_end_judge_section(
         # p_T = P(complete), p_C = 1 - p: the metrics' rule p_T - p_C > 0 is exactly p > 0.5.
         ours.append(AgreementInstance(d.metric, d.decision, (0.0, 0.0, 0.0, p, 1.0 - p), d.session, d.time, d.chunk))
         label = "T" if p > 0.5 else "C"
-        row = {"metric": d.metric, "time": d.time, "chunk": d.chunk, "decision": d.decision, "ipu_end": round(d.ipu_end, 4),
+        row = {"metric": d.metric, "time": d.time, "chunk": d.chunk, "decision": d.decision, "ipu_end": round(d.speech_end, 4),
                "horizon": round(d.horizon, 4), "turn_start": round(d.turn_start, 4), "p_complete": round(p, 4),
                "label": label, "agrees": label == d.decision}
         judge_row = judged.get((d.metric, d.chunk))
@@ -296,7 +279,6 @@ __all__ = [
     "SmartTurnUnavailable",
     "SmartTurnV3",
     "TURN_END_JUDGES",
-    "PauseDecision",
     "load_turn_end_judge",
     "log_mel_features",
     "model_path",

@@ -87,7 +87,7 @@ def streamed_cue_logits(judge: Any, dialogue: Any, readings: Sequence[Any], grid
     for i, r in enumerate(readings):
         start = int(max(0.0, r.turn_start - float(cue["pre_speech_s"])) * SAMPLE_RATE)
         for j, t in enumerate(grid):
-            if t > r.silence_s + 1e-6:
+            if t > r.silence_elapsed_s + 1e-6:
                 break
             end = max(r.horizon, r.speech_end + t - float(cue["decision_margin_s"]))
             clips.append(audio[r.pauser, start : int(round(end * SAMPLE_RATE))])
@@ -248,7 +248,7 @@ def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) ->
             readings = list(judge_pause_readings(judge, d, chunk_labels(d)).values())
             cues.append(streamed_cue_logits(judge, d, readings, grid))
         cue = np.concatenate(cues) if cues else np.zeros((0, len(grid)))
-        shift, silence = table["shift"][rows].astype(bool), table["silence_s"][rows].astype(float)
+        shift, silence = table["shift"][rows].astype(bool), table["silence_elapsed_s"][rows].astype(float)
         out += eot_figures(CORPUS_TITLES.get(corpus, corpus), detector_scores(cue, rule, grid), shift, silence, grid)
     return out
 

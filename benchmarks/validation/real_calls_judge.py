@@ -75,7 +75,7 @@ def pause_rows(dialogues: list, judge: Any, smart_turn: Any | None) -> list[dict
             if chunk not in taken:
                 continue  # a silence not entered from the pauser's IPU (e.g. after an overlap)
             rows.append({"recording": dialogue.id, "corpus": _corpus(dialogue), "shift": taken[chunk] == "T",
-                         "judge": judged[chunk], "smart": smart.get(chunk, math.nan), "silence": reading.silence_s})
+                         "judge": judged[chunk], "smart": smart.get(chunk, math.nan), "silence": reading.silence_elapsed_s})
     return rows
 
 

@@ -122,7 +122,7 @@ def run(quick: bool) -> list[dict]:
                 judged = timed(lambda: judge_probabilities(judge, mono, d.horizon))
                 user_audio = pauser_audio(dialogue, d)
                 smart = timed(lambda: smart_turn.probability(user_audio) if smart_turn is not None else float("nan"))
-                head = (float(turn_end_head_probabilities(judge, dialogue.audio, dialogue, [(d.pauser, d.ipu_end, d.horizon)])[0])
+                head = (float(turn_end_head_probabilities(judge, dialogue.audio, dialogue, [(d.pauser, d.speech_end, d.horizon)])[0])
                         if has_head else float("nan"))
                 rows.append((d, float(judge_scores("a", judged.result[None])[0]), smart.result, judged, smart, head))
     if not rows:
@@ -131,8 +131,8 @@ def run(quick: bool) -> list[dict]:
     n_t, n_c = int(y.sum()), int((1 - y).sum())
     judge_score = np.array([r[1] for r in rows])
     smart = np.array([r[2] for r in rows])
-    # The user never speaking again is a very long silence (the last IPU of a conversation).
-    silence = np.minimum(np.array([r[0].silence_s for r in rows]), 1e6)
+    # The user never speaking again waits forever (the last IPU of a conversation): a very long wait.
+    silence = np.minimum(np.array([r[0].until_pauser_resumes_s for r in rows]), 1e6)
     where = (f"{len(rows)} decisions ({n_t} T, {n_c} C) from {n_conversations} held-out synthetic conversations "
              f"of {duration_s:g} s, both directions")
 

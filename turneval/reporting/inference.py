@@ -10,6 +10,7 @@ from turneval.checkpoints import CheckpointNotFoundError
 from turneval.checkpoints import resolve_checkpoint as resolve
 from turneval.dataset_scripts.audio import mono_mix
 from turneval.dataset_scripts.grids import SAMPLE_RATE
+from turneval.dataset_scripts.pauses import Pause
 
 from .progress import progress_bar
 from .result import ReportError
@@ -135,7 +136,7 @@ def _own_channels(dialogue: Any, head: str) -> np.ndarray:
     return audio
 
 
-def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any, readings: dict[int, Any] | None = None,
+def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any, readings: dict[int, Pause] | None = None,
                               whisper: Any = None) -> dict[int, float]:
     """The judge's decision at every (a)/(d) pause of a two-speaker conversation:
     ``{decision chunk: P(the other party speaks next)}``. With ``config.pause_decision``, its
@@ -165,10 +166,10 @@ def pause_rule_name(judge: Any, whisper: Any = None) -> str | None:
     return "pause_decision" if getattr(judge.config, "pause_decision", None) else None
 
 
-def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, Any]:
+def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, Pause]:
     """Every (a)/(d) decision of a two-speaker conversation (both views: (a) the user's pauses,
-    (d) the system's) as a :class:`~turneval.dataset_scripts.agreement_instances.PauseReading`
-    at the judge's ``stop_s``; empty when the judge has no turn-end head, pause decision or
+    (d) the system's) as a :class:`~turneval.dataset_scripts.pauses.Pause` of
+    :func:`~turneval.dataset_scripts.agreement_instances.pause_readings` at the judge's ``stop_s``; empty when the judge has no turn-end head, pause decision or
     turn-completion cue to read them."""
     from dataclasses import replace
 
@@ -187,13 +188,14 @@ def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, An
     return pause_readings(labels, sorted(chunks), float((head or {}).get("stop_s", 0.2)))
 
 
-def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Any], names: Sequence[str] | None = None,
+def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Pause], names: Sequence[str] | None = None,
                             whisper: Any = None) -> dict[str, np.ndarray]:
     """The features ``names`` (default: those ``config.pause_decision`` reads) at each reading,
     in order: the turn-end head's logit (the pausing speaker's own channel up to the reading's
     horizon), the turn-completion cue's logit and probability (that channel from the turn start
     minus the cue's pre-speech margin to :func:`cue_end`), Whisper's punctuation cue on the same
-    clips (``whisper``: a :class:`~turneval.whisper_completion.WhisperCompletion`) and the silence's length (``silence_s`` always, its log when named)."""
+    clips (``whisper``: a :class:`~turneval.whisper_completion.WhisperCompletion`) and the silence elapsed at the decision
+    (``silence_elapsed_s`` always, its log ``log_silence_s`` when named)."""
     from turneval.modeling.modeling_turn_taking_judge import log_silence
 
     names = list(judge.config.pause_decision["features"] if names is None else names)
@@ -216,13 +218,13 @@ def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Any],
         if whisper is None or cue is None:
             raise ValueError("whisper_complete_logit needs a WhisperCompletion (turneval.whisper_completion) and the judge's turn-completion cue")
         out["whisper_complete_logit"] = np.asarray(whisper.logits(clips), dtype=np.float64)
-    out["silence_s"] = np.array([r.silence_s for r in rows], dtype=np.float64)
+    out["silence_elapsed_s"] = np.array([r.silence_elapsed_s for r in rows], dtype=np.float64)
     if "log_silence_s" in names:
-        out["log_silence_s"] = log_silence(out["silence_s"])
+        out["log_silence_s"] = log_silence(out["silence_elapsed_s"])
     return out
 
 
-def cue_end(cue: dict[str, Any], reading: Any) -> float:
+def cue_end(cue: dict[str, Any], reading: Pause) -> float:
     """Where the turn-completion cue stops listening at a pause (s): the stop time (the reading's
     horizon), or with ``listens_until: "decision"`` the decision less ``decision_margin_s``, never
     before the stop time."""
