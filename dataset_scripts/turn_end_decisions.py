@@ -40,7 +40,7 @@ Example (A asks, pauses 0.5 s, goes on; then B answers after a 0.6 s gap):
 >>> b = [Word(3.6, 4.0, "fine"), Word(4.0, 4.5, "thanks")]
 >>> dialogue = Dialogue("demo", [[(w.start, w.end) for w in a], [(w.start, w.end) for w in b]], words=[a, b])
 >>> for d in turn_end_decisions(dialogue):
-...     print(d.speaker, d.ipu_end, d.label, d.last_words, d.first_word, round(d.turn_duration, 2), round(d.silence, 2))
+...     print(d.speaker, d.ipu_end, d.label, d.last_words, d.first_word, round(d.turn_duration, 2), round(d.silence_until_next_s, 2))
 0 1.0 hold ('so', 'well') so 1.0 0.5
 0 3.0 shift ('are', 'you') how 3.0 0.6
 """
@@ -80,10 +80,13 @@ class TurnEndDecision:
         last_words: the IPU's last two words (fewer when it has fewer), lowercase.
         first_word: the IPU's first word, lowercase ("" without words).
         shift: True when the next speech is the partner's, False when it is the speaker's.
-        silence: seconds of silence from ``ipu_end`` to the next speech (the outcome's
-            timing; not a feature: it is not known at the decision time).
+        silence_until_next_s: seconds from ``ipu_end`` to the next speech of anyone (the
+            outcome's timing; not a feature: it is not known at the decision time). The
+            silences are named as in :mod:`~turneval.dataset_scripts.pauses`.
         next_is_backchannel: the next speech is a partner backchannel.
         is_backchannel: the IPU that ended is itself a backchannel.
+        silence_elapsed_s: seconds nobody has spoken when the decision is taken, at
+            ``ipu_end + silence_elapsed_s`` (the ``min_silence`` of :func:`turn_end_decisions`).
     """
 
     dialogue_id: str
@@ -96,9 +99,10 @@ class TurnEndDecision:
     last_words: tuple[str, ...]
     first_word: str
     shift: bool
-    silence: float
+    silence_until_next_s: float
     next_is_backchannel: bool = False
     is_backchannel: bool = False
+    silence_elapsed_s: float = DEFAULT_MIN_SILENCE_S
 
     @property
     def label(self) -> str:
@@ -195,9 +199,10 @@ def turn_end_decisions(
                 last_words=last_words,
                 first_word=first_word,
                 shift=shift,
-                silence=silence.duration,
+                silence_until_next_s=silence.duration,
                 next_is_backchannel=next_bc,
                 is_backchannel=timing.is_backchannel,
+                silence_elapsed_s=float(min_silence),
             )
         )
     return out

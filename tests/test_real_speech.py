@@ -92,10 +92,10 @@ def test_decisions_are_shift_or_hold_after_200_ms_pauses(ami_root):
     assert found and {d.shift for d in found} == {True, False}
     onsets = sorted(s for segs in recording.speakers.values() for s, _ in segs)
     for d in found:
-        assert d.pause >= real_speech.MIN_PAUSE_S - 1e-9
+        assert d.silence_until_next_s >= real_speech.MIN_PAUSE_S - 1e-9
         assert d.ipu_end < d.horizon <= d.ipu_end + real_speech.MIN_PAUSE_S + 1e-9 and d.turn_start < d.ipu_end
         nxt = min(s for s in onsets if s > d.ipu_end)
-        assert nxt == pytest.approx(d.ipu_end + d.pause)
+        assert nxt == pytest.approx(d.ipu_end + d.silence_until_next_s)
         next_speaker = [k for k, segs in recording.speakers.items() if any(abs(s - nxt) < 1e-9 for s, _ in segs)]
         assert (not d.shift) == (next_speaker == [d.speaker]), "hold: the same speaker resumes first"
 

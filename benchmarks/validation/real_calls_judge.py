@@ -55,7 +55,7 @@ def _corpus(dialogue: Any) -> str:
 
 def pause_rows(dialogues: list, judge: Any, smart_turn: Any | None) -> list[dict[str, Any]]:
     """One row per (a)/(d) pause decision: the recording, whether the other party took the
-    turn, the judge's P(shift), smart-turn's P(complete) at 200 ms, and the silence (s)."""
+    turn, the judge's P(shift), smart-turn's P(complete) at 200 ms, and the silence elapsed at the decision (s)."""
     from dataclasses import replace
 
     from turneval.dataset_scripts.labels import chunk_labels
@@ -75,7 +75,7 @@ def pause_rows(dialogues: list, judge: Any, smart_turn: Any | None) -> list[dict
             if chunk not in taken:
                 continue  # a silence not entered from the pauser's IPU (e.g. after an overlap)
             rows.append({"recording": dialogue.id, "corpus": _corpus(dialogue), "shift": taken[chunk] == "T",
-                         "judge": judged[chunk], "smart": smart.get(chunk, math.nan), "silence": reading.silence_elapsed_s})
+                         "judge": judged[chunk], "smart": smart.get(chunk, math.nan), "silence_elapsed_s": reading.silence_elapsed_s})
     return rows
 
 
@@ -90,7 +90,7 @@ def decision_figures(rows: list[dict], where: str, note: str, n_resamples: int) 
     if len(set(y.tolist())) < 2:
         return out + [figure(f"{where} pause decisions ROC-AUC: judge", math.nan, "", note="needs shifts and holds")]
     scores = {"judge": np.array([r["judge"] for r in rows]), "smart-turn v3.2 at 200 ms": np.array([r["smart"] for r in rows]),
-              "silence length": np.array([r["silence"] for r in rows])}
+              "silence length": np.array([r["silence_elapsed_s"] for r in rows])}
     for name, score in scores.items():
         if not np.all(np.isfinite(score)):
             out.append(figure(f"{where} pause decisions ROC-AUC: {name}", math.nan, "", note="not measured (pipecat-ai's ONNX file not installed)"))

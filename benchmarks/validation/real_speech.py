@@ -113,10 +113,10 @@ class AmiDecision:
     speaker: str  # whose IPU ended
     shift: bool  # someone else spoke first after the pause
     ipu_end: float  # s
-    pause: float  # s of silence (nobody speaking) before the next speech
+    silence_until_next_s: float  # s of silence (nobody speaking) before the next speech of anyone
     horizon: float  # s: the audio observed ends here (200 ms after the IPU end, on the 40 ms grid)
     turn_start: float  # s: start of the speaker's turn (smart-turn's segment start)
-    speaker_silence: float  # s until the same speaker speaks again (inf: never)
+    until_pauser_resumes_s: float  # s until the same speaker speaks again (inf: never), as in dataset_scripts/pauses.py
 
 
 def turn_end_decisions(recording) -> list[AmiDecision]:
@@ -136,7 +136,7 @@ def turn_end_decisions(recording) -> list[AmiDecision]:
             later = [s for s in own_starts if s > d.ipu_end + 1e-9]
             # The audio up to 200 ms after the IPU end, on the judge's 40 ms grid (never past it).
             horizon = math.floor((d.ipu_end + MIN_PAUSE_S) / CHUNK_S + 1e-6) * CHUNK_S
-            out.append(AmiDecision(recording.id, speaker, d.shift, d.ipu_end, d.silence, horizon,
+            out.append(AmiDecision(recording.id, speaker, d.shift, d.ipu_end, d.silence_until_next_s, horizon,
                                    d.ipu_end - d.turn_duration, (later[0] - d.ipu_end) if later else math.inf))
     return out
 
@@ -160,7 +160,8 @@ def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
             head = {name: float(turn_end_head_probabilities(j, own[None], view, [(0, d.ipu_end, d.horizon)])[0])
                     for name, j in judges if getattr(j.config, "turn_end_head", None)}
             smart = smart_turn.probability(user_audio) if smart_turn is not None else math.nan
-            rows.append({"recording": rec.id, "shift": d.shift, "pause": d.pause, "silence": min(d.speaker_silence, 1e6),
+            rows.append({"recording": rec.id, "shift": d.shift, "silence_until_next_s": d.silence_until_next_s,
+                         "until_pauser_resumes_s": min(d.until_pauser_resumes_s, 1e6),
                          "judge": judged, "head": head, "smart": smart, "own_channel": d.speaker in rec.sources})
     return rows
 
@@ -176,7 +177,7 @@ def decision_figures(rows: list[dict], judges, smart_missing: str | None, n_resa
     n_rec = len(set(clusters.tolist()))
     scores = {name: np.array([r["judge"][name] for r in rows]) for name, _ in judges}
     smart = np.array([r["smart"] for r in rows])
-    silence = np.array([r["silence"] for r in rows])
+    silence = np.array([r["until_pauser_resumes_s"] for r in rows])
     out = [figure("AMI turn-end decisions", len(rows), "decisions",
                   note=f"{int(y.sum())} shifts, {int((1 - y).sum())} holds after pauses >= {MIN_PAUSE_S * 1000:g} ms, from {n_rec} recordings ({where})")]
 
