@@ -81,7 +81,8 @@ setup(
         # onnx reads smart-turn's ONNX file for the judge's conversion stage (training/convert_smart_turn.py)
         # ray: turneval batch --ray (docs/batch.md); in test too, so CI runs the batch on a local Ray instance
         "ray": ["ray"],
-        "test": ["pytest", "ruff", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema", "onnx", "ray"],
+        # pytest-xdist: make test runs two workers (the probe's tests mostly wait on real-time audio)
+        "test": ["pytest", "pytest-xdist", "ruff", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema", "onnx", "ray"],
     },
     entry_points={"console_scripts": ["turneval=turneval.cli:main"]},
 )
