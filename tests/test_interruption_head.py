@@ -20,7 +20,8 @@ from turneval.dataset_scripts.interruption_outcomes import (
 from turneval.dataset_scripts.labels import chunk_labels
 from turneval.dataset_scripts.synthetic import generate_dialogue
 from turneval.metrics.agreement import conversation_agreement
-from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
+from turneval.modeling.configuration_turn_taking_judge import InterruptionRule, TurnTakingJudgeConfig
+from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
 from turneval.reporting import ReportError, judge_interruption_probabilities
 from turneval.training import fit_interruption_head as fitter
 
@@ -90,9 +91,12 @@ def _manifest(folder, seeds) -> None:
     (folder / "manifest.jsonl").write_text("\n".join(lines) + "\n")
 
 
-class _Judge:
-    def __init__(self, head):
-        self.config = TurnTakingJudgeConfig(interruption_head=head)
+TINY_WHISPER = {"d_model": 32, "encoder_layers": 2, "encoder_attention_heads": 2, "encoder_ffn_dim": 64, "max_source_positions": 1500}
+
+
+def _judge(head) -> TurnTakingJudge:
+    """A small judge whose interruption rule is ``head`` (an InterruptionRule, its dict, or None)."""
+    return TurnTakingJudge(TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, interruption_head=head)).eval()
 
 
 def test_installed_head_reproduces_the_regression_in_the_report_path(tmp_path):
@@ -102,7 +106,9 @@ def test_installed_head_reproduces_the_regression_in_the_report_path(tmp_path):
     if len(set(y)) < 2:
         y = (x[:, 0] > np.median(x[:, 0])).astype(int)  # any learnable labels
     fitted = fitter.fit_linear_head(x, y, c=1.0)
-    judge = _Judge(fitter.head_config(fitted, {"c": 1.0}))
+    rule = fitter.head_config(fitted, {"c": 1.0})
+    assert isinstance(rule, InterruptionRule) and rule.to_dict()["c"] == 1.0 and "source" not in rule.to_dict()
+    judge = _judge(rule)
     dialogue = _overlapping_dialogue(5)
     labels = chunk_labels(dialogue)
     p = judge_interruption_probabilities(judge, dialogue, labels)
@@ -110,6 +116,9 @@ def test_installed_head_reproduces_the_regression_in_the_report_path(tmp_path):
     assert set(p) == set(readings)
     expected = fitted.predict_proba(np.stack([interruption_features(dialogue.audio, r) for r in readings.values()]))[:, 1]
     np.testing.assert_allclose([p[c] for c in readings], expected, atol=1e-9)
+    # the report's path is the model's decision method on the features it reads
+    matrix = np.stack([interruption_features(dialogue.audio, r) for r in readings.values()])
+    np.testing.assert_array_equal([p[c] for c in readings], judge.interruption_probabilities(matrix))
     # only (e) is judged by it, as 2 p - 1 against the (e) threshold
     probs = np.full((len(labels), 5), 0.2)
     result = conversation_agreement(dialogue, probs, labels, {"e": 0.0}, None, p)
@@ -124,18 +133,24 @@ def test_installed_head_reproduces_the_regression_in_the_report_path(tmp_path):
 def test_a_judge_without_the_head_or_with_bad_inputs_says_so():
     dialogue = _overlapping_dialogue()
     labels = chunk_labels(dialogue)
-    assert judge_interruption_probabilities(_Judge(None), dialogue, labels) == {}
+    assert judge_interruption_probabilities(_judge(None), dialogue, labels) == {}
     head = {"features": list(INTERRUPTION_FEATURES), "weight": [0.0] * len(INTERRUPTION_FEATURES), "bias": 0.0}
     mono = copy.deepcopy(dialogue)
     mono.audio = dialogue.audio.mean(axis=0)
     with pytest.raises(ReportError, match="two channels"):
-        judge_interruption_probabilities(_Judge(head), mono, labels)
+        judge_interruption_probabilities(_judge(head), mono, labels)
     with pytest.raises(ReportError, match="does not compute"):
-        judge_interruption_probabilities(_Judge({**head, "features": ["pitch"] + head["features"][1:]}), dialogue, labels)
+        judge_interruption_probabilities(_judge({**head, "features": ["pitch"] + head["features"][1:]}), dialogue, labels)
     with pytest.raises(ValueError, match="weights for"):
         TurnTakingJudgeConfig(interruption_head={**head, "weight": [0.0]})
-    with pytest.raises(ValueError, match="lacks"):
+    with pytest.raises(ValueError, match=r"lacks \['weight', 'bias'\]"):
         TurnTakingJudgeConfig(interruption_head={"features": ["overlap_s"]})
+    with pytest.raises(ValueError, match=r"unknown keys \['note'\].*InterruptionRule"):
+        TurnTakingJudgeConfig(interruption_head={**head, "note": "test"})
+    with pytest.raises(ValueError, match="reads 8 features"):
+        _judge(head).interruption_probabilities(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="no interruption rule"):
+        _judge(None).interruption_probabilities(np.zeros((2, 8)))
 
 
 def test_the_bundled_judge_carries_an_interruption_head():

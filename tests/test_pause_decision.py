@@ -3,6 +3,7 @@ pause-decision rule over named features, what it hears at a pause, and its fitti
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib.util
 
 import numpy as np
@@ -12,7 +13,7 @@ import torch
 from turneval.dataset_scripts.agreement_instances import pause_readings, two_party_instances
 from turneval.dataset_scripts.labels import chunk_labels
 from turneval.dataset_scripts.synthetic import generate_dialogue
-from turneval.modeling.configuration_turn_taking_judge import TURN_COMPLETION_CUE_DEFAULTS, TurnTakingJudgeConfig
+from turneval.modeling.configuration_turn_taking_judge import PauseRule, TurnCompletionCueConfig, TurnTakingJudgeConfig
 from turneval.modeling.modeling_turn_taking_judge import Int8Linear, TurnCompletionCue, TurnTakingJudge, cue_segment
 from turneval.reporting.inference import judge_pause_probabilities, judge_pause_readings, pause_decision_features
 
@@ -56,7 +57,7 @@ def test_int8_linear_is_the_dequantized_linear():
 
 
 def test_cue_scores_a_window_and_depends_on_every_part_of_it():
-    cue = TurnCompletionCue({**TURN_COMPLETION_CUE_DEFAULTS, **TINY_CUE}).eval()
+    cue = TurnCompletionCue(TurnCompletionCueConfig.from_dict(TINY_CUE)).eval()
     _random_int8(cue)
     features = torch.randn(3, 80, 200)
     with torch.no_grad():
@@ -81,14 +82,14 @@ def test_bundled_judge_carries_smart_turn_and_reproduces_its_recorded_logits():
     from turneval.modeling.judge_loading import load_judge
 
     judge = load_judge(default_checkpoint("judge"))
-    assert judge.turn_completion_cue is not None and "smart-turn v3.2" in judge.config.turn_completion_cue["source"]
+    assert judge.turn_completion_cue is not None and "smart-turn v3.2" in judge.config.turn_completion_cue.source
     rng = np.random.default_rng(7)
     t = np.arange(3 * 16000) / 16000
     clip = (0.1 * np.sin(2 * np.pi * 140 * t) * (np.sin(2 * np.pi * 3 * t) > 0) + 0.005 * rng.standard_normal(t.size)).astype(np.float32)
     clip[-3200:] = 0.0
     clips = [clip, clip[:16000], np.zeros(8000, np.float32)]
     fast = judge.turn_complete_logits(clips)  # bfloat16 matrix products, as the config says
-    judge.config.turn_completion_cue["compute_dtype"] = "float32"
+    judge.config.turn_completion_cue = dataclasses.replace(judge.config.turn_completion_cue, compute_dtype="float32")
     # recorded in float32 when the cue was converted (training/convert_smart_turn.py); a wrong weight moves them
     exact = judge.turn_complete_logits(clips)
     np.testing.assert_allclose(exact, [4.277144, 4.1170173, -0.36676568], atol=2e-3)
@@ -121,6 +122,29 @@ def test_config_refuses_rules_it_cannot_compute():
         TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, pause_decision=RULE)
     with pytest.raises(ValueError, match="listens_until"):
         TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue={**TINY_CUE, "listens_until": "later"}, pause_decision=RULE)
+    with pytest.raises(ValueError, match=r"pause_decision has unknown keys \['note'\].*PauseRule"):
+        TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE, pause_decision={**RULE, "note": "x"})
+    with pytest.raises(ValueError, match=r"pause_decision_whisper lacks \['bias'\]"):
+        TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE,
+                              pause_decision_whisper={k: v for k, v in WHISPER_RULE.items() if k != "bias"})
+    with pytest.raises(ValueError, match=r"turn_completion_cue has unknown keys \['window'\]"):
+        TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue={**TINY_CUE, "window": 8.0})
+
+
+def test_decision_sub_configs_are_typed_and_written_back_as_they_were(tmp_path):
+    import json
+
+    from turneval.checkpoints import default_checkpoint
+    from turneval.modeling.configuration_turn_taking_judge import InterruptionRule
+
+    folder = default_checkpoint("judge")
+    config = TurnTakingJudgeConfig.from_pretrained(folder)
+    assert isinstance(config.pause_decision, PauseRule) and isinstance(config.pause_decision_whisper, PauseRule)
+    assert isinstance(config.turn_completion_cue, TurnCompletionCueConfig) and isinstance(config.interruption_head, InterruptionRule)
+    config.save_pretrained(tmp_path)
+    original, saved = (json.loads((path / "config.json").read_text()) for path in (folder, tmp_path))
+    assert saved == original
+    assert PauseRule.from_dict(RULE).to_dict() == RULE and TurnCompletionCueConfig.from_dict(TINY_CUE).to_dict()["d_model"] == 32
 
 
 def test_rule_is_a_logistic_regression_over_its_named_features():
@@ -172,7 +196,7 @@ def test_rule_survives_save_and_load(tmp_path):
     judge = _judge_with_cue()
     judge.save_pretrained(tmp_path / "judge")
     loaded = TurnTakingJudge.from_pretrained(tmp_path / "judge").eval()
-    assert loaded.config.pause_decision["weight"] == RULE["weight"]
+    assert loaded.config.pause_decision == judge.config.pause_decision and list(loaded.config.pause_decision.weight) == RULE["weight"]
     clip = np.random.default_rng(0).standard_normal(20000).astype(np.float32) * 0.1
     np.testing.assert_allclose(loaded.turn_complete_logits([clip]), judge.turn_complete_logits([clip]), atol=1e-5)
 
@@ -224,21 +248,18 @@ def test_leave_one_out_needs_two_groups():
 
 
 def test_cue_stops_before_the_decision_by_its_margin():
-    from types import SimpleNamespace
-
-    from turneval.reporting.inference import cue_end
-
-    reading = SimpleNamespace(horizon=2.2, time=3.0)
-    assert cue_end({"listens_until": "decision", "decision_margin_s": 0.2}, reading) == pytest.approx(2.8)
-    assert cue_end({"listens_until": "decision", "decision_margin_s": 0.0}, reading) == pytest.approx(3.0)
-    assert cue_end({"listens_until": "stop", "decision_margin_s": 0.2}, reading) == pytest.approx(2.2)
-    short = SimpleNamespace(horizon=2.2, time=2.3)  # never before the stop time
-    assert cue_end({"listens_until": "decision", "decision_margin_s": 0.2}, short) == pytest.approx(2.2)
+    horizon, decision = 2.2, 3.0
+    assert TurnCompletionCueConfig(listens_until="decision", decision_margin_s=0.2).clip_end_s(horizon, decision) == pytest.approx(2.8)
+    assert TurnCompletionCueConfig(listens_until="decision", decision_margin_s=0.0).clip_end_s(horizon, decision) == pytest.approx(3.0)
+    assert TurnCompletionCueConfig(listens_until="stop", decision_margin_s=0.2).clip_end_s(horizon, decision) == pytest.approx(2.2)
+    # never before the stop time
+    assert TurnCompletionCueConfig(listens_until="decision", decision_margin_s=0.2).clip_end_s(horizon, 2.3) == pytest.approx(2.2)
+    assert TurnCompletionCueConfig(pre_speech_s=0.5).clip_start_s(0.3) == 0.0
 
 
 def test_probability_feature_is_the_bounded_cue():
     judge = _judge_with_cue()
-    judge.config.pause_decision = {"features": ["turn_complete_p", "log_silence_s"], "weight": [2.0, 1.0], "bias": -1.0}
+    judge.config.pause_decision = PauseRule(features=("turn_complete_p", "log_silence_s"), weight=(2.0, 1.0), bias=-1.0)
     logit = np.array([-20.0, 0.0, 20.0])
     p = judge.pause_decision_probabilities({"turn_complete_logit": logit, "silence_elapsed_s": np.ones(3)})
     expected = 1 / (1 + np.exp(-(-1.0 + 2.0 / (1 + np.exp(-logit)))))
@@ -264,7 +285,7 @@ def test_the_transcribing_rule_decides_only_when_whisper_is_at_hand():
     from turneval.reporting.inference import pause_rule_name
 
     judge = _judge_with_cue()
-    judge.config.pause_decision_whisper = WHISPER_RULE
+    judge.config.pause_decision_whisper = PauseRule.from_dict(WHISPER_RULE, "pause_decision_whisper")
     dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
     labels = chunk_labels(dialogue)
     plain = judge_pause_probabilities(judge, dialogue, labels)
@@ -284,7 +305,14 @@ def test_the_plain_rule_may_not_read_whisper():
     with pytest.raises(ValueError, match="pause_decision_whisper"):
         TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE, pause_decision=WHISPER_RULE)
     config = TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE, pause_decision=RULE, pause_decision_whisper=WHISPER_RULE)
-    assert config.pause_decision_whisper["features"][-1] == "whisper_complete_logit"
+    assert config.pause_decision_whisper.features[-1] == "whisper_complete_logit"
+    assert judge_choice(config) == ("pause_decision", "pause_decision_whisper")
+
+
+def judge_choice(config: TurnTakingJudgeConfig) -> tuple[str, str]:
+    """The rule names a judge of ``config`` picks without and with Whisper's punctuation."""
+    judge = TurnTakingJudge(config)
+    return judge.pause_rule()[0], judge.pause_rule(transcribing=True)[0]
 
 
 def test_whisper_reads_punctuation_after_the_last_word():

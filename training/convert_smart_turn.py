@@ -26,9 +26,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+
+if TYPE_CHECKING:
+    from turneval.modeling.configuration_turn_taking_judge import TurnCompletionCueConfig
 
 
 PROVENANCE = (
@@ -172,10 +176,10 @@ def load_cue(state: dict[str, np.ndarray]):
     """A :class:`TurnCompletionCue` with ``state`` loaded strictly (every weight placed)."""
     import torch
 
-    from turneval.modeling.configuration_turn_taking_judge import TURN_COMPLETION_CUE_DEFAULTS
+    from turneval.modeling.configuration_turn_taking_judge import TurnCompletionCueConfig
     from turneval.modeling.modeling_turn_taking_judge import TurnCompletionCue
 
-    cue = TurnCompletionCue(TURN_COMPLETION_CUE_DEFAULTS)
+    cue = TurnCompletionCue(TurnCompletionCueConfig())
     cue.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()}, strict=True)
     return cue.eval()
 
@@ -220,10 +224,11 @@ def install(judge_folder: Path, state: dict[str, np.ndarray]) -> None:
     compact_checkpoint(judge_folder)  # the fp16-exact backbone back to fp16, as it was
 
 
-def _cue_config() -> dict[str, Any]:
-    from turneval.modeling.configuration_turn_taking_judge import TURN_COMPLETION_CUE_DEFAULTS
+def _cue_config() -> TurnCompletionCueConfig:
+    """smart-turn v3.2's layout (the defaults of ``TurnCompletionCueConfig``) and where it came from."""
+    from turneval.modeling.configuration_turn_taking_judge import TurnCompletionCueConfig
 
-    return {**TURN_COMPLETION_CUE_DEFAULTS, "source": PROVENANCE}
+    return TurnCompletionCueConfig(source=PROVENANCE)
 
 
 def main(argv: list[str] | None = None) -> int:

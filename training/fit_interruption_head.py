@@ -29,6 +29,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from turneval.modeling.configuration_turn_taking_judge import InterruptionRule
+
 # the turn-end head's regression (standardized, L2) and its folding into one linear map
 from turneval.training.fit_turn_end_head import fit_linear_head, folded_linear
 
@@ -56,13 +58,15 @@ def manifest_interruptions(manifest: str | Path) -> tuple[np.ndarray, np.ndarray
     return np.stack(xs), np.asarray(ys)
 
 
-def head_config(fitted, provenance: dict[str, Any]) -> dict[str, Any]:
+def head_config(fitted, provenance: dict[str, Any]) -> InterruptionRule:
     """The judge config's ``interruption_head``: the fitted pipeline as one linear map (the
-    scaler folded into the weights) over :data:`INTERRUPTION_FEATURES`."""
+    scaler folded into the weights) over :data:`INTERRUPTION_FEATURES`, with ``provenance``
+    (keys of :class:`~turneval.modeling.configuration_turn_taking_judge.InterruptionRule`:
+    ``c``, ``train_manifest``, ``source``, ``measured``)."""
     from turneval.dataset_scripts.interruption_outcomes import INTERRUPTION_FEATURES
 
     weight, bias = folded_linear(fitted)
-    return {"features": list(INTERRUPTION_FEATURES), "weight": [float(w) for w in weight], "bias": bias, **provenance}
+    return InterruptionRule.from_dict({"features": list(INTERRUPTION_FEATURES), "weight": [float(w) for w in weight], "bias": bias, **provenance})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config_path = args.install_into / "config.json"
         config = read_json(config_path)
         train = [str(m) for m in args.train]
-        config["interruption_head"] = head_config(fitted, {"train_manifest": train if len(train) > 1 else train[0], "c": args.c, "measured": result})
+        config["interruption_head"] = head_config(fitted, {"train_manifest": train if len(train) > 1 else train[0], "c": args.c, "measured": result}).to_dict()
         atomic_write_text(config_path, json.dumps(config, indent=2, sort_keys=True) + "\n")
         print(f"installed the interruption head into {args.install_into} (retune its (e) threshold: training/tune_judge_thresholds.py)")
     return 0

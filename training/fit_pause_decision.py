@@ -280,14 +280,17 @@ def main(argv: list[str] | None = None) -> int:
     if not corpora or not all(corpora.values()):
         parser.error("give --corpus NAME RECORDING... (repeat per corpus) or --recordings RECORDING...")
 
+    from dataclasses import replace
+
     import torch
 
+    from turneval.modeling.configuration_turn_taking_judge import PauseRule
     from turneval.modeling.judge_loading import load_judge
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
     judge = load_judge(args.judge)
     if judge.config.turn_completion_cue is not None:
-        judge.config.turn_completion_cue["decision_margin_s"] = float(args.decision_margin_s)
+        judge.config.turn_completion_cue = replace(judge.config.turn_completion_cue, decision_margin_s=float(args.decision_margin_s))
     smart_turn = None
     if not args.no_smart_turn:
         from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
@@ -315,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     rules = {"pause_decision": out}
     if args.whisper:
         rules["pause_decision_whisper"] = whisper_rule(table, args.c, source)
+    for key, record in rules.items():
+        PauseRule.from_dict(record, key)  # what the judge's config will read back: refuse a record it would not
     print(json.dumps(rules, indent=1))
     if args.output:
         Path(args.output).write_text(json.dumps(rules, indent=1) + "\n", encoding="utf-8")

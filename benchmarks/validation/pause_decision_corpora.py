@@ -85,11 +85,11 @@ def streamed_cue_logits(judge: Any, dialogue: Any, readings: Sequence[Any], grid
     out = np.full((len(readings), len(grid)), np.nan)
     clips, where = [], []
     for i, r in enumerate(readings):
-        start = int(max(0.0, r.turn_start - float(cue["pre_speech_s"])) * SAMPLE_RATE)
+        start = int(cue.clip_start_s(r.turn_start) * SAMPLE_RATE)
         for j, t in enumerate(grid):
             if t > r.silence_elapsed_s + 1e-6:
                 break
-            end = max(r.horizon, r.speech_end + t - float(cue["decision_margin_s"]))
+            end = cue.clip_end_s(r.horizon, r.speech_end + t)
             clips.append(audio[r.pauser, start : int(round(end * SAMPLE_RATE))])
             where.append((i, j))
     logits = judge.turn_complete_logits(clips) if clips else np.zeros(0)
@@ -122,17 +122,19 @@ def latency_at_false_cutoffs(scores: np.ndarray, grid: Sequence[float], shift: n
     return best
 
 
-def detector_scores(cue: np.ndarray, rule: dict[str, Any], grid: Sequence[float]) -> dict[str, np.ndarray]:
+def detector_scores(judge: Any, cue: np.ndarray, rule: dict[str, Any], grid: Sequence[float]) -> dict[str, np.ndarray]:
     """Each detector's score at every (pause, time in the silence): the timer's elapsed time,
-    smart-turn's P(complete) and the rule's P(the other party takes the turn)."""
+    smart-turn's P(complete) and the judge's pause decision by the fitted ``rule``
+    (:func:`~turneval.training.fit_pause_decision.fit_rule`), P(the other party takes the turn)."""
+    from turneval.modeling.configuration_turn_taking_judge import PauseRule
     from turneval.modeling.modeling_turn_taking_judge import log_silence
 
     elapsed = np.broadcast_to(np.asarray(grid, dtype=float), cue.shape).copy()
     elapsed[np.isnan(cue)] = np.nan
     p_cue = 1.0 / (1.0 + np.exp(-cue))
     features = {"turn_complete_logit": cue, "turn_complete_p": p_cue, "log_silence_s": log_silence(elapsed)}
-    z = float(rule["bias"]) + sum(float(w) * features[f] for f, w in zip(rule["features"], rule["weight"]))
-    return {"VAD timer": elapsed, "smart-turn v3.2": p_cue, "judge": 1.0 / (1.0 + np.exp(-z))}
+    fitted = PauseRule(features=tuple(rule["features"]), weight=tuple(float(w) for w in rule["weight"]), bias=float(rule["bias"]))
+    return {"VAD timer": elapsed, "smart-turn v3.2": p_cue, "judge": judge.pause_decision_probabilities(features, fitted)}
 
 
 def eot_figures(where: str, scores: dict[str, np.ndarray], shift: np.ndarray, silence: np.ndarray, grid: Sequence[float]) -> list[dict]:
@@ -197,7 +199,7 @@ def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) ->
                        note=f"needs two corpora of real calls under {root or default_root()} (${ENV_VAR}); found {sorted(corpora)}")]
     judge = load_judge(default_checkpoint("judge"))
     shipped = judge.config.pause_decision
-    features = list(shipped["features"])
+    features = list(shipped.features)
     try:
         smart_turn = SmartTurnV3(threads=threads)
     except SmartTurnUnavailable:
@@ -215,7 +217,7 @@ def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) ->
     loo = leave_one_corpus_out(table, features, DEFAULT_C)
     out = []
     held = held_out_figures(table, loo["held_out"], features)
-    shipped_scores = float(shipped["bias"]) + np.stack([table[f] for f in features], 1) @ np.asarray(shipped["weight"], dtype=float)
+    shipped_scores = float(shipped.bias) + np.stack([table[f] for f in features], 1) @ np.asarray(shipped.weight, dtype=float)
     from turneval.training.fit_pause_decision import auc_summary
 
     for corpus, entry in held.items():
@@ -249,7 +251,7 @@ def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) ->
             cues.append(streamed_cue_logits(judge, d, readings, grid))
         cue = np.concatenate(cues) if cues else np.zeros((0, len(grid)))
         shift, silence = table["shift"][rows].astype(bool), table["silence_elapsed_s"][rows].astype(float)
-        out += eot_figures(CORPUS_TITLES.get(corpus, corpus), detector_scores(cue, rule, grid), shift, silence, grid)
+        out += eot_figures(CORPUS_TITLES.get(corpus, corpus), detector_scores(judge, cue, rule, grid), shift, silence, grid)
     return out
 
 

@@ -173,8 +173,8 @@ def run_on(quick: bool, spokenwoz_root: str | None = None, ami_root: str | None 
         smart_turn = None
     n = 300 if quick else 2000
     rows = pause_rows(dialogues, judge, smart_turn)
-    rule = getattr(judge.config, "pause_decision", None)
-    fitted = (f"in sample: {rule['source']}; pause_decision_corpora.py gives each corpus's figure with the rule fitted without it"
+    rule = judge.config.pause_decision
+    fitted = (f"in sample: {rule.source}; pause_decision_corpora.py gives each corpus's figure with the rule fitted without it"
               if rule else "no rule fitted")
     out = []
     from _real_calls import CORPUS_TITLES

@@ -247,7 +247,7 @@ def agreement_instances(recordings, judge) -> list:
             view = rec.view(speaker)
             labels = chunk_labels(view)
             found = focus_instances(view, probs, labels)
-            if getattr(judge.config, "turn_end_head", None) or getattr(judge.config, "interruption_head", None):
+            if judge.config.turn_end_head is not None or judge.config.interruption_head is not None:
                 # (a)/(d) and (e) from the heads: each side's own channel where the recording has them, else the mix
                 own = rec.view(speaker, stereo=True).audio if len(rec.sources) == len(rec.speakers) else np.stack([rec.mixture, rec.mixture])
                 heard = Dialogue(view.id, view.segments, audio=own, system_speaker=view.system_speaker, duration=view.duration)

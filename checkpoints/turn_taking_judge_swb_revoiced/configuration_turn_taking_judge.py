@@ -5,6 +5,8 @@ modeling file beside it and loaded with ``trust_remote_code=True``.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from transformers import PretrainedConfig
@@ -26,12 +28,6 @@ BACKBONE_MODES = ("frozen", "partial", "lora", "full")
 DEFAULT_LABELS = ("NA", "BC", "I", "T", "C")
 
 
-TURN_COMPLETION_CUE_DEFAULTS: dict[str, Any] = {
-    "d_model": 384, "encoder_layers": 4, "attention_heads": 6, "ffn_dim": 1536, "num_mel_bins": 80,
-    "window_s": 8.0, "pool_dim": 256, "classifier_dims": [256, 64], "pre_speech_s": 0.5, "listens_until": "decision",
-    "decision_margin_s": 0.0, "compute_dtype": "bfloat16",
-}
-"""smart-turn v3.2's layout (pipecat-ai, BSD-2-Clause): a Whisper-tiny encoder over 8 s, attention pooling, an MLP."""
 PAUSE_DECISION_FEATURES = ("turn_end_logit", "turn_complete_logit", "turn_complete_p", "log_silence_s", "whisper_complete_logit")
 """What ``pause_decision`` may read at an (a)/(d) decision: the turn-end head's logit, the
 turn-completion cue's logit or its probability (bounded, so one confident cue cannot outweigh a
@@ -42,6 +38,244 @@ a Whisper speech recogniser, so only ``pause_decision_whisper`` may read it)."""
 TURN_END_HEAD_DEFAULTS: dict[str, Any] = {"window_s": 8.0, "stop_s": 0.2, "shared_layers": 2, "pool_frames": [25, 5], "timing_features": []}
 """The turn-end head's reading: the last 8 s of the pausing speaker's channel up to 200 ms after
 the IPU end (pipecat's VAD stop time), pooled over the last 0.5 s and 0.1 s; no timing features."""
+PAUSE_STOP_S = 0.2
+"""Where a pause's stop time falls after the IPU end without a turn-end head: 200 ms, pipecat's VAD stop time."""
+
+
+# ---------------------------------------------------------------------------------------
+# Typed decision sub-configs: each is read from and written back to config.json as a plain
+# dict (``from_dict`` / ``to_dict``), with exactly the keys the dataclass names.
+# ---------------------------------------------------------------------------------------
+def _check_keys(name: str, data: Any, cls: type) -> None:
+    """``data`` must be a mapping with every required field of ``cls`` and no other key."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{name} must be a dict (config.json object) or a {cls.__name__}, got {type(data).__name__}")
+    known = [f.name for f in fields(cls)]
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ValueError(f"{name} has unknown keys {unknown}; a {cls.__name__} holds {known}: remove them, or add a field to {cls.__name__}")
+    required = [f.name for f in fields(cls) if f.metadata.get("required")]
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise ValueError(f"{name} lacks {missing}; a {cls.__name__} needs {required}")
+
+
+def _without_absent(record: dict[str, Any], optional: tuple[str, ...]) -> dict[str, Any]:
+    """``record`` less the provenance keys that were never given (None), as config.json had them."""
+    return {k: v for k, v in record.items() if not (k in optional and v is None)}
+
+
+def _check_logistic(name: str, features: Any, weight: Any, known: tuple[str, ...] | None = None) -> None:
+    """A logistic rule's features are names (of ``known`` when given), one weight each."""
+    if not isinstance(features, (list, tuple)) or not all(isinstance(n, str) for n in features):
+        raise ValueError(f"{name}.features={features!r} must be a list of feature names")
+    n_weights = len(weight) if hasattr(weight, "__len__") else None
+    if n_weights != len(features):
+        raise ValueError(f"{name} has {n_weights} weights for {len(features)} features; give one weight per feature")
+    unknown = [f for f in features if known is not None and f not in known]
+    if unknown:
+        raise ValueError(f"{name} names unknown features {unknown}; known: {list(known)}")
+
+
+def _set_logistic_types(rule: PauseRule | InterruptionRule) -> None:
+    """Store a logistic rule's numbers as the types it declares (tuples, floats), however given."""
+    object.__setattr__(rule, "features", tuple(rule.features))
+    object.__setattr__(rule, "weight", tuple(float(w) for w in rule.weight))
+    object.__setattr__(rule, "bias", float(rule.bias))
+    if rule.c is not None:
+        object.__setattr__(rule, "c", float(rule.c))
+
+
+_REQUIRED = {"required": True}
+
+
+@dataclass(frozen=True)
+class PauseRule:
+    """The (a)/(d) pause decision: a logistic regression over named features, taken at the end of
+    the silence, P(the other party takes the turn) = sigmoid(bias + weight . features).
+
+    Args:
+        features: names from :data:`PAUSE_DECISION_FEATURES`, in the order of ``weight``.
+        weight: one coefficient per feature.
+        bias: the intercept.
+        c: provenance: the regularisation strength it was fitted at.
+        source: provenance: what it was fitted on.
+        measured: provenance: its figures (held out per corpus, in sample, ...).
+    """
+
+    features: tuple[str, ...] = field(metadata=_REQUIRED)
+    weight: tuple[float, ...] = field(metadata=_REQUIRED)
+    bias: float = field(metadata=_REQUIRED)
+    c: float | None = None
+    source: str | None = None
+    measured: dict[str, Any] | None = None
+
+    _PROVENANCE = ("c", "source", "measured")
+
+    def __post_init__(self) -> None:
+        _check_logistic("PauseRule", self.features, self.weight, PAUSE_DECISION_FEATURES)
+        _set_logistic_types(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], name: str = "pause_decision") -> PauseRule:
+        """The rule from its config.json object; ``name`` is the config key, for the errors."""
+        _check_keys(name, data, cls)
+        _check_logistic(name, data["features"], data["weight"], PAUSE_DECISION_FEATURES)
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config.json object: the rule, and the provenance keys it was given."""
+        record = {"features": list(self.features), "weight": list(self.weight), "bias": self.bias,
+                  "c": self.c, "source": self.source, "measured": _copy_json(self.measured)}
+        return _without_absent(record, self._PROVENANCE)
+
+
+@dataclass(frozen=True)
+class InterruptionRule:
+    """The (e) decision: a logistic regression over the overlap's length and each speaker's level
+    changes before the decision (``turneval.dataset_scripts.interruption_outcomes.INTERRUPTION_FEATURES``),
+    P(the interruption takes the floor) = sigmoid(bias + weight . features).
+
+    Args:
+        features: feature names, in the order of ``weight``.
+        weight: one coefficient per feature (the fit's standardization folded in).
+        bias: the intercept.
+        c: provenance: the inverse L2 strength it was fitted at.
+        train_manifest: provenance: the manifest (or manifests) it was fitted on.
+        source: provenance: what it was fitted on, in words.
+        measured: provenance: its figures (decisions, ROC-AUC per set).
+    """
+
+    features: tuple[str, ...] = field(metadata=_REQUIRED)
+    weight: tuple[float, ...] = field(metadata=_REQUIRED)
+    bias: float = field(metadata=_REQUIRED)
+    c: float | None = None
+    train_manifest: str | list[str] | None = None
+    source: str | None = None
+    measured: dict[str, Any] | None = None
+
+    _PROVENANCE = ("c", "train_manifest", "source", "measured")
+
+    def __post_init__(self) -> None:
+        _check_logistic("InterruptionRule", self.features, self.weight)
+        _set_logistic_types(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], name: str = "interruption_head") -> InterruptionRule:
+        """The rule from its config.json object; ``name`` is the config key, for the errors."""
+        _check_keys(name, data, cls)
+        _check_logistic(name, data["features"], data["weight"])
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config.json object: the rule, and the provenance keys it was given."""
+        record = {"features": list(self.features), "weight": list(self.weight), "bias": self.bias, "c": self.c,
+                  "train_manifest": _copy_json(self.train_manifest), "source": self.source, "measured": _copy_json(self.measured)}
+        return _without_absent(record, self._PROVENANCE)
+
+
+LISTENS_UNTIL = ("decision", "stop")
+COMPUTE_DTYPES = ("bfloat16", "float32")
+
+
+@dataclass(frozen=True)
+class TurnCompletionCueConfig:
+    """The turn-completion cue: smart-turn v3.2's layout (pipecat-ai, BSD-2-Clause: a Whisper-tiny
+    encoder over ``window_s`` seconds, attention pooling, an MLP) and what it hears at a pause.
+
+    Args:
+        d_model, encoder_layers, attention_heads, ffn_dim, num_mel_bins: the encoder.
+        window_s: the seconds it hears (the last of the clip; shorter clips are zero-padded).
+        pool_dim: the attention pooling's width.
+        classifier_dims: the MLP's hidden widths.
+        pre_speech_s: the clip starts this long before the pausing speaker's turn start.
+        listens_until: ``"decision"`` (the clip ends at the end of the silence, less
+            ``decision_margin_s``, never before the stop time) or ``"stop"`` (it ends at the stop
+            time, where pipecat asks smart-turn).
+        decision_margin_s: see ``listens_until``; in [0, 1] s.
+        compute_dtype: ``"bfloat16"`` (matrix products under autocast) or ``"float32"``.
+        source: provenance: where the weights came from.
+    """
+
+    d_model: int = 384
+    encoder_layers: int = 4
+    attention_heads: int = 6
+    ffn_dim: int = 1536
+    num_mel_bins: int = 80
+    window_s: float = 8.0
+    pool_dim: int = 256
+    classifier_dims: tuple[int, ...] = (256, 64)
+    pre_speech_s: float = 0.5
+    listens_until: str = "decision"
+    decision_margin_s: float = 0.0
+    compute_dtype: str = "bfloat16"
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("d_model", "encoder_layers", "attention_heads", "ffn_dim", "num_mel_bins", "pool_dim"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+        for name in ("window_s", "pre_speech_s", "decision_margin_s"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+        object.__setattr__(self, "classifier_dims", tuple(int(w) for w in self.classifier_dims))
+        if self.listens_until not in LISTENS_UNTIL:
+            raise ValueError(f"turn_completion_cue.listens_until={self.listens_until!r} must be 'decision' or 'stop'")
+        if not 0.0 <= self.decision_margin_s <= 1.0:
+            raise ValueError(f"turn_completion_cue.decision_margin_s={self.decision_margin_s} must lie in [0, 1] s")
+        if self.compute_dtype not in COMPUTE_DTYPES:
+            raise ValueError(f"turn_completion_cue.compute_dtype={self.compute_dtype!r} must be 'bfloat16' or 'float32'")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], name: str = "turn_completion_cue") -> TurnCompletionCueConfig:
+        """The cue from its config.json object (keys left out take smart-turn v3.2's values)."""
+        _check_keys(name, data, cls)
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config.json object: every layout key, and ``source`` when given."""
+        record = {f.name: getattr(self, f.name) for f in fields(self)}
+        record["classifier_dims"] = list(self.classifier_dims)
+        return _without_absent(record, ("source",))
+
+    def clip_start_s(self, turn_start_s: float) -> float:
+        """Where the cue's clip starts: ``pre_speech_s`` before the turn start, not before 0."""
+        return max(0.0, turn_start_s - self.pre_speech_s)
+
+    def clip_end_s(self, horizon_s: float, decision_s: float) -> float:
+        """Where the cue stops listening at a pause (s): the stop time ``horizon_s`` or, with
+        ``listens_until="decision"``, the decision ``decision_s`` less ``decision_margin_s``,
+        never before the stop time.
+
+        >>> TurnCompletionCueConfig(decision_margin_s=0.2).clip_end_s(2.2, 3.0)
+        2.8
+        >>> TurnCompletionCueConfig(listens_until="stop").clip_end_s(2.2, 3.0)
+        2.2
+        """
+        if self.listens_until != "decision":
+            return float(horizon_s)
+        return max(float(horizon_s), float(decision_s) - self.decision_margin_s)
+
+
+def _copy_json(value: Any) -> Any:
+    """A deep copy of a JSON-like value (dicts and lists), so a written record never aliases the config's."""
+    if isinstance(value, dict):
+        return {k: _copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(v) for v in value]
+    return value
+
+
+def _typed(name: str, value: Any, cls: type) -> Any:
+    """``value`` as a ``cls`` (from its config.json dict), or None."""
+    if value is None or isinstance(value, cls):
+        return value
+    if isinstance(value, Mapping):
+        return cls.from_dict(value, name)
+    raise ValueError(f"{name} must be a {cls.__name__}, a dict of its keys, or None; got {type(value).__name__}")
+
+
+DECISION_SUB_CONFIGS = {"turn_completion_cue": TurnCompletionCueConfig, "pause_decision": PauseRule,
+                        "pause_decision_whisper": PauseRule, "interruption_head": InterruptionRule}
+"""The config's typed sub-configs, by key: stored as these dataclasses, written to config.json as dicts."""
 
 
 class TurnTakingJudgeConfig(PretrainedConfig):
@@ -110,7 +344,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             speech segments). Keys: `window_s` (8.0), `stop_s` (0.2), `shared_layers` (2),
             `pool_frames` ([25, 5]), `timing_features` ([]), plus provenance. `None`: no such
             head; (a)/(d) read `p_T - p_C` (the paper).
-        turn_completion_cue (`dict`, *optional*):
+        turn_completion_cue ([`TurnCompletionCueConfig`] or `dict`, *optional*):
             A model that heard real human turn ends: smart-turn v3.2's Whisper-tiny encoder,
             attention pooling and classifier, converted offline from pipecat-ai's ONNX file
             (`training/convert_smart_turn.py`; weights int8 with one scale per output row, as
@@ -123,29 +357,35 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             the onset of the speech that ends the silence, neither the pauser's own nor the
             other party's echoed on the pauser's line. `compute_dtype`: "bfloat16" (its matrix
             products in bfloat16 under autocast: about 3x faster on a CPU with bfloat16
-            instructions, logits within about 0.02 of float32) or "float32". Keys: the layout
-            (`TURN_COMPLETION_CUE_DEFAULTS`) plus provenance. `None`: no cue.
-        pause_decision (`dict`, *optional*):
+            instructions, logits within about 0.02 of float32) or "float32". A
+            [`TurnCompletionCueConfig`] or a dict of its keys (left-out layout keys take
+            smart-turn v3.2's values), plus `source` (provenance). `None`: no cue.
+        pause_decision ([`PauseRule`] or `dict`, *optional*):
             The decision of metrics (a) and (d), taken at the end of the silence (Talking Turns'
             protocol), so the silence's length is known: a logistic regression over `features`
             (names from `PAUSE_DECISION_FEATURES`: the turn-end
             head's and the cue's logits, the log silence length) with `weight` (one per
-            feature) and `bias`, fitted on real speech and named with its `source`. `None`: (a)/(d)
-            read the turn-end head (or `p_T - p_C` without one).
-        pause_decision_whisper (`dict`, *optional*):
+            feature) and `bias`, fitted on real speech and named with its `source` (a
+            [`PauseRule`], or a dict of its keys). `None`: (a)/(d) read the turn-end head (or
+            `p_T - p_C` without one).
+        pause_decision_whisper ([`PauseRule`] or `dict`, *optional*):
             The same decision when the report also transcribes (`--transcribe`): a logistic rule
             that may read `whisper_complete_logit` as well (Whisper's punctuation after the
             pausing speaker's last word, heard until the cue stops). `None`: `pause_decision`
             decides whether or not the report transcribes.
-        interruption_head (`dict`, *optional*):
+        interruption_head ([`InterruptionRule`] or `dict`, *optional*):
             A logistic regression for the decision of metric (e): when one speaker talks over
             the floor holder, does the holder fall silent (the interruption takes the floor)?
             It reads each speaker's own channel before the last overlapped chunk ends: the
             overlap's length and level changes per channel
             (`turneval.dataset_scripts.interruption_outcomes.INTERRUPTION_FEATURES`). Keys:
             `features` (names, in order), `weight` (one per feature, standardization folded
-            in), `bias`, plus provenance. The report reads (e) as `2 p - 1` against the (e)
-            threshold. `None`: (e) reads `p_T - p_C` (the paper).
+            in), `bias`, plus provenance (an [`InterruptionRule`], or a dict of its keys). The
+            report reads (e) as `2 p - 1` against the (e) threshold. `None`: (e) reads `p_T - p_C`
+            (the paper).
+
+    The four decision sub-configs are stored as their frozen dataclasses and written back to
+    config.json as the same dicts (`to_dict`); change one with `dataclasses.replace`.
     """
 
     model_type = "turn_taking_judge"
@@ -168,10 +408,10 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         logit_adjustment: list[float] | tuple[float, ...] | None = None,
         agreement_thresholds: dict[str, float] | None = None,
         turn_end_head: dict[str, Any] | None = None,
-        interruption_head: dict[str, Any] | None = None,
-        turn_completion_cue: dict[str, Any] | None = None,
-        pause_decision: dict[str, Any] | None = None,
-        pause_decision_whisper: dict[str, Any] | None = None,
+        interruption_head: InterruptionRule | dict[str, Any] | None = None,
+        turn_completion_cue: TurnCompletionCueConfig | dict[str, Any] | None = None,
+        pause_decision: PauseRule | dict[str, Any] | None = None,
+        pause_decision_whisper: PauseRule | dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         labels = list(label_names) if label_names is not None else list(DEFAULT_LABELS)
@@ -203,14 +443,12 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         if unknown:
             raise ValueError(f"agreement_thresholds has unknown metric ids {unknown}; use a, b, c, d, e")
         self.turn_end_head = None if turn_end_head is None else {**TURN_END_HEAD_DEFAULTS, **turn_end_head}
-        self.interruption_head = None if interruption_head is None else dict(interruption_head)
-        self.turn_completion_cue = None if turn_completion_cue is None else {**TURN_COMPLETION_CUE_DEFAULTS, **turn_completion_cue}
-        self.pause_decision = None if pause_decision is None else dict(pause_decision)
-        self.pause_decision_whisper = None if pause_decision_whisper is None else dict(pause_decision_whisper)
+        self.interruption_head: InterruptionRule | None = _typed("interruption_head", interruption_head, InterruptionRule)
+        self.turn_completion_cue: TurnCompletionCueConfig | None = _typed("turn_completion_cue", turn_completion_cue, TurnCompletionCueConfig)
+        self.pause_decision: PauseRule | None = _typed("pause_decision", pause_decision, PauseRule)
+        self.pause_decision_whisper: PauseRule | None = _typed("pause_decision_whisper", pause_decision_whisper, PauseRule)
         self._check_grid()
         self._check_turn_end_head()
-        self._check_interruption_head()
-        self._check_turn_completion_cue()
         self._check_pause_decision()
 
     def _check_grid(self) -> None:
@@ -246,39 +484,33 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         if len(frames) != 2 or min(frames) < 1 or max(frames) > float(head["window_s"]) / 0.02:
             raise ValueError(f"turn_end_head.pool_frames={head['pool_frames']} must be two frame counts within the window")
 
-    def _check_interruption_head(self) -> None:
-        if self.interruption_head is not None:
-            _check_logistic_rule("interruption_head", self.interruption_head)
-
-    def _check_turn_completion_cue(self) -> None:
-        cue = self.turn_completion_cue
-        if cue is None:
-            return
-        if cue["listens_until"] not in ("decision", "stop"):
-            raise ValueError(f"turn_completion_cue.listens_until={cue['listens_until']!r} must be 'decision' or 'stop'")
-        if not 0.0 <= float(cue["decision_margin_s"]) <= 1.0:
-            raise ValueError(f"turn_completion_cue.decision_margin_s={cue['decision_margin_s']} must lie in [0, 1] s")
-        if cue["compute_dtype"] not in ("bfloat16", "float32"):
-            raise ValueError(f"turn_completion_cue.compute_dtype={cue['compute_dtype']!r} must be 'bfloat16' or 'float32'")
-
     def _check_pause_decision(self) -> None:
-        if self.pause_decision is not None and "whisper_complete_logit" in self.pause_decision["features"]:
+        """Each pause rule reads only what the judge computes: its heads, and Whisper only in
+        the transcribing rule."""
+        if self.pause_decision is not None and "whisper_complete_logit" in self.pause_decision.features:
             raise ValueError("pause_decision may not read whisper_complete_logit (the report has it only when it transcribes); "
                              "put that rule in pause_decision_whisper")
-        for name in ("pause_decision", "pause_decision_whisper"):
-            self._check_one_pause_rule(name, getattr(self, name))
-
-    def _check_one_pause_rule(self, name: str, rule: dict[str, Any] | None) -> None:
-        if rule is None:
-            return
-        _check_logistic_rule(name, rule)
-        unknown = [name for name in rule["features"] if name not in PAUSE_DECISION_FEATURES]
-        if unknown:
-            raise ValueError(f"{name} names unknown features {unknown}; known: {list(PAUSE_DECISION_FEATURES)}")
         needs = {"turn_end_logit": self.turn_end_head, "turn_complete_logit": self.turn_completion_cue, "turn_complete_p": self.turn_completion_cue}
-        absent = [name for name, part in needs.items() if name in rule["features"] and part is None]
-        if absent:
-            raise ValueError(f"{name} reads {absent} but the judge has no matching head (turn_end_head / turn_completion_cue)")
+        for name in ("pause_decision", "pause_decision_whisper"):
+            rule = getattr(self, name)
+            absent = [f for f, part in needs.items() if rule is not None and f in rule.features and part is None]
+            if absent:
+                raise ValueError(f"{name} reads {absent} but the judge has no matching head (turn_end_head / turn_completion_cue)")
+
+    def to_dict(self) -> dict[str, Any]:
+        """`PretrainedConfig.to_dict` with the typed sub-configs as their config.json dicts
+        (`to_diff_dict`, hence `save_pretrained`, reads this)."""
+        output = super().to_dict()
+        for name in DECISION_SUB_CONFIGS:
+            if output.get(name) is not None:
+                output[name] = output[name].to_dict()
+        return output
+
+    @property
+    def pause_stop_s(self) -> float:
+        """Seconds after the IPU end at which a pause's stop time falls: the turn-end head's
+        ``stop_s``, or :data:`PAUSE_STOP_S` without a head."""
+        return float(self.turn_end_head["stop_s"]) if self.turn_end_head is not None else PAUSE_STOP_S
 
     @property
     def samples_per_chunk(self) -> int:
@@ -295,15 +527,12 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         return max(1, int(round(hop_s / self.chunk_s)))
 
 
-def _check_logistic_rule(name: str, rule: dict[str, Any]) -> None:
-    """A logistic regression kept in the config: named features, one weight each, a bias."""
-    missing = [k for k in ("features", "weight", "bias") if k not in rule]
-    if missing:
-        raise ValueError(f"{name} lacks {missing}; it needs features (names), weight (one per feature) and bias")
-    if not isinstance(rule["features"], (list, tuple)) or not all(isinstance(n, str) for n in rule["features"]):
-        raise ValueError(f"{name}.features={rule['features']!r} must be a list of feature names")
-    if len(rule["weight"]) != len(rule["features"]):
-        raise ValueError(f"{name} has {len(rule['weight'])} weights for {len(rule['features'])} features")
-
-
-__all__ = ["PAUSE_DECISION_FEATURES", "TURN_COMPLETION_CUE_DEFAULTS", "TURN_END_HEAD_DEFAULTS", "TurnTakingJudgeConfig"]
+__all__ = [
+    "PAUSE_DECISION_FEATURES",
+    "PAUSE_STOP_S",
+    "TURN_END_HEAD_DEFAULTS",
+    "InterruptionRule",
+    "PauseRule",
+    "TurnCompletionCueConfig",
+    "TurnTakingJudgeConfig",
+]

@@ -21,6 +21,7 @@ pushed to a Hub repo and loaded with ``trust_remote_code=True``.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,13 @@ from transformers.audio_utils import mel_filter_bank
 from transformers.modeling_outputs import ModelOutput
 from transformers.models.whisper.modeling_whisper import WhisperEncoderLayer, sinusoids
 
-from .configuration_turn_taking_judge import PAUSE_DECISION_FEATURES, TurnTakingJudgeConfig
+from .configuration_turn_taking_judge import (
+    PAUSE_DECISION_FEATURES,
+    InterruptionRule,
+    PauseRule,
+    TurnCompletionCueConfig,
+    TurnTakingJudgeConfig,
+)
 
 
 N_FFT = 400
@@ -340,17 +347,17 @@ class TurnCompletionCue(nn.Module):
     pipecat-ai's ONNX file (``training/convert_smart_turn.py``); it was trained by its authors on
     real human speech, which the re-voiced training audio of the judge lacks at turn ends."""
 
-    def __init__(self, cue: dict[str, Any]) -> None:
+    def __init__(self, cue: TurnCompletionCueConfig) -> None:
         super().__init__()
-        d, n_frames = int(cue["d_model"]), int(round(float(cue["window_s"]) * 50))
-        self.conv1 = Int8Conv1d(int(cue["num_mel_bins"]), d, stride=1)
+        d, n_frames = cue.d_model, int(round(cue.window_s * 50))
+        self.conv1 = Int8Conv1d(cue.num_mel_bins, d, stride=1)
         self.conv2 = Int8Conv1d(d, d, stride=2)
         self.embed_positions = nn.Parameter(torch.zeros(n_frames, d), requires_grad=False)
-        self.layers = nn.ModuleList([CueEncoderLayer(d, int(cue["attention_heads"]), int(cue["ffn_dim"])) for _ in range(int(cue["encoder_layers"]))])
+        self.layers = nn.ModuleList([CueEncoderLayer(d, cue.attention_heads, cue.ffn_dim) for _ in range(cue.encoder_layers)])
         self.layer_norm = nn.LayerNorm(d)
-        pool = int(cue["pool_dim"])
+        pool = cue.pool_dim
         self.pool_attention = nn.ModuleList([Int8Linear(d, pool), Int8Linear(pool, 1)])
-        widths = [d, *(int(w) for w in cue["classifier_dims"])]
+        widths = [d, *cue.classifier_dims]
         self.classifier_norm = nn.LayerNorm(widths[1])
         self.classifier = nn.ModuleList([Int8Linear(a, b) for a, b in zip(widths, widths[1:] + [1])])
 
@@ -400,10 +407,10 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
         self.layer_weights = nn.Parameter(torch.zeros(n_states))
         self.dropout = nn.Dropout(config.classifier_dropout)
         self.classifier = nn.Linear(self.whisper_config.d_model, len(config.label_names))
-        head = getattr(config, "turn_end_head", None)
+        head = config.turn_end_head
         self.turn_end_head = TurnEndHead(self.whisper_config, head) if head else None
-        cue = getattr(config, "turn_completion_cue", None)
-        self.turn_completion_cue = TurnCompletionCue(cue) if cue else None
+        cue = config.turn_completion_cue
+        self.turn_completion_cue = TurnCompletionCue(cue) if cue is not None else None
         # Fixed analysis constants are plain attributes, not buffers: they are not weights,
         # and from_pretrained's meta-device initialisation would leave buffers empty.
         self._front_end_cache: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -580,9 +587,9 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
         if self.turn_completion_cue is None:
             raise ValueError("this judge has no turn-completion cue (config.turn_completion_cue is None)")
         cue = self.config.turn_completion_cue
-        window_s = float(cue["window_s"])
+        window_s = cue.window_s
         device, dtype = self.classifier.weight.device, self.classifier.weight.dtype
-        low_precision = cue["compute_dtype"] == "bfloat16"
+        low_precision = cue.compute_dtype == "bfloat16"
         out = []
         for start in range(0, len(clips), batch_size):
             batch = torch.from_numpy(np.stack([cue_segment(c, window_s, self.config.sample_rate) for c in clips[start : start + batch_size]]))
@@ -593,25 +600,52 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
                 out.append(self.turn_completion_cue(features).float().cpu())
         return torch.cat(out).numpy() if out else np.zeros(0, dtype=np.float32)
 
-    def pause_decision_probabilities(self, features: dict[str, np.ndarray], rule: str = "pause_decision") -> np.ndarray:
-        """P(the other party takes the turn) at (a)/(d) decisions from ``config.pause_decision``,
-        a logistic regression over named ``features`` (:data:`PAUSE_DECISION_FEATURES`; each an
-        array with one value per decision; ``log_silence_s`` may be given as ``silence_elapsed_s``,
-        ``turn_complete_p`` as ``turn_complete_logit``). ``rule``: ``"pause_decision"``, or
-        ``"pause_decision_whisper"`` when ``whisper_complete_logit`` is given too."""
-        name = rule
-        rule = getattr(self.config, name, None)
+    # ------------------------------------------------------------------ decisions
+    def pause_rule(self, transcribing: bool = False) -> tuple[str, PauseRule] | None:
+        """Which rule decides (a)/(d), with its config key: ``pause_decision_whisper`` when the
+        caller has Whisper's punctuation (``transcribing``) and the judge has that rule, else
+        ``pause_decision``; None when the judge has neither (the turn-end head decides alone)."""
+        if transcribing and self.config.pause_decision_whisper is not None:
+            return "pause_decision_whisper", self.config.pause_decision_whisper
+        if self.config.pause_decision is not None:
+            return "pause_decision", self.config.pause_decision
+        return None
+
+    def pause_decision_probabilities(self, features: Mapping[str, np.ndarray], rule: PauseRule | None = None) -> np.ndarray:
+        """P(the other party takes the turn) at (a)/(d) decisions: the logistic regression
+        ``rule`` (default ``config.pause_decision``; :meth:`pause_rule` picks) over named
+        ``features`` (:data:`PAUSE_DECISION_FEATURES`; each an array with one value per decision;
+        ``log_silence_s`` may be given as ``silence_elapsed_s``, ``turn_complete_p`` as
+        ``turn_complete_logit``)."""
+        rule = self.config.pause_decision if rule is None else rule
         if rule is None:
-            raise ValueError(f"this judge has no pause decision rule (config.{name} is None)")
+            raise ValueError("this judge has no pause decision rule (config.pause_decision is None); pass a PauseRule")
         if "log_silence_s" not in features and "silence_elapsed_s" in features:
             features = {**features, "log_silence_s": log_silence(features["silence_elapsed_s"])}
         if "turn_complete_p" not in features and "turn_complete_logit" in features:
             features = {**features, "turn_complete_p": 1.0 / (1.0 + np.exp(-np.asarray(features["turn_complete_logit"], dtype=np.float64)))}
-        missing = [name for name in rule["features"] if name not in features]
+        missing = [name for name in rule.features if name not in features]
         if missing:
-            raise ValueError(f"the pause decision reads {list(rule['features'])}; missing {missing}")
-        z = float(rule["bias"]) + sum(float(w) * np.asarray(features[name], dtype=np.float64) for name, w in zip(rule["features"], rule["weight"]))
+            raise ValueError(f"the pause decision reads {list(rule.features)}; missing {missing}")
+        z = float(rule.bias) + sum(float(w) * np.asarray(features[name], dtype=np.float64) for name, w in zip(rule.features, rule.weight))
         return 1.0 / (1.0 + np.exp(-np.asarray(z, dtype=np.float64)))
+
+    def interruption_probabilities(self, features: np.ndarray, rule: InterruptionRule | None = None) -> np.ndarray:
+        """P(the interruption takes the floor) at (e) decisions: the logistic regression ``rule``
+        (default ``config.interruption_head``) over ``features`` ``[decisions, len(rule.features)]``,
+        its columns in the order of ``rule.features``
+        (``turneval.dataset_scripts.interruption_outcomes.interruption_features`` reads them)."""
+        rule = self.config.interruption_head if rule is None else rule
+        if rule is None:
+            raise ValueError("this judge has no interruption rule (config.interruption_head is None); (e) reads p_T - p_C")
+        x = np.asarray(features, dtype=np.float64)
+        if x.ndim != 2 or x.shape[1] != len(rule.features):
+            raise ValueError(f"the interruption rule reads {len(rule.features)} features {list(rule.features)} per decision; "
+                             f"got features of shape {x.shape}")
+        weight = np.asarray(rule.weight, dtype=np.float64)
+        # one decision at a time, each z = x . w + b: the report's figures do not depend on how many decisions there are
+        z = np.array([row @ weight + rule.bias for row in x], dtype=np.float64)
+        return 1.0 / (1.0 + np.exp(-z))
 
     # ------------------------------------------------------------------ inference
     @torch.no_grad()

@@ -140,7 +140,7 @@ def load_models(options: ReportOptions) -> LoadedModels:
         from turneval.transcribe import load_transcriber
 
         models.transcriber = load_transcriber(options.transcribe, device)
-        if models.judge is not None and getattr(models.judge.config, "pause_decision_whisper", None):
+        if models.judge is not None and models.judge.config.pause_decision_whisper is not None:
             from turneval.whisper_completion import WhisperCompletion
 
             # the judge's pause rule that also reads Whisper's punctuation, on the transcriber's own Whisper
@@ -219,7 +219,7 @@ def _judge_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOption
         "context_mode": judge_model.config.context_mode,
         "turn_end_head": getattr(judge_model.config, "turn_end_head", None),
         "pause_rule": pause_rule_name(judge_model, models.whisper_completion),
-        "interruption_head": getattr(judge_model.config, "interruption_head", None),
+        "interruption_head": None if judge_model.config.interruption_head is None else judge_model.config.interruption_head.to_dict(),
         "label_names": list(judge_model.config.label_names),
         "chunk_s": CHUNK_S,
         "layout": "row t: distribution over the label of chunk t + 1 (starting at 0.04 (t + 1) s), from the audio up to the end of chunk t",

@@ -148,9 +148,10 @@ def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any, readings: 
     readings = judge_pause_readings(judge, dialogue, labels) if readings is None else readings
     if not readings:
         return {}
-    rule = pause_rule_name(judge, whisper)
-    if rule is not None:
-        features = pause_decision_features(judge, dialogue, readings, names=getattr(judge.config, rule)["features"], whisper=whisper)
+    chosen = judge.pause_rule(transcribing=whisper is not None)
+    if chosen is not None:
+        rule = chosen[1]
+        features = pause_decision_features(judge, dialogue, readings, names=rule.features, whisper=whisper)
         p = judge.pause_decision_probabilities(features, rule=rule)
     else:
         audio = _own_channels(dialogue, "turn-end head")
@@ -159,11 +160,10 @@ def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any, readings: 
 
 
 def pause_rule_name(judge: Any, whisper: Any = None) -> str | None:
-    """Which of the judge's pause rules decides: ``pause_decision_whisper`` when Whisper's cue is
-    at hand and the judge has that rule, else ``pause_decision``; None without either."""
-    if whisper is not None and getattr(judge.config, "pause_decision_whisper", None):
-        return "pause_decision_whisper"
-    return "pause_decision" if getattr(judge.config, "pause_decision", None) else None
+    """The config key of the rule that decides (a)/(d) (``judge.pause_rule``): with Whisper's cue
+    at hand ``pause_decision_whisper`` where the judge has it; None without a rule."""
+    chosen = judge.pause_rule(transcribing=whisper is not None)
+    return None if chosen is None else chosen[0]
 
 
 def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, Pause]:
@@ -179,13 +179,13 @@ def judge_pause_readings(judge: Any, dialogue: Any, labels: Any) -> dict[int, Pa
         pause_readings,
     )
 
-    head = getattr(judge.config, "turn_end_head", None)
-    if not any(getattr(judge.config, name, None) for name in ("turn_end_head", "pause_decision", "turn_completion_cue")):
+    config = judge.config
+    if config.turn_end_head is None and config.pause_decision is None and config.turn_completion_cue is None:
         return {}
-    placeholder = np.zeros((len(labels), len(judge.config.label_names)))
+    placeholder = np.zeros((len(labels), len(config.label_names)))
     view = dialogue if dialogue.system_speaker is not None else replace(dialogue, system_speaker=1)
     chunks = {inst.chunk for inst in dialogue_agreement_instances(view, placeholder, labels=labels, metrics=PAUSE_METRICS)}
-    return pause_readings(labels, sorted(chunks), float((head or {}).get("stop_s", 0.2)))
+    return pause_readings(labels, sorted(chunks), config.pause_stop_s)
 
 
 def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Pause], names: Sequence[str] | None = None,
@@ -193,12 +193,12 @@ def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Pause
     """The features ``names`` (default: those ``config.pause_decision`` reads) at each reading,
     in order: the turn-end head's logit (the pausing speaker's own channel up to the reading's
     horizon), the turn-completion cue's logit and probability (that channel from the turn start
-    minus the cue's pre-speech margin to :func:`cue_end`), Whisper's punctuation cue on the same
+    minus the cue's ``pre_speech_s`` to its ``clip_end_s``), Whisper's punctuation cue on the same
     clips (``whisper``: a :class:`~turneval.whisper_completion.WhisperCompletion`) and the silence elapsed at the decision
     (``silence_elapsed_s`` always, its log ``log_silence_s`` when named)."""
     from turneval.modeling.modeling_turn_taking_judge import log_silence
 
-    names = list(judge.config.pause_decision["features"] if names is None else names)
+    names = list(judge.config.pause_decision.features if names is None else names)
     audio = _own_channels(dialogue, "pause decision")
     rows = list(readings.values())
     out: dict[str, np.ndarray] = {}
@@ -209,7 +209,7 @@ def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Pause
     cue = judge.config.turn_completion_cue
     clips = []
     if cue is not None:
-        clips = [audio[r.pauser, int(max(0.0, r.turn_start - float(cue["pre_speech_s"])) * SAMPLE_RATE) : int(round(cue_end(cue, r) * SAMPLE_RATE))]
+        clips = [audio[r.pauser, int(cue.clip_start_s(r.turn_start) * SAMPLE_RATE) : int(round(cue.clip_end_s(r.horizon, r.time) * SAMPLE_RATE))]
                  for r in rows]
     if "turn_complete_logit" in names or "turn_complete_p" in names:
         out["turn_complete_logit"] = np.asarray(judge.turn_complete_logits(clips), dtype=np.float64)
@@ -224,40 +224,31 @@ def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Pause
     return out
 
 
-def cue_end(cue: dict[str, Any], reading: Pause) -> float:
-    """Where the turn-completion cue stops listening at a pause (s): the stop time (the reading's
-    horizon), or with ``listens_until: "decision"`` the decision less ``decision_margin_s``, never
-    before the stop time."""
-    if cue["listens_until"] != "decision":
-        return float(reading.horizon)
-    return max(float(reading.horizon), float(reading.time) - float(cue.get("decision_margin_s", 0.0)))
-
-
 def judge_interruption_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[int, float]:
-    """The judge's interruption head at every (e) decision of a two-speaker conversation:
-    ``{resolving chunk: P(the interruption takes the floor)}``, from each speaker's own channel
-    before the decision (:mod:`~turneval.dataset_scripts.interruption_outcomes`). Empty when
-    the judge has no interruption head."""
+    """The judge's interruption rule (``judge.interruption_probabilities``) at every (e) decision
+    of a two-speaker conversation: ``{resolving chunk: P(the interruption takes the floor)}``,
+    from the features of each speaker's own channel before the decision
+    (:mod:`~turneval.dataset_scripts.interruption_outcomes`). Empty when the judge has no
+    interruption head."""
     from turneval.dataset_scripts.interruption_outcomes import (
         INTERRUPTION_FEATURES,
         interruption_features,
         interruption_readings,
     )
 
-    head = getattr(judge.config, "interruption_head", None)
-    if not head:
+    rule = judge.config.interruption_head
+    if rule is None:
         return {}
-    unknown = [name for name in head["features"] if name not in INTERRUPTION_FEATURES]
+    unknown = [name for name in rule.features if name not in INTERRUPTION_FEATURES]
     if unknown:
         raise ReportError(f"the judge's interruption_head names features {unknown} that this turneval does not compute ({list(INTERRUPTION_FEATURES)})")
     audio = _own_channels(dialogue, "interruption head")
-    columns = [INTERRUPTION_FEATURES.index(name) for name in head["features"]]
-    weight, bias = np.asarray(head["weight"], dtype=np.float64), float(head["bias"])
-    out = {}
-    for chunk, reading in interruption_readings(labels).items():
-        z = float(interruption_features(audio, reading)[columns] @ weight + bias)
-        out[chunk] = 1.0 / (1.0 + np.exp(-z))
-    return out
+    readings = interruption_readings(labels)
+    if not readings:
+        return {}
+    columns = [INTERRUPTION_FEATURES.index(name) for name in rule.features]
+    features = np.stack([interruption_features(audio, reading)[columns] for reading in readings.values()])
+    return {chunk: float(p) for chunk, p in zip(readings, judge.interruption_probabilities(features, rule))}
 
 
 def two_party_judged_instances(judge: Any, dialogue: Any, labels: Any = None) -> list:
