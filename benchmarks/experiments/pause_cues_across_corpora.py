@@ -153,7 +153,7 @@ def decision_rows(with_whisper: bool) -> tuple[dict[str, np.ndarray], list[np.nd
     from turneval.training.fit_pause_decision import decision_table, join_tables, load_recording
 
     judge = load_judge(default_checkpoint("judge"))
-    features = list(judge.config.pause_decision["features"]) + (["whisper_complete_logit"] if with_whisper else [])
+    features = list(judge.config.pause_decision.features) + (["whisper_complete_logit"] if with_whisper else [])
     capture = _Capture() if with_whisper else None
     tables = []
     for corpus, recordings in corpus_recordings(default_root()).items():
