@@ -133,7 +133,7 @@ def detector_scores(judge: Any, cue: np.ndarray, rule: dict[str, Any], grid: Seq
     elapsed[np.isnan(cue)] = np.nan
     p_cue = 1.0 / (1.0 + np.exp(-cue))
     features = {"turn_complete_logit": cue, "turn_complete_p": p_cue, "log_silence_s": log_silence(elapsed)}
-    fitted = PauseRule(features=tuple(rule["features"]), weight=tuple(float(w) for w in rule["weight"]), bias=float(rule["bias"]))
+    fitted = PauseRule(features=rule["features"], weight=rule["weight"], bias=rule["bias"])  # converts the fit's arrays
     return {"VAD timer": elapsed, "smart-turn v3.2": p_cue, "judge": judge.pause_decision_probabilities(features, fitted)}
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from transformers import PretrainedConfig
 
@@ -65,42 +65,22 @@ def _without_absent(record: dict[str, Any], optional: tuple[str, ...]) -> dict[s
     return {k: v for k, v in record.items() if not (k in optional and v is None)}
 
 
-def _check_logistic(name: str, features: Any, weight: Any, known: tuple[str, ...] | None = None) -> None:
-    """A logistic rule's features are names (of ``known`` when given), one weight each."""
-    if not isinstance(features, (list, tuple)) or not all(isinstance(n, str) for n in features):
-        raise ValueError(f"{name}.features={features!r} must be a list of feature names")
-    n_weights = len(weight) if hasattr(weight, "__len__") else None
-    if n_weights != len(features):
-        raise ValueError(f"{name} has {n_weights} weights for {len(features)} features; give one weight per feature")
-    unknown = [f for f in features if known is not None and f not in known]
-    if unknown:
-        raise ValueError(f"{name} names unknown features {unknown}; known: {list(known)}")
-
-
-def _set_logistic_types(rule: PauseRule | InterruptionRule) -> None:
-    """Store a logistic rule's numbers as the types it declares (tuples, floats), however given."""
-    object.__setattr__(rule, "features", tuple(rule.features))
-    object.__setattr__(rule, "weight", tuple(float(w) for w in rule.weight))
-    object.__setattr__(rule, "bias", float(rule.bias))
-    if rule.c is not None:
-        object.__setattr__(rule, "c", float(rule.c))
-
-
 _REQUIRED = {"required": True}
 
 
 @dataclass(frozen=True)
-class PauseRule:
-    """The (a)/(d) pause decision: a logistic regression over named features, taken at the end of
-    the silence, P(the other party takes the turn) = sigmoid(bias + weight . features).
+class LogisticRule:
+    """A decision as a logistic regression over named features,
+    P = sigmoid(bias + weight . features); the shared shape of :class:`PauseRule` and
+    :class:`InterruptionRule`, which add their own feature names and provenance keys.
 
     Args:
-        features: names from :data:`PAUSE_DECISION_FEATURES`, in the order of ``weight``.
+        features: feature names, in the order of ``weight``.
         weight: one coefficient per feature.
         bias: the intercept.
         c: provenance: the regularisation strength it was fitted at.
         source: provenance: what it was fitted on.
-        measured: provenance: its figures (held out per corpus, in sample, ...).
+        measured: provenance: its figures.
     """
 
     features: tuple[str, ...] = field(metadata=_REQUIRED)
@@ -110,68 +90,71 @@ class PauseRule:
     source: str | None = None
     measured: dict[str, Any] | None = None
 
-    _PROVENANCE = ("c", "source", "measured")
+    KNOWN_FEATURES: ClassVar[tuple[str, ...] | None] = None
+    """The feature names a rule of this kind may read (None: any)."""
+    CONFIG_KEY: ClassVar[str] = "rule"
+    """The config key it is usually stored under, for the errors."""
 
     def __post_init__(self) -> None:
-        _check_logistic("PauseRule", self.features, self.weight, PAUSE_DECISION_FEATURES)
-        _set_logistic_types(self)
+        self._validate(type(self).__name__)
+        # the numbers as the declared types (tuples, floats), however given
+        object.__setattr__(self, "features", tuple(self.features))
+        object.__setattr__(self, "weight", tuple(float(w) for w in self.weight))
+        object.__setattr__(self, "bias", float(self.bias))
+        if self.c is not None:
+            object.__setattr__(self, "c", float(self.c))
+
+    def _validate(self, name: str) -> None:
+        """Its features are names (of :attr:`KNOWN_FEATURES` when set), one weight each."""
+        features, weight = self.features, self.weight
+        if not isinstance(features, (list, tuple)) or not all(isinstance(n, str) for n in features):
+            raise ValueError(f"{name}.features={features!r} must be a list of feature names")
+        n_weights = len(weight) if hasattr(weight, "__len__") else None
+        if n_weights != len(features):
+            raise ValueError(f"{name} has {n_weights} weights for {len(features)} features; give one weight per feature")
+        known = self.KNOWN_FEATURES
+        unknown = [f for f in features if known is not None and f not in known]
+        if unknown:
+            raise ValueError(f"{name} names unknown features {unknown}; known: {list(known)}")
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], name: str = "pause_decision") -> PauseRule:
+    def from_dict(cls, data: Mapping[str, Any], name: str | None = None) -> LogisticRule:
         """The rule from its config.json object; ``name`` is the config key, for the errors."""
+        name = name or cls.CONFIG_KEY
         _check_keys(name, data, cls)
-        _check_logistic(name, data["features"], data["weight"], PAUSE_DECISION_FEATURES)
-        return cls(**data)
+        try:
+            return cls(**data)
+        except ValueError as error:  # name the config key, not the class
+            raise ValueError(str(error).replace(cls.__name__, name, 1)) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The config.json object: the rule, and the provenance keys it was given."""
-        record = {"features": list(self.features), "weight": list(self.weight), "bias": self.bias,
-                  "c": self.c, "source": self.source, "measured": _copy_json(self.measured)}
-        return _without_absent(record, self._PROVENANCE)
+        record = {f.name: getattr(self, f.name) for f in fields(self)}
+        record.update(features=list(self.features), weight=list(self.weight))
+        provenance = tuple(f.name for f in fields(self) if not f.metadata.get("required"))
+        return _without_absent({k: _copy_json(v) for k, v in record.items()}, provenance)
 
 
 @dataclass(frozen=True)
-class InterruptionRule:
-    """The (e) decision: a logistic regression over the overlap's length and each speaker's level
-    changes before the decision (``turneval.dataset_scripts.interruption_outcomes.INTERRUPTION_FEATURES``),
-    P(the interruption takes the floor) = sigmoid(bias + weight . features).
+class PauseRule(LogisticRule):
+    """The (a)/(d) pause decision, taken at the end of the silence: P(the other party takes the
+    turn) over features named in :data:`PAUSE_DECISION_FEATURES` (see :class:`LogisticRule`)."""
 
-    Args:
-        features: feature names, in the order of ``weight``.
-        weight: one coefficient per feature (the fit's standardization folded in).
-        bias: the intercept.
-        c: provenance: the inverse L2 strength it was fitted at.
-        train_manifest: provenance: the manifest (or manifests) it was fitted on.
-        source: provenance: what it was fitted on, in words.
-        measured: provenance: its figures (decisions, ROC-AUC per set).
-    """
+    KNOWN_FEATURES: ClassVar[tuple[str, ...] | None] = PAUSE_DECISION_FEATURES
+    CONFIG_KEY: ClassVar[str] = "pause_decision"
 
-    features: tuple[str, ...] = field(metadata=_REQUIRED)
-    weight: tuple[float, ...] = field(metadata=_REQUIRED)
-    bias: float = field(metadata=_REQUIRED)
-    c: float | None = None
+
+@dataclass(frozen=True)
+class InterruptionRule(LogisticRule):
+    """The (e) decision: P(the interruption takes the floor) over the overlap's length and each
+    speaker's level changes before the decision
+    (``turneval.dataset_scripts.interruption_outcomes.INTERRUPTION_FEATURES``; the fit's
+    standardization folded into ``weight``). Adds ``train_manifest``: provenance, the manifest
+    (or manifests) it was fitted on."""
+
     train_manifest: str | list[str] | None = None
-    source: str | None = None
-    measured: dict[str, Any] | None = None
 
-    _PROVENANCE = ("c", "train_manifest", "source", "measured")
-
-    def __post_init__(self) -> None:
-        _check_logistic("InterruptionRule", self.features, self.weight)
-        _set_logistic_types(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], name: str = "interruption_head") -> InterruptionRule:
-        """The rule from its config.json object; ``name`` is the config key, for the errors."""
-        _check_keys(name, data, cls)
-        _check_logistic(name, data["features"], data["weight"])
-        return cls(**data)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The config.json object: the rule, and the provenance keys it was given."""
-        record = {"features": list(self.features), "weight": list(self.weight), "bias": self.bias, "c": self.c,
-                  "train_manifest": _copy_json(self.train_manifest), "source": self.source, "measured": _copy_json(self.measured)}
-        return _without_absent(record, self._PROVENANCE)
+    CONFIG_KEY: ClassVar[str] = "interruption_head"
 
 
 LISTENS_UNTIL = ("decision", "stop")
@@ -532,6 +515,7 @@ __all__ = [
     "PAUSE_STOP_S",
     "TURN_END_HEAD_DEFAULTS",
     "InterruptionRule",
+    "LogisticRule",
     "PauseRule",
     "TurnCompletionCueConfig",
     "TurnTakingJudgeConfig",
