@@ -5,7 +5,8 @@ modeling file beside it and loaded with ``trust_remote_code=True``.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -28,11 +29,14 @@ BACKBONE_MODES = ("frozen", "partial", "lora", "full")
 DEFAULT_LABELS = ("NA", "BC", "I", "T", "C")
 
 
-PAUSE_DECISION_FEATURES = ("turn_end_logit", "turn_complete_logit", "turn_complete_p", "log_silence_s", "whisper_complete_logit")
+PAUSE_DECISION_FEATURES = ("turn_end_logit", "turn_complete_logit", "turn_complete_p", "log_silence_s", "log_silence_vs_call",
+                           "whisper_complete_logit")
 """What ``pause_decision`` may read at an (a)/(d) decision: the turn-end head's logit, the
 turn-completion cue's logit or its probability (bounded, so one confident cue cannot outweigh a
 long silence), the log of the seconds nobody has spoken at the decision (``silence_elapsed_s``,
-floored at 40 ms), and Whisper's punctuation after the pauser's last word
+floored at 40 ms), that log against the call's own pace of silences so far
+(``log_silence_vs_call``, read the way :class:`CallTempoConfig` says), and Whisper's
+punctuation after the pauser's last word
 (``turneval.whisper_completion``: log P(. ? !) - log P(, - ...); computed outside the judge, by
 a Whisper speech recogniser, so only ``pause_decision_whisper`` may read it)."""
 TURN_END_HEAD_DEFAULTS: dict[str, Any] = {"window_s": 8.0, "stop_s": 0.2, "shared_layers": 2, "pool_frames": [25, 5], "timing_features": []}
@@ -238,6 +242,59 @@ class TurnCompletionCueConfig:
         return max(float(horizon_s), float(decision_s) - self.decision_margin_s)
 
 
+@dataclass(frozen=True)
+class CallTempoConfig:
+    """How the judge reads a call's own pace: a listener hears how long this call's silences
+    usually last, and a silence is long or short against that, not against another corpus.
+
+    ``log_silence_vs_call`` at a pause is its log silence (``log_silence_s``) minus the mean log
+    length of the call's earlier silences: the stretches of at least ``min_silence_s`` where
+    nobody speaks (between the IPUs of either channel) that ended before this silence began, so
+    only what a listener has heard by then counts. Until the call has shown a few, the mean is
+    drawn toward ``prior_silence_s``, as if ``prior_weight`` silences of that length came first:
+
+        mean = (prior_weight * log(prior_silence_s) + sum of earlier log silences) / (prior_weight + n)
+
+    >>> CallTempoConfig().mean_log_silence([])  # nothing heard yet: the prior, log(1 s)
+    0.0
+    >>> round(CallTempoConfig().mean_log_silence([0.5, 0.5, 0.5]), 3)  # three half-second silences
+    -0.594
+
+    Args:
+        min_silence_s: the shortest silence counted (s); default the pause stop time, 200 ms.
+        prior_silence_s: the silence length assumed before the call shows its own (s).
+        prior_weight: how many silences the prior counts for (half of one: the call's own
+            silences soon outweigh it).
+        source: provenance: how the numbers were chosen.
+    """
+
+    min_silence_s: float = PAUSE_STOP_S
+    prior_silence_s: float = 1.0
+    prior_weight: float = 0.5
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("min_silence_s", "prior_silence_s", "prior_weight"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+        if self.min_silence_s < 0.0 or self.prior_silence_s <= 0.0 or self.prior_weight <= 0.0:
+            raise ValueError(f"call_tempo needs min_silence_s >= 0, prior_silence_s > 0 and prior_weight > 0; got {self}")
+
+    def mean_log_silence(self, earlier_silences_s: Iterable[float]) -> float:
+        """The call's mean log silence so far, drawn toward the prior (see the class docstring)."""
+        logs = [math.log(float(s)) for s in earlier_silences_s]
+        return (self.prior_weight * math.log(self.prior_silence_s) + math.fsum(logs)) / (self.prior_weight + len(logs))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], name: str = "call_tempo") -> CallTempoConfig:
+        """The numbers from their config.json object (keys left out take the defaults)."""
+        _check_keys(name, data, cls)
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config.json object: every number, and ``source`` when given."""
+        return _without_absent({f.name: getattr(self, f.name) for f in fields(self)}, ("source",))
+
+
 def _copy_json(value: Any) -> Any:
     """A deep copy of a JSON-like value (dicts and lists), so a written record never aliases the config's."""
     if isinstance(value, dict):
@@ -256,7 +313,7 @@ def _typed(name: str, value: Any, cls: type) -> Any:
     raise ValueError(f"{name} must be a {cls.__name__}, a dict of its keys, or None; got {type(value).__name__}")
 
 
-DECISION_SUB_CONFIGS = {"turn_completion_cue": TurnCompletionCueConfig, "pause_decision": PauseRule,
+DECISION_SUB_CONFIGS = {"turn_completion_cue": TurnCompletionCueConfig, "call_tempo": CallTempoConfig, "pause_decision": PauseRule,
                         "pause_decision_whisper": PauseRule, "interruption_head": InterruptionRule}
 """The config's typed sub-configs, by key: stored as these dataclasses, written to config.json as dicts."""
 
@@ -343,6 +400,11 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             instructions, logits within about 0.02 of float32) or "float32". A
             [`TurnCompletionCueConfig`] or a dict of its keys (left-out layout keys take
             smart-turn v3.2's values), plus `source` (provenance). `None`: no cue.
+        call_tempo ([`CallTempoConfig`] or `dict`, *optional*):
+            How `log_silence_vs_call` reads the call's own pace of silences (the shortest silence
+            counted, and the prior the call's mean log silence starts from). Needed by a pause
+            rule that reads `log_silence_vs_call`; `None` (left out of config.json): no such
+            feature.
         pause_decision ([`PauseRule`] or `dict`, *optional*):
             The decision of metrics (a) and (d), taken at the end of the silence (Talking Turns'
             protocol), so the silence's length is known: a logistic regression over `features`
@@ -393,6 +455,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         turn_end_head: dict[str, Any] | None = None,
         interruption_head: InterruptionRule | dict[str, Any] | None = None,
         turn_completion_cue: TurnCompletionCueConfig | dict[str, Any] | None = None,
+        call_tempo: CallTempoConfig | dict[str, Any] | None = None,
         pause_decision: PauseRule | dict[str, Any] | None = None,
         pause_decision_whisper: PauseRule | dict[str, Any] | None = None,
         **kwargs: Any,
@@ -428,6 +491,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         self.turn_end_head = None if turn_end_head is None else {**TURN_END_HEAD_DEFAULTS, **turn_end_head}
         self.interruption_head: InterruptionRule | None = _typed("interruption_head", interruption_head, InterruptionRule)
         self.turn_completion_cue: TurnCompletionCueConfig | None = _typed("turn_completion_cue", turn_completion_cue, TurnCompletionCueConfig)
+        self.call_tempo: CallTempoConfig | None = _typed("call_tempo", call_tempo, CallTempoConfig)
         self.pause_decision: PauseRule | None = _typed("pause_decision", pause_decision, PauseRule)
         self.pause_decision_whisper: PauseRule | None = _typed("pause_decision_whisper", pause_decision_whisper, PauseRule)
         self._check_grid()
@@ -473,17 +537,20 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         if self.pause_decision is not None and "whisper_complete_logit" in self.pause_decision.features:
             raise ValueError("pause_decision may not read whisper_complete_logit (the report has it only when it transcribes); "
                              "put that rule in pause_decision_whisper")
-        needs = {"turn_end_logit": self.turn_end_head, "turn_complete_logit": self.turn_completion_cue, "turn_complete_p": self.turn_completion_cue}
+        needs = {"turn_end_logit": self.turn_end_head, "turn_complete_logit": self.turn_completion_cue, "turn_complete_p": self.turn_completion_cue,
+                 "log_silence_vs_call": self.call_tempo}
         for name in ("pause_decision", "pause_decision_whisper"):
             rule = getattr(self, name)
             absent = [f for f, part in needs.items() if rule is not None and f in rule.features and part is None]
             if absent:
-                raise ValueError(f"{name} reads {absent} but the judge has no matching head (turn_end_head / turn_completion_cue)")
+                raise ValueError(f"{name} reads {absent} but the judge has no matching part (turn_end_head / turn_completion_cue / call_tempo)")
 
     def to_dict(self) -> dict[str, Any]:
         """`PretrainedConfig.to_dict` with the typed sub-configs as their config.json dicts
         (`to_diff_dict`, hence `save_pretrained`, reads this)."""
         output = super().to_dict()
+        if output.get("call_tempo") is None:  # judges without it save as they did before it existed
+            output.pop("call_tempo", None)
         for name in DECISION_SUB_CONFIGS:
             if output.get(name) is not None:
                 output[name] = output[name].to_dict()
@@ -512,6 +579,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
 
 __all__ = [
     "PAUSE_DECISION_FEATURES",
+    "CallTempoConfig",
     "PAUSE_STOP_S",
     "TURN_END_HEAD_DEFAULTS",
     "InterruptionRule",

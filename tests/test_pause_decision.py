@@ -118,7 +118,7 @@ def test_config_refuses_rules_it_cannot_compute():
         TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE, pause_decision={**RULE, "features": ["pitch", "log_silence_s"]})
     with pytest.raises(ValueError, match="weights for"):
         TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE, pause_decision={**RULE, "weight": [1.0]})
-    with pytest.raises(ValueError, match="no matching head"):
+    with pytest.raises(ValueError, match="no matching part"):
         TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, pause_decision=RULE)
     with pytest.raises(ValueError, match="listens_until"):
         TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue={**TINY_CUE, "listens_until": "later"}, pause_decision=RULE)
@@ -331,3 +331,70 @@ def test_whisper_reads_punctuation_after_the_last_word():
     assert np.isfinite(values).all()
     whisper.batch_size = 1
     np.testing.assert_allclose(whisper.logits(clips), values, atol=0.05)
+
+
+TEMPO_RULE = {"features": ["turn_complete_p", "log_silence_vs_call"], "weight": [0.5, 1.0], "bias": -0.4, "source": "test"}
+
+
+def test_call_tempo_is_declared_numbers_that_round_trip_and_refuse_nonsense(tmp_path):
+    from turneval.modeling.configuration_turn_taking_judge import CallTempoConfig
+
+    tempo = CallTempoConfig(min_silence_s=0.2, prior_silence_s=1.0, prior_weight=0.5, source="test")
+    assert CallTempoConfig.from_dict(tempo.to_dict()) == tempo
+    with pytest.raises(ValueError, match="unknown keys"):
+        CallTempoConfig.from_dict({"prior_weigth": 1.0})
+    with pytest.raises(ValueError, match="prior_weight > 0"):
+        CallTempoConfig(prior_weight=0.0)
+    # the prior counts as prior_weight silences of prior_silence_s, then the call's own take over
+    assert tempo.mean_log_silence([]) == pytest.approx(0.0)
+    assert tempo.mean_log_silence([2.0] * 99) == pytest.approx(99 * np.log(2.0) / 99.5)
+    # a rule that reads the feature needs the numbers; a judge without them saves no call_tempo key
+    with pytest.raises(ValueError, match="call_tempo"):
+        TurnTakingJudgeConfig(turn_completion_cue=TINY_CUE, pause_decision=TEMPO_RULE)
+    assert "call_tempo" not in TurnTakingJudgeConfig(turn_completion_cue=TINY_CUE, pause_decision=RULE).to_dict()
+    config = TurnTakingJudgeConfig(turn_completion_cue=TINY_CUE, call_tempo=tempo.to_dict(), pause_decision=TEMPO_RULE)
+    config.save_pretrained(tmp_path)
+    assert TurnTakingJudgeConfig.from_pretrained(tmp_path).call_tempo == tempo
+
+
+def test_log_silence_vs_call_hears_only_the_silences_before_the_pause():
+    from turneval.modeling.configuration_turn_taking_judge import CallTempoConfig
+    from turneval.modeling.modeling_turn_taking_judge import log_silence, log_silence_vs_call
+
+    tempo = CallTempoConfig(min_silence_s=0.2, prior_weight=0.5)
+    silences = np.array([[1.0, 1.5], [3.0, 3.1], [4.0, 5.0], [9.0, 12.0]])
+    elapsed, starts = np.array([0.5, 1.0, 3.0]), np.array([0.2, 4.0, 9.0])
+    got = log_silence_vs_call(elapsed, starts, silences, tempo)
+    expected = [log_silence(0.5) - tempo.mean_log_silence([]),
+                log_silence(1.0) - tempo.mean_log_silence([0.5]),        # 0.1 s is shorter than counted
+                log_silence(3.0) - tempo.mean_log_silence([0.5, 1.0])]   # its own silence is not yet over
+    np.testing.assert_allclose(got, expected)
+    # whatever comes after a pause's silence began never changes it
+    later = np.vstack([silences, [[20.0, 30.0]]])
+    np.testing.assert_allclose(log_silence_vs_call(elapsed, starts, later, tempo), got)
+    # a call that pauses long makes the same silence count as shorter
+    slow = np.array([[1.0, 4.0], [5.0, 8.0]])
+    assert log_silence_vs_call(np.array([1.0]), np.array([9.0]), slow, tempo)[0] < log_silence(1.0)
+
+
+def test_report_reads_the_call_tempo_from_the_events_before_each_pause():
+    from turneval.dataset_scripts.events import extract_events
+    from turneval.modeling.configuration_turn_taking_judge import CallTempoConfig
+    from turneval.reporting.inference import call_silences
+
+    judge = _judge_with_cue(None)
+    judge.config.call_tempo = CallTempoConfig()
+    judge.config.pause_decision = PauseRule.from_dict(TEMPO_RULE)
+    dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
+    labels = chunk_labels(dialogue)
+    readings = judge_pause_readings(judge, dialogue, labels)
+    features = pause_decision_features(judge, dialogue, readings)
+    silences = call_silences(dialogue)
+    events = extract_events(dialogue)
+    assert len(silences) and silences[0, 0] > 0.0 and silences[-1, 1] < events.duration
+    for i, r in enumerate(readings.values()):
+        start = r.time - r.silence_elapsed_s
+        lengths = [b - a for a, b in silences if b <= start + 1e-6 and b - a >= 0.2 - 1e-9]
+        assert features["log_silence_vs_call"][i] == pytest.approx(np.log(max(r.silence_elapsed_s, 0.04)) - judge.config.call_tempo.mean_log_silence(lengths))
+    p = judge_pause_probabilities(judge, dialogue, labels)
+    np.testing.assert_allclose([p[c] for c in readings], judge.pause_decision_probabilities(features))

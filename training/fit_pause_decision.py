@@ -11,7 +11,10 @@ logistic regression over
   speaker's own channel up to ``decision_margin_s`` before the decision, as a probability
   (bounded: one confident cue cannot outweigh a long silence); ``turn_complete_logit`` is the
   unbounded alternative;
-* ``log_silence_s``: the log of the silence elapsed at the decision (``silence_elapsed_s``);
+* ``log_silence_vs_call``: the log of the silence elapsed at the decision (``silence_elapsed_s``)
+  against the call's own earlier silences (the judge's ``call_tempo``, installed with the rule):
+  a silence is long or short for *this* call, whose pace a listener has heard by then, not for
+  the corpora of the fit; ``log_silence_s``, the plain log, is the alternative and the baseline;
 * optionally ``turn_end_logit``: the judge's own turn-end head (trained on re-voiced audio),
 
 on the pause decisions of real recordings of **several corpora** (``--corpus NAME RECORDING...``,
@@ -42,10 +45,13 @@ from typing import Any, Sequence
 import numpy as np
 
 
-DEFAULT_FEATURES = ("turn_complete_p", "log_silence_s")
-WHISPER_FEATURES = ("turn_complete_p", "log_silence_s", "whisper_complete_logit")
+DEFAULT_FEATURES = ("turn_complete_p", "log_silence_vs_call")
+WHISPER_FEATURES = ("turn_complete_p", "log_silence_vs_call", "whisper_complete_logit")
 """The rule installed as ``pause_decision_whisper`` with ``--whisper``: the report's when it transcribes."""
 DEFAULT_C = (0.001, 0.003, 0.01, 0.03, 0.1, 1.0)
+CALL_TEMPO_SOURCE = ("declared: silences from the pause stop time (0.2 s) on, a prior of half a 1 s silence; the prior's weight "
+                     "chosen from 0.5, 1, 2 by the worst corpus-left-out gain over the silence (+0.019, +0.018, +0.011), "
+                     "as C is; grid: benchmarks/experiments/pause_cues_across_corpora.py --call_tempo_grid")
 DECISION_MARGIN_S = 0.2
 """How long before the decision the cue stops listening when the rule is fitted and installed:
 more than the VAD's onset padding plus one 40 ms chunk, so the onset that ends the silence (the
@@ -284,13 +290,15 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from turneval.modeling.configuration_turn_taking_judge import PauseRule
+    from turneval.modeling.configuration_turn_taking_judge import CallTempoConfig, PauseRule
     from turneval.modeling.judge_loading import load_judge
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
     judge = load_judge(args.judge)
     if judge.config.turn_completion_cue is not None:
         judge.config.turn_completion_cue = replace(judge.config.turn_completion_cue, decision_margin_s=float(args.decision_margin_s))
+    if judge.config.call_tempo is None:  # the numbers log_silence_vs_call is read with, installed beside the rule
+        judge.config.call_tempo = CallTempoConfig(source=CALL_TEMPO_SOURCE)
     smart_turn = None
     if not args.no_smart_turn:
         from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
@@ -331,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
         config.update(rules)
         if config.get("turn_completion_cue") is not None:
             config["turn_completion_cue"]["decision_margin_s"] = float(args.decision_margin_s)
+        if any("log_silence_vs_call" in record["features"] for record in rules.values()):
+            config["call_tempo"] = judge.config.call_tempo.to_dict()
         atomic_write_text(config_path, json.dumps(config, indent=2, sort_keys=True) + "\n")
         print(f"installed into {config_path}")
     return 0

@@ -122,10 +122,13 @@ def latency_at_false_cutoffs(scores: np.ndarray, grid: Sequence[float], shift: n
     return best
 
 
-def detector_scores(judge: Any, cue: np.ndarray, rule: dict[str, Any], grid: Sequence[float]) -> dict[str, np.ndarray]:
+def detector_scores(judge: Any, cue: np.ndarray, rule: dict[str, Any], grid: Sequence[float],
+                    call_mean_log_silence: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Each detector's score at every (pause, time in the silence): the timer's elapsed time,
     smart-turn's P(complete) and the judge's pause decision by the fitted ``rule``
-    (:func:`~turneval.training.fit_pause_decision.fit_rule`), P(the other party takes the turn)."""
+    (:func:`~turneval.training.fit_pause_decision.fit_rule`), P(the other party takes the turn).
+    ``call_mean_log_silence``: per pause, the call's mean log silence before it (what
+    ``log_silence_vs_call`` subtracts; it does not change while the silence lasts)."""
     from turneval.modeling.configuration_turn_taking_judge import PauseRule
     from turneval.modeling.modeling_turn_taking_judge import log_silence
 
@@ -133,6 +136,8 @@ def detector_scores(judge: Any, cue: np.ndarray, rule: dict[str, Any], grid: Seq
     elapsed[np.isnan(cue)] = np.nan
     p_cue = 1.0 / (1.0 + np.exp(-cue))
     features = {"turn_complete_logit": cue, "turn_complete_p": p_cue, "log_silence_s": log_silence(elapsed)}
+    if call_mean_log_silence is not None:
+        features["log_silence_vs_call"] = features["log_silence_s"] - np.asarray(call_mean_log_silence, dtype=float)[:, None]
     fitted = PauseRule(features=rule["features"], weight=rule["weight"], bias=rule["bias"])  # converts the fit's arrays
     return {"VAD timer": elapsed, "smart-turn v3.2": p_cue, "judge": judge.pause_decision_probabilities(features, fitted)}
 
@@ -180,6 +185,7 @@ def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) ->
     from turneval.checkpoints import default_checkpoint
     from turneval.dataset_scripts.labels import chunk_labels
     from turneval.modeling.judge_loading import load_judge
+    from turneval.modeling.modeling_turn_taking_judge import log_silence
     from turneval.reporting.inference import judge_pause_readings
     from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
     from turneval.training.fit_pause_decision import (
@@ -251,7 +257,8 @@ def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) ->
             cues.append(streamed_cue_logits(judge, d, readings, grid))
         cue = np.concatenate(cues) if cues else np.zeros((0, len(grid)))
         shift, silence = table["shift"][rows].astype(bool), table["silence_elapsed_s"][rows].astype(float)
-        out += eot_figures(CORPUS_TITLES.get(corpus, corpus), detector_scores(judge, cue, rule, grid), shift, silence, grid)
+        call_mean = log_silence(silence) - table["log_silence_vs_call"][rows] if "log_silence_vs_call" in table else None
+        out += eot_figures(CORPUS_TITLES.get(corpus, corpus), detector_scores(judge, cue, rule, grid, call_mean), shift, silence, grid)
     return out
 
 

@@ -37,6 +37,7 @@ from transformers.models.whisper.modeling_whisper import WhisperEncoderLayer, si
 
 from .configuration_turn_taking_judge import (
     PAUSE_DECISION_FEATURES,
+    CallTempoConfig,
     InterruptionRule,
     PauseRule,
     TurnCompletionCueConfig,
@@ -384,6 +385,25 @@ def log_silence(silence_elapsed_s: np.ndarray | float) -> np.ndarray:
     """The pause decision's ``log_silence_s`` feature: the log of the seconds nobody has spoken at
     the decision, floored at one chunk."""
     return np.log(np.maximum(np.asarray(silence_elapsed_s, dtype=np.float64), MIN_SILENCE_S))
+
+
+def log_silence_vs_call(silence_elapsed_s: np.ndarray, silence_start_s: np.ndarray, call_silences: np.ndarray,
+                        tempo: CallTempoConfig) -> np.ndarray:
+    """The pause decision's ``log_silence_vs_call`` feature: each pause's :func:`log_silence`
+    minus the call's mean log silence before that pause's silence began
+    (:meth:`CallTempoConfig.mean_log_silence` over the rows of ``call_silences``, ``[n, 2]``
+    start and end in seconds, at least ``tempo.min_silence_s`` long, that ended by then).
+
+    >>> silences = np.array([[1.0, 3.0], [4.0, 6.0], [7.0, 7.1]])  # two 2 s silences; 0.1 s is too short to count
+    >>> log_silence_vs_call(np.array([2.0, 2.0]), np.array([0.5, 8.0]), silences, CallTempoConfig()).round(3).tolist()
+    [0.693, 0.139]
+    """
+    silences = np.asarray(call_silences, dtype=np.float64).reshape(-1, 2)
+    lengths = silences[:, 1] - silences[:, 0]
+    silences, lengths = silences[lengths >= tempo.min_silence_s - 1e-9], lengths[lengths >= tempo.min_silence_s - 1e-9]
+    starts = np.asarray(silence_start_s, dtype=np.float64)
+    means = np.array([tempo.mean_log_silence(lengths[silences[:, 1] <= start + 1e-6]) for start in starts])
+    return log_silence(silence_elapsed_s) - means.reshape(np.shape(silence_elapsed_s))
 
 
 def cue_segment(audio: np.ndarray, window_s: float, sample_rate: int = 16000) -> np.ndarray:

@@ -195,8 +195,10 @@ def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Pause
     horizon), the turn-completion cue's logit and probability (that channel from the turn start
     minus the cue's ``pre_speech_s`` to its ``clip_end_s``), Whisper's punctuation cue on the same
     clips (``whisper``: a :class:`~turneval.whisper_completion.WhisperCompletion`) and the silence elapsed at the decision
-    (``silence_elapsed_s`` always, its log ``log_silence_s`` when named)."""
-    from turneval.modeling.modeling_turn_taking_judge import log_silence
+    (``silence_elapsed_s`` always, its log ``log_silence_s`` when named), and that log against the
+    call's earlier silences (``log_silence_vs_call``: only silences that ended before the pause's
+    began, :func:`call_silences`)."""
+    from turneval.modeling.modeling_turn_taking_judge import log_silence, log_silence_vs_call
 
     names = list(judge.config.pause_decision.features if names is None else names)
     audio = _own_channels(dialogue, "pause decision")
@@ -221,7 +223,20 @@ def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Pause
     out["silence_elapsed_s"] = np.array([r.silence_elapsed_s for r in rows], dtype=np.float64)
     if "log_silence_s" in names:
         out["log_silence_s"] = log_silence(out["silence_elapsed_s"])
+    if "log_silence_vs_call" in names:
+        out["log_silence_vs_call"] = log_silence_vs_call(out["silence_elapsed_s"], np.array([r.time - r.silence_elapsed_s for r in rows]),
+                                                         call_silences(dialogue), judge.config.call_tempo)
     return out
+
+
+def call_silences(dialogue: Any) -> np.ndarray:
+    """``[n, 2]``: where nobody speaks in ``dialogue`` (start, end; s), between its first and last
+    speech (the report's events: IPUs from words where a speaker has them, else segments)."""
+    from turneval.dataset_scripts.events import extract_events
+
+    events = extract_events(dialogue)
+    inner = [(s.start, s.end) for s in events.silences if s.start > 0.0 and s.end < events.duration]
+    return np.asarray(inner, dtype=np.float64).reshape(-1, 2)
 
 
 def judge_interruption_probabilities(judge: Any, dialogue: Any, labels: Any) -> dict[int, float]:
