@@ -398,3 +398,13 @@ def test_report_reads_the_call_tempo_from_the_events_before_each_pause():
         assert features["log_silence_vs_call"][i] == pytest.approx(np.log(max(r.silence_elapsed_s, 0.04)) - judge.config.call_tempo.mean_log_silence(lengths))
     p = judge_pause_probabilities(judge, dialogue, labels)
     np.testing.assert_allclose([p[c] for c in readings], judge.pause_decision_probabilities(features))
+
+
+def test_the_call_tempo_feature_without_its_numbers_is_an_error_that_says_what_to_add():
+    from turneval.reporting.result import ReportError
+
+    judge = _judge_with_cue()
+    dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
+    readings = judge_pause_readings(judge, dialogue, chunk_labels(dialogue))
+    with pytest.raises(ReportError, match="call_tempo"):
+        pause_decision_features(judge, dialogue, readings, names=["turn_complete_p", "log_silence_vs_call"])

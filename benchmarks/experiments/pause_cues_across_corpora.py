@@ -6,7 +6,7 @@
 
 Every (a)/(d) pause decision of the real dev corpora (SpokenWOZ, Harper Valley, the AMI channel
 pairs; speech by VAD, as the report reads them; ``$TURNEVAL_REAL_ROOT`` or ../shared/real). For
-each candidate cue added to the shipped rule's inputs (turn_complete_p, log_silence_s), the rule
+each candidate cue added to the inputs of the rule of 2026-11-26 (turn_complete_p, log_silence_s), the rule
 is fitted leaving one corpus out (``training/fit_pause_decision.leave_one_corpus_out``) and its
 held-out ROC-AUC is compared with the silence length's on the corpus left out. The cues, each
 causal to the decision (the pauser's channel up to the end of its speech, the segments up to
@@ -65,6 +65,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
 SAMPLE_RATE = 16000
 PROSODY_CUES = ("log_turn_s", "log_ipu_s", "log_since_other_s", "f0_slope", "f0_final", "energy_tail_db", "voiced_end")
 WHISPER_TAIL_S = 8.0
+BASE_FEATURES = ("turn_complete_p", "log_silence_s")
+"""What each cue is added to: the cue and the plain log silence (the rule of 2026-11-26)."""
 CALL_TEMPO_MIN_SILENCES_S = (0.04, 0.1, 0.2, 0.3)
 CALL_TEMPO_PRIOR_WEIGHTS = (0.5, 1.0, 2.0)
 
@@ -167,7 +169,7 @@ def decision_rows(with_whisper: bool) -> tuple[dict[str, np.ndarray], list[np.nd
     from turneval.training.fit_pause_decision import decision_table, join_tables, load_recording
 
     judge = load_judge(default_checkpoint("judge"))
-    features = list(judge.config.pause_decision.features) + (["whisper_complete_logit"] if with_whisper else [])
+    features = list(BASE_FEATURES) + (["whisper_complete_logit"] if with_whisper else [])
     capture = _Capture() if with_whisper else None
     tables = []
     for corpus, recordings in corpus_recordings(default_root()).items():
@@ -266,13 +268,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         table, clips = decision_rows(args.whisper)
     y, corpus = table["shift"].astype(int), table["corpus"].astype(str)
-    base = ["turn_complete_p", "log_silence_s"]
+    base = list(BASE_FEATURES)
     print(f"{len(y)} decisions; gains over the silence length on the corpus left out ({', '.join(sorted(set(corpus)))})")
-    print(f"shipped inputs {base}: {held_out_gains(table, base)}")
+    print(f"cue + plain log silence (the rule of 2026-11-26) {base}: {held_out_gains(table, base)}")
     for held, line in held_out_agreement(table, base).items():
-        print(f"  agreement, {held} left out, shipped inputs: {line}")
+        print(f"  agreement, {held} left out, cue + plain log silence: {line}")
     for cue in PROSODY_CUES:
-        alone = {c: round(_auc(y[corpus == c], table[cue][corpus == c]), 3) for c in sorted(set(corpus))}
+        alone = {str(c): round(_auc(y[corpus == c], table[cue][corpus == c]), 3) for c in sorted(set(corpus))}
         print(f"+ {cue}: {held_out_gains(table, base + [cue])}   (ROC-AUC alone {alone})")
     if args.whisper:
         for window in (30.0, 8.0):

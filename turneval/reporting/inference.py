@@ -224,6 +224,9 @@ def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Pause
     if "log_silence_s" in names:
         out["log_silence_s"] = log_silence(out["silence_elapsed_s"])
     if "log_silence_vs_call" in names:
+        if judge.config.call_tempo is None:
+            raise ReportError("log_silence_vs_call needs the judge's call_tempo (its config.json has none): "
+                              "add a call_tempo block (modeling.configuration_turn_taking_judge.CallTempoConfig) or drop the feature")
         out["log_silence_vs_call"] = log_silence_vs_call(out["silence_elapsed_s"], np.array([r.time - r.silence_elapsed_s for r in rows]),
                                                          call_silences(dialogue), judge.config.call_tempo)
     return out
