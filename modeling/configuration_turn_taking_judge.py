@@ -72,8 +72,44 @@ def _without_absent(record: dict[str, Any], optional: tuple[str, ...]) -> dict[s
 _REQUIRED = {"required": True}
 
 
+def _copy_json(value: Any) -> Any:
+    """A deep copy of a JSON-like value (dicts, lists; tuples become lists), so a written record
+    never aliases the config's."""
+    if isinstance(value, dict):
+        return {k: _copy_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy_json(v) for v in value]
+    return value
+
+
+class _ConfigBlock:
+    """What every typed sub-config shares: read from its config.json object with exactly the
+    dataclass's keys (``from_dict``), written back as the same object (``to_dict``: the fields
+    in order, optional ones left out where never given, so config.json saves unchanged)."""
+
+    CONFIG_KEY: ClassVar[str] = ""
+    """The config key it is stored under, for the errors."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], name: str | None = None) -> Any:
+        """The block from its config.json object; ``name`` is the config key, for the errors
+        (keys left out take the dataclass's defaults)."""
+        name = name or cls.CONFIG_KEY
+        _check_keys(name, data, cls)
+        try:
+            return cls(**data)
+        except ValueError as error:  # name the config key, not the class
+            raise ValueError(str(error).replace(cls.__name__, name, 1)) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config.json object: every field, less the optional ones that are None."""
+        record = {f.name: _copy_json(getattr(self, f.name)) for f in fields(self)}
+        optional = tuple(f.name for f in fields(self) if not f.metadata.get("required"))
+        return _without_absent(record, optional)
+
+
 @dataclass(frozen=True)
-class LogisticRule:
+class LogisticRule(_ConfigBlock):
     """A decision as a logistic regression over named features,
     P = sigmoid(bias + weight . features); the shared shape of :class:`PauseRule` and
     :class:`InterruptionRule`, which add their own feature names and provenance keys.
@@ -97,7 +133,6 @@ class LogisticRule:
     KNOWN_FEATURES: ClassVar[tuple[str, ...] | None] = None
     """The feature names a rule of this kind may read (None: any)."""
     CONFIG_KEY: ClassVar[str] = "rule"
-    """The config key it is usually stored under, for the errors."""
 
     def __post_init__(self) -> None:
         self._validate(type(self).__name__)
@@ -120,23 +155,6 @@ class LogisticRule:
         unknown = [f for f in features if known is not None and f not in known]
         if unknown:
             raise ValueError(f"{name} names unknown features {unknown}; known: {list(known)}")
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], name: str | None = None) -> LogisticRule:
-        """The rule from its config.json object; ``name`` is the config key, for the errors."""
-        name = name or cls.CONFIG_KEY
-        _check_keys(name, data, cls)
-        try:
-            return cls(**data)
-        except ValueError as error:  # name the config key, not the class
-            raise ValueError(str(error).replace(cls.__name__, name, 1)) from None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The config.json object: the rule, and the provenance keys it was given."""
-        record = {f.name: getattr(self, f.name) for f in fields(self)}
-        record.update(features=list(self.features), weight=list(self.weight))
-        provenance = tuple(f.name for f in fields(self) if not f.metadata.get("required"))
-        return _without_absent({k: _copy_json(v) for k, v in record.items()}, provenance)
 
 
 @dataclass(frozen=True)
@@ -166,7 +184,7 @@ COMPUTE_DTYPES = ("bfloat16", "float32")
 
 
 @dataclass(frozen=True)
-class TurnCompletionCueConfig:
+class TurnCompletionCueConfig(_ConfigBlock):
     """The turn-completion cue: smart-turn v3.2's layout (pipecat-ai, BSD-2-Clause: a Whisper-tiny
     encoder over ``window_s`` seconds, attention pooling, an MLP) and what it hears at a pause.
 
@@ -198,6 +216,8 @@ class TurnCompletionCueConfig:
     compute_dtype: str = "bfloat16"
     source: str | None = None
 
+    CONFIG_KEY: ClassVar[str] = "turn_completion_cue"
+
     def __post_init__(self) -> None:
         for name in ("d_model", "encoder_layers", "attention_heads", "ffn_dim", "num_mel_bins", "pool_dim"):
             object.__setattr__(self, name, int(getattr(self, name)))
@@ -210,18 +230,6 @@ class TurnCompletionCueConfig:
             raise ValueError(f"turn_completion_cue.decision_margin_s={self.decision_margin_s} must lie in [0, 1] s")
         if self.compute_dtype not in COMPUTE_DTYPES:
             raise ValueError(f"turn_completion_cue.compute_dtype={self.compute_dtype!r} must be 'bfloat16' or 'float32'")
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], name: str = "turn_completion_cue") -> TurnCompletionCueConfig:
-        """The cue from its config.json object (keys left out take smart-turn v3.2's values)."""
-        _check_keys(name, data, cls)
-        return cls(**data)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The config.json object: every layout key, and ``source`` when given."""
-        record = {f.name: getattr(self, f.name) for f in fields(self)}
-        record["classifier_dims"] = list(self.classifier_dims)
-        return _without_absent(record, ("source",))
 
     def clip_start_s(self, turn_start_s: float) -> float:
         """Where the cue's clip starts: ``pre_speech_s`` before the turn start, not before 0."""
@@ -243,7 +251,7 @@ class TurnCompletionCueConfig:
 
 
 @dataclass(frozen=True)
-class CallTempoConfig:
+class CallTempoConfig(_ConfigBlock):
     """How the judge reads a call's own pace: a listener hears how long this call's silences
     usually last, and a silence is long or short against that, not against another corpus.
 
@@ -273,6 +281,8 @@ class CallTempoConfig:
     prior_weight: float = 0.5
     source: str | None = None
 
+    CONFIG_KEY: ClassVar[str] = "call_tempo"
+
     def __post_init__(self) -> None:
         for name in ("min_silence_s", "prior_silence_s", "prior_weight"):
             object.__setattr__(self, name, float(getattr(self, name)))
@@ -283,25 +293,6 @@ class CallTempoConfig:
         """The call's mean log silence so far, drawn toward the prior (see the class docstring)."""
         logs = [math.log(float(s)) for s in earlier_silences_s]
         return (self.prior_weight * math.log(self.prior_silence_s) + math.fsum(logs)) / (self.prior_weight + len(logs))
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], name: str = "call_tempo") -> CallTempoConfig:
-        """The numbers from their config.json object (keys left out take the defaults)."""
-        _check_keys(name, data, cls)
-        return cls(**data)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The config.json object: every number, and ``source`` when given."""
-        return _without_absent({f.name: getattr(self, f.name) for f in fields(self)}, ("source",))
-
-
-def _copy_json(value: Any) -> Any:
-    """A deep copy of a JSON-like value (dicts and lists), so a written record never aliases the config's."""
-    if isinstance(value, dict):
-        return {k: _copy_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy_json(v) for v in value]
-    return value
 
 
 def _typed(name: str, value: Any, cls: type) -> Any:

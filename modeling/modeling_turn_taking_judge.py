@@ -399,10 +399,9 @@ def log_silence_vs_call(silence_elapsed_s: np.ndarray, silence_start_s: np.ndarr
     [0.693, 0.139]
     """
     silences = np.asarray(call_silences, dtype=np.float64).reshape(-1, 2)
-    lengths = silences[:, 1] - silences[:, 0]
-    silences, lengths = silences[lengths >= tempo.min_silence_s - 1e-9], lengths[lengths >= tempo.min_silence_s - 1e-9]
-    starts = np.asarray(silence_start_s, dtype=np.float64)
-    means = np.array([tempo.mean_log_silence(lengths[silences[:, 1] <= start + 1e-6]) for start in starts])
+    counted = silences[silences[:, 1] - silences[:, 0] >= tempo.min_silence_s - 1e-9]
+    lengths, ends = counted[:, 1] - counted[:, 0], counted[:, 1]
+    means = np.array([tempo.mean_log_silence(lengths[ends <= start + 1e-6]) for start in np.asarray(silence_start_s, dtype=np.float64)])
     return log_silence(silence_elapsed_s) - means.reshape(np.shape(silence_elapsed_s))
 
 
