@@ -1,7 +1,7 @@
 """The bundled example conversations show the timing they are meant to show (issue 4, "Must show").
 
 Ground truth only (no audio decoding, no model): ``read_annotations`` on ``examples/*.json``, then
-:func:`~turneval.metrics.statistics.dialogue_statistics` and the extracted events. The ranges are the
+:func:`~turneval.metrics.turn_statistics.dialogue_statistics` and the extracted events. The ranges are the
 human ranges of Talking Turns §3.2 (gaps of a few hundred ms, overlaps present, a few backchannels
 per minute) and the cascaded-system signature (long response gaps, no system backchannels).
 """
@@ -13,7 +13,7 @@ import pytest
 
 from turneval.dataset_scripts.events import extract_events
 from turneval.dataset_scripts.readers import read_annotations
-from turneval.metrics.statistics import dialogue_statistics
+from turneval.metrics.turn_statistics import dialogue_statistics
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 
 from turneval.dataset_scripts.dialogue import Dialogue, Word
 from turneval.dataset_scripts.events import extract_events
-from turneval.metrics.statistics import corpus_statistics, dialogue_statistics
+from turneval.metrics.turn_statistics import corpus_statistics, dialogue_statistics
 
 
 # A: 0-20, pause 20-21, 21-40 ; B: backchannel 10-10.4 (proxy), gap 40-40.5, 40.5-60 ; 60 s

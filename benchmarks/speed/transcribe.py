@@ -80,7 +80,7 @@ def _word_figures(dialogue) -> dict[str, float]:
     """The report's word-based figures of a dialogue with words (system = channel 1)."""
     from turneval.dataset_scripts.events import extract_events
     from turneval.metrics.full_duplex_from_events import full_duplex_timing
-    from turneval.metrics.statistics import dialogue_statistics
+    from turneval.metrics.turn_statistics import dialogue_statistics
 
     events = extract_events(dialogue)
     stats = dialogue_statistics(events)

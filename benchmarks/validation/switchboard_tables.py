@@ -58,7 +58,7 @@ def call_figures(dialogue) -> dict[str, Any]:
     from turneval.dataset_scripts.labels import LABELS, chunk_labels
     from turneval.dataset_scripts.turn_end_decisions import turn_end_decisions
     from turneval.dataset_scripts.vap_events import turn_taking_events
-    from turneval.metrics.statistics import event_totals
+    from turneval.metrics.turn_statistics import event_totals
 
     events = extract_events(dialogue)
     labels = chunk_labels(dialogue, events=events)
@@ -133,7 +133,7 @@ def _offset_summary(values: np.ndarray) -> dict[str, float]:
 
 def pool(per_call: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """Corpus figures from the per-call counts (every rate from summed counts)."""
-    from turneval.metrics.statistics import add_totals, statistics_from_totals
+    from turneval.metrics.turn_statistics import add_totals, statistics_from_totals
 
     calls = [c for _, c in per_call]
     stats = statistics_from_totals(add_totals(c["totals"] for c in calls))

@@ -1,6 +1,6 @@
 """turn_taking_statistics: corpus-level turn-taking statistics (Talking Turns §3.2).
 
-A thin face over ``turneval.metrics.statistics`` (the rules) and
+A thin face over ``turneval.metrics.turn_statistics`` (the rules) and
 ``turneval.dataset_scripts.events`` (the events they count)."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import evaluate
 
 from turneval.dataset_scripts.dialogue import Dialogue, Word
 from turneval.dataset_scripts.events import DEFAULT_IPU_SILENCE_S, DEFAULT_MAX_BACKCHANNEL_S
-from turneval.metrics.statistics import corpus_statistics
+from turneval.metrics.turn_statistics import corpus_statistics
 
 
 _CITATION = """\

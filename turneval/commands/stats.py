@@ -16,7 +16,7 @@ from turneval.dataset_scripts.events import DEFAULT_IPU_SILENCE_S, DEFAULT_MAX_B
 from turneval.dataset_scripts.files import atomic_write_text
 from turneval.dataset_scripts.readers import read_dialogue
 from turneval.dataset_scripts.vocabulary import load_backchannel_words
-from turneval.metrics.statistics import corpus_statistics
+from turneval.metrics.turn_statistics import corpus_statistics
 
 
 _TABLE_ROWS = (

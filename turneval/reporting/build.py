@@ -38,8 +38,8 @@ from turneval.dataset_scripts.grids import CHUNK_S
 from turneval.dataset_scripts.labels import chunk_labels
 from turneval.metrics.agreement import conversation_agreement
 from turneval.metrics.full_duplex_from_events import full_duplex_timing
-from turneval.metrics.statistics import dialogue_statistics
 from turneval.metrics.swoz_backchannels import system_backchannel_timing
+from turneval.metrics.turn_statistics import dialogue_statistics
 from turneval.model_provenance import models_section, provenance_warnings
 
 from .headline import headline_figures, response_gaps

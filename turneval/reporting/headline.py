@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from turneval.dataset_scripts.dialogue import SPEAKERS
 from turneval.dataset_scripts.events import TurnTakingEvents
-from turneval.metrics.statistics import dialogue_statistics
+from turneval.metrics.turn_statistics import dialogue_statistics
 
 
 def _share(hits: int, n: int) -> float | None:
