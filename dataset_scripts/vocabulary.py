@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -23,6 +22,23 @@ NON_SPEECH_TOKENS = frozenset(
     {"[silence]", "[noise]", "[vocalized-noise]", "<sil>", "sil", "<s>", "</s>", "[pause]", "<noise>", "<unk>"}
 )
 """Word tokens that are not speech (transcript markers); ``[laughter]`` is speech."""
+
+
+SWITCHBOARD_BACKCHANNELS: tuple[str, ...] = (
+    "uh-huh", "um-hum", "uh-hum", "mm-hmm", "mhm", "mm", "hm", "hmm", "huh",
+    "yeah", "yes", "yep", "yup", "right", "oh", "okay", "ok", "sure",
+    "really", "exactly", "true", "wow", "gosh", "i see", "oh really", "oh yeah", "oh okay",
+    "oh right", "oh sure", "oh wow", "oh gosh", "oh no", "oh my", "oh boy", "oh uh-huh", "oh um-hum",
+    "yeah yeah", "yeah right", "yeah sure", "yes yes", "right right", "uh-huh uh-huh", "um-hum um-hum", "that's right", "that's true",
+    "all right", "alright", "okay okay", "i know", "i bet", "sure sure",
+)
+"""The default backchannel phrases: the common isolated one- and two-word listener responses of
+Switchboard (Godfrey et al., 1992), as used for the Talking Turns labels (Arora et al., 2025,
+§4.1, following Wang et al., 2024), whose annotations come from the VoiceActivityProjection
+dataset_swb backchannels.csv (utterances tagged as backchannel / acknowledgement, dialogue act
+"b", in the Switchboard Dialog Act corpus). Spellings follow the MS-State (ms98) transcripts,
+plus common ASR spellings of the same tokens. Kept in Python, not a data file, so that the
+copies of this module beside the ``evaluate`` modules (``metrics/<name>/``) carry it."""
 
 
 def normalize_phrase(text: str) -> str:
@@ -40,7 +56,7 @@ def load_backchannel_words(path: str | Path | None = None) -> frozenset[str]:
 
     Args:
         path: a text file with one phrase per line (``#`` starts a comment line). Default: the
-            Switchboard list shipped as ``turneval/dataset_scripts/data/backchannel_words.txt``.
+            Switchboard list :data:`SWITCHBOARD_BACKCHANNELS`.
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -53,8 +69,7 @@ def load_backchannel_words(path: str | Path | None = None) -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _default_backchannel_words() -> frozenset[str]:
-    text = resources.files("turneval.dataset_scripts").joinpath("data/backchannel_words.txt").read_text(encoding="utf-8")
-    return _read_phrases(text, "backchannel_words.txt")
+    return frozenset(normalize_phrase(p) for p in SWITCHBOARD_BACKCHANNELS)
 
 
 def _read_phrases(text: str, source: str) -> frozenset[str]:
