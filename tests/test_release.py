@@ -4,7 +4,8 @@ One release (synthetic data only, 2 question items per class, no demo Space: its
 tested by test_space_assemble) is written with ``--as-cache``; a fresh Python process that never
 imports turneval then loads each model with ``AutoModel.from_pretrained(id, trust_remote_code=True)``,
 each data set with ``load_dataset(id)`` and each metric with ``evaluate.load(id)``, runs each model
-card's usage block as written, and its figures are compared with the package's own.
+card's usage block as written, and its figures are compared with the package's own. Every code block of
+every released model and data set card runs there, in order, with turneval unimportable.
 """
 import ast
 import doctest
@@ -53,10 +54,17 @@ for repo_id in job["models"]:
         else:
             figure = model(voice_activity=torch.from_numpy(model.vad_inputs(activity))[None]).logits[0]
     out["models"][repo_id] = np.asarray(figure, dtype=np.float64).tolist()
-for repo_id, block in job["usage"].items():
-    exec(compile(block, f"usage of {repo_id}", "exec"), {})
-    out["usage"][repo_id] = "ran"
 out["turneval_imported_by_models"] = "turneval" in sys.modules
+kept = sys.modules.get("turneval")
+sys.modules["turneval"] = None  # a card's code must run for someone who has only the Hub
+for repo_id, blocks in job["usage"].items():
+    namespace = {}
+    for number, block in enumerate(blocks, 1):
+        exec(compile(block, f"code block {number} of the card of {repo_id}", "exec"), namespace)
+    out["usage"][repo_id] = len(blocks)
+sys.modules.pop("turneval")
+if kept is not None:
+    sys.modules["turneval"] = kept
 for repo_id in job["datasets"]:
     ds = datasets.load_dataset(repo_id)
     first = ds["synthetic"][0]
@@ -88,11 +96,12 @@ def docstring_examples(name: str, repo_id: str) -> list[tuple[str, str]]:
     return [(e.source.replace(f"metrics/{name}", repo_id), e.want) for e in examples]
 
 
-def usage_block(card: Path) -> str:
-    """The Python block a released model card gives under 'Load it from the Hub'."""
-    found = re.search(r"\*\*Load it from the Hub\*\*.*?```python\n(.*?)```", card.read_text(encoding="utf-8"), re.S)
-    assert found, f"{card}: no usage block"
-    return found.group(1)
+def card_blocks(card: Path) -> list[str]:
+    """Every fenced code block of a released card, in order; each must be Python (it runs as written)."""
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```", card.read_text(encoding="utf-8"), re.S | re.M)
+    assert blocks, f"{card}: no code block"
+    assert all(lang == "python" for lang, _ in blocks), f"{card}: a code block that is not Python cannot run in the test"
+    return [code for _, code in blocks]
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +123,8 @@ def loaded(release):
         "models": by_kind["model"],
         "datasets": by_kind["dataset"],
         "metrics": {repo_id: docstring_examples(repo_id.split("/")[1], repo_id) for repo_id in by_kind["metric"]},
-        "usage": {repo_id: usage_block(release / "hub" / snapshots[repo_id]["folder"] / "README.md") for repo_id in by_kind["model"]},
+        "usage": {repo_id: card_blocks(release / "hub" / snapshots[repo_id]["folder"] / "README.md")
+                  for repo_id in by_kind["model"] + by_kind["dataset"]},
     }
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TURNEVAL_"))}
     env.update(cache_env(release / "home"))
@@ -131,7 +141,7 @@ def test_every_repo_of_release_json_loads_by_id_offline(loaded):
     assert ids == set(found["models"]) | set(found["datasets"]) | set(found["metrics"])
     assert len(found["models"]) == 3 and len(found["datasets"]) == 3 and len(found["metrics"]) == 6
     assert not found["turneval_imported_by_models"], "the models' remote code imported turneval"
-    assert set(found["usage"]) == set(found["models"])
+    assert set(found["usage"]) == set(found["models"]) | set(found["datasets"])
 
 
 def test_models_by_id_give_the_package_figures(loaded):
@@ -274,3 +284,83 @@ def test_metric_spaces_install_turneval_from_the_demo_space_wheel(release, tmp_p
     assert f"turneval @ {url}" in requirements and "turneval" not in requirements
     # without the demo Space in the release (as in this test's release) the requirement stays as written
     assert "turneval" in (release / "hub" / "spaces" / "turn_naturalness" / "requirements.txt").read_text().splitlines()
+
+
+def _released_cards(release: Path) -> dict[str, Path]:
+    manifest = read_manifest(release / "hub")
+    return {r["repo_id"]: release / "hub" / r["folder"] / "README.md" for r in manifest["repos"] if r["kind"] in ("model", "dataset")}
+
+
+def test_released_cards_read_on_the_hub(release):
+    """Absolute links only, the usage block on the first screen, front matter the Hub accepts,
+    one licence name for the three models, LICENSE files citing addresses that exist."""
+    from turneval.release.cards import check_card_metadata, relative_links, split_front_matter
+
+    names = set()
+    for repo_id, card in _released_cards(release).items():
+        text = card.read_text(encoding="utf-8")
+        assert not relative_links(text), f"{repo_id}: relative links {relative_links(text)} do not work on the Hub"
+        assert "../" not in text and "/README.md" not in text, repo_id
+        meta, body = split_front_matter(card)
+        first = body.lstrip("\n").splitlines()
+        usage = next(i for i, line in enumerate(first) if line.startswith("```python"))
+        assert usage < 40 and repo_id in "\n".join(first[usage:usage + 8]), f"{repo_id}: the usage block starts at line {usage + 1}"
+        check_card_metadata(text, "model" if "/datasets/" not in str(card) else "dataset", repo_id)
+        if "/models/" in str(card):
+            names.add(meta["license_name"])
+            assert meta["license_link"] == f"https://huggingface.co/{repo_id}/blob/main/LICENSE"
+            licence = (card.parent / "LICENSE").read_text(encoding="utf-8")
+            cited = set(re.findall(r"https?://[^\s,;)]+", licence))
+            assert cited and cited <= {"https://www.apache.org/licenses/LICENSE-2.0", "https://catalog.ldc.upenn.edu/LDC97S62",
+                                       "https://isip.piconepress.com/projects/switchboard/", "https://github.com/pipecat-ai/smart-turn",
+                                       "https://github.com/openai/whisper"}, cited
+    assert names == {"research-use-switchboard"}
+
+
+def _card_table(card: Path, header: str) -> dict[str, list[str]]:
+    lines = card.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {header} |"))
+    rows = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0].strip("`")] = cells[1:]
+    return rows
+
+
+def test_data_set_cards_say_what_each_split_holds(release):
+    import pyarrow.parquet as pq
+
+    cards = _released_cards(release)
+    folder = release / "hub" / "datasets"
+    questions = pq.read_table(folder / "turn_taking_questions" / "data" / "synthetic-00000-of-00001.parquet").to_pylist()
+    table = _card_table(cards[f"{ORG}/turn_taking_questions"], "task")
+    for task, (cell,) in table.items():
+        yes = sum(q["task"] == task and q["answer"] for q in questions)
+        no = sum(q["task"] == task and not q["answer"] for q in questions)
+        assert cell == (f"{yes} / {no}" if yes + no else "-"), (task, cell)
+        if not yes + no:
+            assert f"No split has `{task}`" in cards[f"{ORG}/turn_taking_questions"].read_text() or "has no" in cell
+    splits = _card_table(cards[f"{ORG}/turn_taking_perturbations"], "split")
+    assert list(splits) == ["synthetic"] and splits["synthetic"][1:3] == ["synthetic", "apache-2.0"]
+    pairs = pq.read_table(folder / "turn_taking_perturbations" / "data" / "synthetic-00000-of-00001.parquet").num_rows
+    assert splits["synthetic"][3] == str(pairs)
+
+
+def test_card_links_point_at_the_released_repos(tmp_path):
+    from turneval.release.cards import ReleaseLinks, absolute_links
+    from turneval.release.plan import REPO_ROOT
+
+    card = REPO_ROOT / "model_cards" / "future_activity_predictor_words" / "README.md"
+    body = ("[card](../future_activity_predictor_lookahead/README.md), [old](../future_activity_predictor_switchboard/README.md), "
+            "[docs/validation.md](../../docs/validation.md#real), [paper](https://arxiv.org/abs/1), [x](#here)")
+    with_demo = ReleaseLinks.of(release_plan(ORG))
+    assert absolute_links(body, card, with_demo) == (
+        f"[card](https://huggingface.co/{ORG}/future_activity_predictor_lookahead), old, "
+        f"[docs/validation.md](https://huggingface.co/spaces/{ORG}/turneval/blob/main/docs/validation.md#real), "
+        "[paper](https://arxiv.org/abs/1), [x](#here)")
+    without_demo = ReleaseLinks.of(release_plan(ORG, demo=False))
+    assert "docs/validation.md, [paper]" in absolute_links(body, card, without_demo)
+    with pytest.raises(ReleaseError, match="missing.md, which does not exist"):
+        absolute_links("[m](missing.md)", card, with_demo)

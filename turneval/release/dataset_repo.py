@@ -13,9 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .cards import insert_after_title, join_front_matter, split_front_matter
+from .cards import ReleaseLinks
+from .dataset_card import dataset_card
 from .dataset_sources import SOURCES, real_root
-from .plan import REPO_ROOT, ReleaseError, RepoPlan
+from .plan import ReleaseError, RepoPlan
 
 
 SHARD = "data/{split}-00000-of-00001.parquet"
@@ -74,34 +75,11 @@ def _copy_audio(dialogues: dict[str, list], out: Path) -> None:
             sf.write(str(target), data, rate, format="FLAC", subtype="PCM_16")
 
 
-def _card(plan: RepoPlan, splits: dict[str, tuple[int, int]], features: Any, sources: list[str]) -> str:
-    card = REPO_ROOT / "model_cards" / "datasets" / plan.name / "README.md"
-    meta, body = split_front_matter(card)
-    meta["license"] = plan.licence
-    rows = sum(n for n, _ in splits.values())
-    meta["size_categories"] = ["n<1K" if rows < 1000 else "1K<n<10K"]
-    meta["configs"] = [{
-        "config_name": "default",
-        "data_files": [{"split": s, "path": SHARD.format(split=s)} for s in splits],
-    }]
-    meta["dataset_info"] = {
-        "features": features._to_yaml_list(),
-        "splits": [{"name": s, "num_bytes": size, "num_examples": n} for s, (n, size) in splits.items()],
-    }
-    lines = ["## This release", "", "| split | conversations from | licence | rows |", "|---|---|---|---|"]
-    lines += [f"| `{s}` | {SOURCES[s].credit} | {SOURCES[s].licence} | {n} |" for s, (n, _) in splits.items()]
-    lines += [f"| (none) | {SOURCES[s].credit}: no row | | 0 |" for s in sources if s not in splits]
-    lines += ["", "```python", "from datasets import load_dataset", f'ds = load_dataset("{plan.repo_id}")', "```"]
-    if plan.name == "turn_taking_chunks":
-        lines += ["", "`audio_path` is relative to this repo: the audio of every conversation is under `audio/<split>/`."]
-    elif plan.name == "turn_taking_questions":
-        lines += ["", f"At most {QUESTIONS_PER_CLASS} yes and {QUESTIONS_PER_CLASS} no items per task; `audio` holds each clip "
-                  "(mono 16 kHz WAV); `audio_path` names the conversation's audio in turn_taking_chunks."]
-    return join_front_matter(meta, insert_after_title(body, "\n".join(lines) + "\n"))
-
-
-def write_dataset_repo(plan: RepoPlan, out: Path, dialogues: dict[str, list], *, questions_per_class: int = QUESTIONS_PER_CLASS) -> Path:
-    """Write the data set repo of ``plan`` into ``out`` (a new folder) from ``dialogues`` (source -> list)."""
+def write_dataset_repo(
+    plan: RepoPlan, out: Path, dialogues: dict[str, list], *, questions_per_class: int = QUESTIONS_PER_CLASS, links: ReleaseLinks | None = None
+) -> Path:
+    """Write the data set repo of ``plan`` into ``out`` (a new folder) from ``dialogues`` (source -> list);
+    ``links`` says where the card's links point on the Hub (default: this repo alone released)."""
     from turneval.dataset_scripts.builders import write_dialogue_manifest
 
     out.mkdir(parents=True)
@@ -109,17 +87,17 @@ def write_dataset_repo(plan: RepoPlan, out: Path, dialogues: dict[str, list], *,
     with tempfile.TemporaryDirectory(prefix="turneval-release-") as work:
         manifest = write_dialogue_manifest([d for items in dialogues.values() for d in items], Path(work) / "manifest.jsonl", split=split_of)
         built = build(plan.name, manifest, Path(work) / "cache", questions_per_class=questions_per_class)
-        splits: dict[str, tuple[int, int]] = {}
         if not built:
             raise ReleaseError(f"{plan.name}: the builder made no rows from the sources {', '.join(dialogues)}")
+        sizes: dict[str, int] = {}
         for split in built:
-            rows = _relocate_audio_paths(built[split], split_of)
+            built[split] = _relocate_audio_paths(built[split], split_of)
             target = out / SHARD.format(split=split)
             target.parent.mkdir(parents=True, exist_ok=True)
-            rows.to_parquet(str(target))
-            splits[split] = (rows.num_rows, rows.data.nbytes)
-        features = next(iter(built.values())).features
+            built[split].to_parquet(str(target))
+            sizes[split] = built[split].data.nbytes
+        card = dataset_card(plan, built, sizes, list(dialogues), links or ReleaseLinks.of([plan]))
     if plan.name == "turn_taking_chunks":
         _copy_audio(dialogues, out)
-    (out / "README.md").write_text(_card(plan, splits, features, list(dialogues)), encoding="utf-8")
+    (out / "README.md").write_text(card, encoding="utf-8")
     return out

@@ -41,6 +41,8 @@ class Source:
     licence: str
     credit: str
     read: Callable[[Path, Path], list[Dialogue]]
+    speech: str = "real"
+    """What a listener hears: ``real`` (recorded people) or ``synthetic`` (eSpeak NG voices)."""
     """``read(real_root, scratch)``: the conversations; audio a source must assemble goes to ``scratch``."""
 
 
@@ -124,11 +126,11 @@ def read_ami(root: Path, scratch: Path) -> list[Dialogue]:
 
 
 SOURCES: dict[str, Source] = {
-    "synthetic": Source("synthetic", "apache-2.0", "turneval's synthetic eSpeak NG conversations (Apache-2.0)", read_examples),
+    "synthetic": Source("synthetic", "apache-2.0", "turneval's bundled eSpeak NG conversations", read_examples, "synthetic"),
     "harper_valley": Source(
-        "harper_valley", "cc-by-4.0", "Gridspace-Stanford Harper Valley speech dataset (CC BY 4.0)", read_harper_valley
+        "harper_valley", "cc-by-4.0", "Gridspace-Stanford Harper Valley speech dataset, bank calls", read_harper_valley
     ),
-    "ami": Source("ami", "cc-by-4.0", "AMI Meeting Corpus, ES2004a (Carletta et al., 2005; CC BY 4.0)", read_ami),
+    "ami": Source("ami", "cc-by-4.0", "AMI Meeting Corpus, ES2004a, 60 s (Carletta et al., 2005)", read_ami),
 }
 DEFAULT_SOURCES: tuple[str, ...] = ("synthetic", "harper_valley", "ami")
 
@@ -146,7 +148,11 @@ def check_sources(names: tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
     return names
 
 
+def source_licences(names: tuple[str, ...] | list[str]) -> list[str]:
+    """The distinct licences of the sources ``names``, in the order of the sources (each split keeps its own)."""
+    return list(dict.fromkeys(SOURCES[n].licence for n in names))
+
+
 def dataset_licence(names: tuple[str, ...]) -> str:
-    """The licence of a data set built from ``names``: CC BY 4.0 as soon as one source asks for credit."""
-    licences = {SOURCES[n].licence for n in names}
-    return "cc-by-4.0" if "cc-by-4.0" in licences else "apache-2.0"
+    """The licence of a data set built from ``names``, as the plan prints it: each source's, joined."""
+    return ", ".join(source_licences(names))

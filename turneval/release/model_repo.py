@@ -13,7 +13,15 @@ import shutil
 import sys
 from pathlib import Path
 
-from .cards import insert_after_title, join_front_matter, split_front_matter
+from .cards import (
+    ReleaseLinks,
+    absolute_links,
+    check_card_metadata,
+    hub_url,
+    insert_after_title,
+    join_front_matter,
+    split_front_matter,
+)
 from .model_index import model_index
 from .plan import MODEL_REPOS, REPO_ROOT, ReleaseError, RepoPlan
 
@@ -26,51 +34,50 @@ USAGE: dict[str, str] = {
     "turn_taking_judge_swb_revoiced": '''\
 import numpy as np
 from transformers import AutoModel
-
 judge = AutoModel.from_pretrained("{repo_id}", trust_remote_code=True)
-t = np.arange(16000 * 4) / 16000
-audio = (0.1 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)   # mono 16 kHz: put your recording here
-probs = judge.score(audio).probabilities        # [chunks, 5]: NA, BC, I, T, C of chunk t + 1
-print(probs.shape)
+audio = np.sin(np.arange(16000 * 4) * 0.09).astype(np.float32) / 10   # mono 16 kHz: your recording here
+probs = judge.score(audio).probabilities   # [chunks, 5]: P(NA, BC, I, T, C) of chunk t + 1
 ''',
     "future_activity_predictor_lookahead": '''\
-import numpy as np
-import torch
+import numpy as np, torch
 from transformers import AutoModel
-
 model = AutoModel.from_pretrained("{repo_id}", trust_remote_code=True)
-activity = np.zeros((500, 2), dtype=np.float32)   # 10 s at 50 Hz: 1 where speaker A / B speaks
-activity[50:200, 0] = 1
-activity[215:400, 1] = 1
-with torch.no_grad():
-    out = model(voice_activity=torch.from_numpy(model.vad_inputs(activity))[None])
-print(out.probs.shape)                             # [1, 500, 256]: the next 2 s of both speakers
+activity = np.zeros((500, 2), np.float32); activity[50:200, 0] = activity[215:400, 1] = 1   # 10 s at 50 Hz: A, then B
+probs = model(voice_activity=torch.from_numpy(model.vad_inputs(activity))[None]).probs   # [1, 500, 256]: the next 2 s
 ''',
     "future_activity_predictor_words": '''\
-import numpy as np
-import torch
+import numpy as np, torch
 from transformers import AutoModel
-
 model = AutoModel.from_pretrained("{repo_id}", trust_remote_code=True)
-activity = np.zeros((500, 2), dtype=np.float32)   # 10 s at 50 Hz: 1 where speaker A / B speaks
-activity[50:200, 0] = 1
-activity[215:400, 1] = 1
-words = [[(1.0, 1.5, "so"), (3.4, 4.0, "right")], [(4.3, 4.6, "yeah")]]   # per speaker: (start, end, word)
-with torch.no_grad():
-    out = model(voice_activity=torch.from_numpy(model.vad_inputs(activity, words))[None])
-print(out.probs.shape)                             # [1, 500, 256]: the next 2 s of both speakers
+activity = np.zeros((500, 2), np.float32); activity[50:200, 0] = activity[215:400, 1] = 1   # 10 s at 50 Hz: A, then B
+words = [[(1.0, 1.5, "so"), (3.4, 4.0, "right")], [(4.3, 4.6, "yeah")]]   # per speaker: (start s, end s, word)
+probs = model(voice_activity=torch.from_numpy(model.vad_inputs(activity, words))[None]).probs   # [1, 500, 256]
 ''',
 }
 """Released model -> the usage block of its Hub card (``{repo_id}`` filled in)."""
 
+LICENCE_NAME = "research-use-switchboard"
+"""The one name of the weights' licence on every released model (``license: other``)."""
+
 LICENCE_TEXT = """\
-Code (configuration_*.py, modeling_*.py): Apache License 2.0, https://www.apache.org/licenses/LICENSE-2.0
-(turneval, https://github.com/turneval).
+Code (configuration_*.py, modeling_*.py): Apache License 2.0, https://www.apache.org/licenses/LICENSE-2.0,
+as the rest of turneval's code.
 
-Weights (model.safetensors): {licence}. {terms}
-
+Weights (model.safetensors): {name}. Research use only: the model was trained on {what} of
+Switchboard-1 Release 2 (LDC97S62, licensed by the Linguistic Data Consortium:
+https://catalog.ldc.upenn.edu/LDC97S62) and the Mississippi State (ISIP) ms98 word alignments
+(https://isip.piconepress.com/projects/switchboard/). It carries none of the corpus's audio.
+{extra}
 The model card (README.md) says what the model was trained on and why these terms apply.
 """
+TRAINED_ON = {
+    "turn_taking_judge_swb_revoiced": ("the word times and words", "Its turn-completion cue is converted from smart-turn v3.2 "
+                                       "(pipecat-ai, BSD-2-Clause: https://github.com/pipecat-ai/smart-turn); its encoder is "
+                                       "Whisper tiny.en (MIT: https://github.com/openai/whisper).\n"),
+    "future_activity_predictor_lookahead": ("the timing", ""),
+    "future_activity_predictor_words": ("the timing and words", ""),
+}
+"""Released model -> (what of Switchboard it learned from, other terms its LICENSE names)."""
 
 
 def remote_code_files(config: Path) -> list[Path]:
@@ -108,28 +115,30 @@ def check_self_contained(path: Path, siblings: set[str]) -> None:
                                    f"transformers, numpy, the standard library and {sorted(siblings)}")
 
 
-def _card(plan: RepoPlan, card: Path, provenance: Path) -> str:
+def _card(plan: RepoPlan, card: Path, provenance: Path, links: ReleaseLinks) -> str:
     meta, body = split_front_matter(card)
+    if meta.get("license") != "other" or meta.get("license_name") != LICENCE_NAME:
+        raise ReleaseError(f"{card}: a released model's front matter says 'license: other' and 'license_name: {LICENCE_NAME}'")
     meta["library_name"] = "transformers"
+    meta["license_link"] = hub_url(plan.repo_id, "model", "LICENSE")
     meta["model-index"] = model_index(plan.name, provenance)
     usage = "```python\n" + USAGE[plan.name].format(repo_id=plan.repo_id) + "```\n"
     load_it = re.compile(r"\*\*Load it:?\*\*[^\n]*\n+```python\n.*?```\n", re.S)  # the card's own "Load it" block
     section = f"**Load it from the Hub** (`trust_remote_code=True`: the model's code ships in this repo):\n\n{usage}"
     body = load_it.sub(lambda _: section, body, count=1) if load_it.search(body) else insert_after_title(body, "## Usage\n\n" + section)
-    return join_front_matter(meta, body)
+    text = join_front_matter(meta, absolute_links(body, card, links))
+    check_card_metadata(text, "model", f"{card} (as released)")
+    return text
 
 
-def _licence(meta: dict) -> str:
-    name = meta.get("license_name") or meta.get("license")
-    terms = {
-        "research-use-switchboard": "Research use only: it was trained on Switchboard timing and words (LDC97S62; ISIP ms98 alignments).",
-        "research-use-only": "Research use only: it was trained on Switchboard timing (LDC97S62; ISIP ms98 alignments).",
-    }.get(str(name), "See the model card.")
-    return LICENCE_TEXT.format(licence=name, terms=terms)
+def _licence(name: str) -> str:
+    what, extra = TRAINED_ON[name]
+    return LICENCE_TEXT.format(name=LICENCE_NAME, what=what, extra=extra)
 
 
-def write_model_repo(plan: RepoPlan, out: Path) -> Path:
-    """Write the model repo of ``plan`` into ``out`` (a new folder); returns ``out``."""
+def write_model_repo(plan: RepoPlan, out: Path, links: ReleaseLinks | None = None) -> Path:
+    """Write the model repo of ``plan`` into ``out`` (a new folder); returns ``out``. ``links`` says
+    where the card's links point on the Hub (default: this repo alone released)."""
     from turneval.checkpoints import bundled_root
 
     checkpoint = bundled_root() / plan.name
@@ -143,6 +152,7 @@ def write_model_repo(plan: RepoPlan, out: Path) -> Path:
     for path in remote_code_files(checkpoint / "config.json"):
         shutil.copyfile(path, out / path.name)
     card = REPO_ROOT / "model_cards" / MODEL_REPOS[plan.name] / "README.md"
-    (out / "README.md").write_text(_card(plan, card, checkpoint / "provenance.json"), encoding="utf-8")
-    (out / "LICENSE").write_text(_licence(split_front_matter(card)[0]), encoding="utf-8")
+    links = links or ReleaseLinks.of([plan])
+    (out / "README.md").write_text(_card(plan, card, checkpoint / "provenance.json", links), encoding="utf-8")
+    (out / "LICENSE").write_text(_licence(plan.name), encoding="utf-8")
     return out
