@@ -55,18 +55,43 @@ class MockBehaviour:
     answer: str = "Sure the pharmacy opens at nine tomorrow morning and closes at six"
     backchannel: str = "yeah"
     echo: bool = False
+    talks_through_s: float | None = None  # a yielding agent talks on through caller sound shorter than this
+    delay_spread_s: float = 0.0  # each reply's delay drawn around delay_s: normal (this sd) or uniform (+- this)
+    delay_distribution: str = "normal"
 
     @property
     def latency_s(self) -> float:
-        """From the caller's last sound to the first sound of the answer."""
+        """From the caller's last sound to the first sound of the answer (the middle of the draws, when drawn)."""
         return self.silence_s + self.delay_s
 
+    @property
+    def yield_at_s(self) -> float:
+        """How far into the caller's overlapping speech a yielding agent stops."""
+        return max(self.yield_after_s, self.talks_through_s or 0.0)
 
+    def draw_latency(self, rng: np.random.Generator) -> float:
+        if self.delay_spread_s <= 0:
+            return self.latency_s
+        if self.delay_distribution == "uniform":
+            delay = rng.uniform(self.delay_s - self.delay_spread_s, self.delay_s + self.delay_spread_s)
+        else:
+            delay = rng.normal(self.delay_s, self.delay_spread_s)
+        return self.silence_s + max(0.0, float(delay))
+
+
+LONG_ANSWER = ("Sure the pharmacy on the main street opens at nine tomorrow morning and it closes at six in the "
+               "evening but on sunday it opens at ten and closes at four")
+"""An answer long enough (about 8 s) to be talked over or backchannelled 2 s and more into it."""
 MOCK_BEHAVIOURS: dict[str, MockBehaviour] = {
     "cascaded": MockBehaviour("cascaded", silence_s=0.8, delay_s=0.4),
     "eager": MockBehaviour("eager", silence_s=0.3, delay_s=0.1),
     "duplex": MockBehaviour("duplex", silence_s=0.5, delay_s=0.1, yields=True, yield_after_s=0.2, backchannel_after_s=3.0),
     "echo": MockBehaviour("echo", echo=True),
+    # the calls' agents (barge-in, backchannel, dialogue suites; benchmarks/validation/probe_calls.py)
+    "polite": MockBehaviour("polite", silence_s=0.8, delay_s=0.3, yields=True, yield_after_s=0.3, answer=LONG_ANSWER),
+    "steady": MockBehaviour("steady", silence_s=0.8, delay_s=0.3, yields=True, yield_after_s=0.3, talks_through_s=0.6,
+                            answer=LONG_ANSWER),
+    "variable": MockBehaviour("variable", silence_s=0.6, delay_s=0.5, delay_spread_s=0.2, delay_distribution="uniform"),
 }
 
 
@@ -102,6 +127,8 @@ class _Session:
         self.talk_started = 0.0  # caller time
         self.talk_wall = 0.0
         self.last_backchannel = -1e9
+        self.rng = np.random.default_rng([agent.seed, agent.sessions])  # each reply's latency, when drawn
+        self.replies: list[dict[str, Any]] = []
 
     def wall(self, caller_t: float, arrival: float) -> float:
         """Wall time of a caller instant, from the arrival of the frame that ended at ``self.received``."""
@@ -172,8 +199,8 @@ class _Session:
             if self.talking() and self.talk_kind == "answer":
                 if self.b.yields:
                     barge = max(self.run_start, self.talk_started)
-                    if now - barge >= self.b.yield_after_s:  # the caller kept talking over it: stop
-                        await asyncio.sleep(max(0.0, self.wall(barge + self.b.yield_after_s, arrival) - self.loop.time()))
+                    if now - barge >= self.b.yield_at_s:  # the caller kept talking over it: stop
+                        await asyncio.sleep(max(0.0, self.wall(barge + self.b.yield_at_s, arrival) - self.loop.time()))
                         self.talk.cancel()
                         await self.send_clear()
                         self.pending = True
@@ -190,8 +217,13 @@ class _Session:
             return
         if self.pending and not self.talking() and now - self.last_sound >= self.b.silence_s:
             self.pending = False
-            begin = self.last_sound + self.b.latency_s
+            latency = self.b.draw_latency(self.rng)
+            begin = self.last_sound + latency
             self.start_talking("answer", _speech(self.b.answer, self.sr), self.wall(begin, arrival), begin)
+            if self.agent.announce:  # the agent's own log of this reply, on the caller's clock (raw wire: a text message)
+                self.replies.append({"type": "mock_reply", "caller_sound_end_s": round(self.last_sound, 6),
+                                     "answer_start_s": round(begin, 6), "latency_s": round(latency, 6)})
+                await self.ws.send(json.dumps(self.replies[-1]))
             if self.b.yields:
                 self.talk_kind = "answer_pending" if begin > now else "answer"
 
@@ -239,7 +271,7 @@ class MockAgent:
     def __init__(self, behaviour: str | MockBehaviour = "duplex", *, wire: str = "raw", sample_rate: int | None = None,
                  port: int = 0, wire_rate: int | None = None, silent: bool = False,
                  disconnect_after_s: float | None = None, disconnect_sessions: int = 1, single_client: bool = False,
-                 **overrides: Any):
+                 announce: bool = False, seed: int = 0, **overrides: Any):
         base = MOCK_BEHAVIOURS[behaviour] if isinstance(behaviour, str) else behaviour
         self.behaviour = replace(base, **overrides) if overrides else base
         if wire not in WIRES:
@@ -250,6 +282,9 @@ class MockAgent:
         self.wire_rate, self.silent, self.disconnect_after_s = wire_rate, silent, disconnect_after_s
         self.disconnect_sessions = disconnect_sessions
         self.single_client = single_client
+        if announce and wire != "raw":
+            raise ValueError("announce (the mock's own log of each reply as a text message) needs the raw wire")
+        self.announce, self.seed = announce, seed
         self._shared: _Session | None = None
         self.sessions = 0
         self._thread: threading.Thread | None = None

@@ -103,16 +103,17 @@ def _write_wav(path: Path, audio: np.ndarray, sample_rate: int) -> None:
 
 
 def write_sample(folder: Path, caller: np.ndarray, agent: np.ndarray, sample_rate: int, metadata_writer: Any,
-                 log: dict[str, Any]) -> Path:
-    """Write one sample folder atomically: input.wav, output.wav, stereo.wav, the task's metadata, probe.json."""
+                 log: dict[str, Any], names: tuple[str, str] = ("input.wav", "output.wav")) -> Path:
+    """Write one sample folder atomically: input.wav, output.wav (or ``names``), stereo.wav, the task's metadata,
+    probe.json."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = folder.parent / f".{folder.name}.partial"
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
     try:
-        _write_wav(tmp / "input.wav", caller, sample_rate)
-        _write_wav(tmp / "output.wav", agent, sample_rate)
+        _write_wav(tmp / names[0], caller, sample_rate)
+        _write_wav(tmp / names[1], agent, sample_rate)
         _write_wav(tmp / "stereo.wav", np.stack([caller, agent]), sample_rate)
         metadata_writer(tmp)
         (tmp / "probe.json").write_text(json.dumps(log, indent=1) + "\n")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,17 +23,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from turneval.probe.energy import loud_windows, sound_spans
+from turneval.probe.call import AgentBusy, AgentStalled, Call, CallerSource, FixedCaller, ReactiveCaller
+from turneval.probe.caller import LiveCaller
+from turneval.probe.energy import sound_spans
+from turneval.probe.listener import AgentListener
 from turneval.probe.recorder import Recording, timing, write_sample
-from turneval.probe.scenarios import Sample
+from turneval.probe.scenarios import SAMPLE_RATE, Sample, mix_parts
 from turneval.probe.summary import EXCLUDED
 from turneval.probe.transports import (
     TRANSPORT_NAMES,
-    AgentAudio,
-    AgentClear,
     AgentDisconnected,
-    AgentMark,
-    AgentMessage,
     AgentTransport,
     ProbeError,
     make_transport,
@@ -43,9 +41,9 @@ from turneval.probe.transports import (
 
 
 SETTLE_S = 2.0
-"""Default agent silence required before a call's clock starts (see :func:`_stream`)."""
-SETTLE_LIMIT_S = 30.0
-"""How long the probe waits for a talking agent to fall silent before it gives that sample up."""
+"""Default agent silence required before a call's clock starts (see :mod:`turneval.probe.call`)."""
+AGENT_TIMEOUT_S = 20.0
+"""Default ``--agent-timeout``: how long the caller waits on an agent that sends nothing before giving the sample up."""
 
 
 @dataclass
@@ -66,12 +64,16 @@ class ProbeSettings:
     connect_timeout_s: float = 5.0
     settle_s: float = SETTLE_S
     transport_options: dict[str, Any] = field(default_factory=dict)
+    agent_timeout_s: float = AGENT_TIMEOUT_S
+    seed: int = 0  # the callers' draws (delay: human)
 
     def __post_init__(self) -> None:
         if self.sample_rate is None:
             self.sample_rate = transport_class(self.transport).default_rate
         if self.settle_s < 0:
             raise ProbeError(f"--settle must be 0 or more seconds, not {self.settle_s:g}")
+        if self.agent_timeout_s <= 0:
+            raise ProbeError(f"--agent-timeout must be more than 0 seconds, not {self.agent_timeout_s:g}")
 
     def make(self, url: str | None = None) -> AgentTransport:
         return make_transport(self.transport, url or self.agent, sample_rate=self.sample_rate, frame_ms=self.frame_ms,
@@ -80,8 +82,11 @@ class ProbeSettings:
 
 @dataclass
 class SampleOutcome:
-    """How one sample went: ``status`` is ok, disconnected, timeout, busy (the agent never fell silent before it)
-    or agent_first (agent audio before the caller's first sound: kept out of the scores); ``detail`` says why."""
+    """How one call went: ``status`` is ok, disconnected, timeout, stalled (the agent went quiet without closing),
+    busy (the agent never fell silent before it) or agent_first (agent audio before the caller's first sound: kept
+    out of the scores); ``detail`` says why. ``label`` tells repeats and simultaneous callers of one sample apart
+    (``r2``: its second run, ``n4c3``: caller 3 of 4 at once); ``parts`` is the caller's parts' log and ``spans`` where
+    each part played: (start_s, end_s, part index)."""
 
     sample: Sample
     status: str
@@ -91,21 +96,29 @@ class SampleOutcome:
     folder: Path | None = None
     timing: dict[str, Any] = field(default_factory=dict)
     settle: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+    reference_s: float | None = None
+    event: tuple[float, float] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    spans: list[tuple[float, float, int]] = field(default_factory=list)
+    verdict: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        """The call's folder below RUN_DIR (the sample's, with ``-label`` for a repeat or a simultaneous caller)."""
+        return self.sample.folder + (f"-{self.label}" if self.label else "")
 
 
 SCORED = "ok"
+FDB_AUDIO = ("input.wav", "output.wav")
+CALL_AUDIO = ("caller.wav", "agent.wav")
+"""turneval's own calls (calls/) name their audio for who speaks: they are not Full-Duplex-Bench sample folders, and
+`turneval fdb` leaves them alone."""
 
 
 def _int16(audio: np.ndarray) -> np.ndarray:
     return np.clip(np.round(np.asarray(audio, dtype=np.float32) * 32767), -32768, 32767).astype(np.int16)
-
-
-def _loud(samples: np.ndarray, sample_rate: int) -> bool:
-    return bool(loud_windows(np.asarray(samples, dtype=np.float32) / 32768.0, sample_rate).any())
-
-
-class AgentBusy(ProbeError):
-    """The agent went on sending sound and never fell silent before a call (it is scored as a failed sample)."""
 
 
 def _hint_wrong_wire(transport: AgentTransport, err: AgentDisconnected) -> str:
@@ -113,126 +126,40 @@ def _hint_wrong_wire(transport: AgentTransport, err: AgentDisconnected) -> str:
             f"wire format it speaks (one of {', '.join(TRANSPORT_NAMES)})")
 
 
-async def _stream(transport: AgentTransport, caller: np.ndarray, timeout_s: float, settle_s: float = 0.0,
-                  settle_limit_s: float = SETTLE_LIMIT_S) -> tuple[Recording, str, str, dict[str, Any]]:
-    """Play ``caller`` (int16 at the transport's rate) to the agent; record what comes back.
-
-    First, with ``settle_s`` > 0, a quiet line (silent frames, as a phone line sends) until the
-    agent has sent no sound for ``settle_s``; what it sends then is not recorded. The call's
-    clock starts after that. A mark the agent sends is answered when the audio queued before
-    it has played (on the player's clock), and at once when a clear drops that audio.
-    """
-    rec = Recording(transport.sample_rate)
-    loop = asyncio.get_running_loop()
-    frame = transport.frame_samples
-    sr = transport.sample_rate
-    step_s = frame / sr
-    silence = np.zeros(frame, dtype=np.int16)
-    opened = loop.time()
-    state: dict[str, Any] = {"t0": None, "last_loud": None, "heard_s": 0.0, "messages": 0}
-    marks: list[tuple[float, bytes | str]] = []  # (due on the call's clock, reply)
-
-    async def answer_marks(now: float | None, flush: bool = False) -> None:
-        while marks and (flush or (now is not None and marks[0][0] <= now)):
-            await transport.send_reply(marks.pop(0)[1])
-
-    async def settle() -> None:
-        k = 0
-        while True:
-            quiet_since = state["last_loud"] if state["last_loud"] is not None else opened
-            if loop.time() - quiet_since >= settle_s:
-                return
-            if loop.time() - opened > settle_limit_s:
-                raise AgentBusy(f"the agent at {transport.url} kept sending sound for {settle_limit_s:g} s on a new "
-                                f"connection and never fell silent for {settle_s:g} s before the call")
-            delay = opened + (k + 1) * step_s - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            await transport.send_audio(silence)
-            k += 1
-
-    async def sender() -> None:
-        if settle_s > 0:
-            await settle()
-        t0 = state["t0"] = loop.time()
-        n_frames = math.ceil(caller.size / frame)
-        k = 0
-        # after the caller's audio, a quiet line (as a microphone would send) while waiting for a silent agent
-        limit = n_frames + int(math.ceil(timeout_s / step_s))
-        while k < limit:
-            if k >= n_frames and rec.received_audio:
-                return
-            due = t0 + (k + 1) * step_s
-            delay = due - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            rec.send_lateness_s.append(max(0.0, loop.time() - due))
-            chunk = caller[k * frame : (k + 1) * frame] if k < n_frames else silence
-            if chunk.size < frame:
-                chunk = np.concatenate([chunk, silence[: frame - chunk.size]])
-            await transport.send_audio(chunk)
-            await answer_marks(loop.time() - t0)
-            k += 1
-
-    async def receiver() -> None:
-        while True:
-            events = await transport.receive()
-            state["messages"] += 1
-            if state["t0"] is None:  # settling: not part of the call; only its sound counts
-                for event in events:
-                    if isinstance(event, AgentAudio) and _loud(event.samples, sr):
-                        state["last_loud"] = loop.time()
-                        state["heard_s"] += event.samples.size / sr
-                    elif isinstance(event, AgentClear) and event.reply is not None:
-                        await transport.send_reply(event.reply)
-                    elif isinstance(event, AgentMark):
-                        await transport.send_reply(event.reply)
-                continue
-            now = loop.time() - state["t0"]
-            for event in events:
-                if isinstance(event, AgentAudio):
-                    rec.add_audio(event.samples, now)
-                elif isinstance(event, AgentClear):
-                    rec.clear(now)
-                    if event.reply is not None:
-                        await transport.send_reply(event.reply)
-                    await answer_marks(None, flush=True)  # the provider answers every dropped mark at once
-                elif isinstance(event, AgentMark):
-                    marks.append((rec.cursor / sr, event.reply))
-                    rec.messages.append((round(now, 6), {"mark": event.name}))
-                elif isinstance(event, AgentMessage):
-                    rec.messages.append((round(now, 6), event.data))
-
-    send_task = asyncio.ensure_future(sender())
-    recv_task = asyncio.ensure_future(receiver())
+def _status(call: Call, errors: list[BaseException | None], timeout_s: float) -> tuple[str, str]:
+    """A call's status and why, from the errors of the side(s) that ended it (others propagate)."""
     status, detail = "ok", ""
-    try:
-        done, _ = await asyncio.wait({send_task, recv_task}, return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            err = task.exception()
-            at = loop.time() - (state["t0"] if state["t0"] is not None else opened)
-            if isinstance(err, AgentDisconnected):
-                where = "into the sample" if state["t0"] is not None else "after connecting, before the sample began"
-                text = _hint_wrong_wire(transport, err) if not state["messages"] else str(err)
-                status, detail = "disconnected", f"{text} ({at:.2f} s {where})"
-            elif isinstance(err, AgentBusy):
-                status, detail = "busy", f"{err}; nothing of this sample was played (raise --settle, or check the agent)"
-            elif err is not None:
-                raise err
-        if status == "ok" and not rec.received_audio:
-            status = "timeout"
-            detail = (f"the agent at {transport.url} sent no audio during the sample nor in the {timeout_s:g} s after "
-                      "the caller finished; check that it answers (raise --timeout for a slow agent)")
-    finally:
-        for task in (send_task, recv_task):
-            task.cancel()
-        await asyncio.gather(send_task, recv_task, return_exceptions=True)
-    settled = {"settle_s": settle_s, "waited_s": round((state["t0"] or loop.time()) - opened, 3),
-               "agent_sound_heard_s": round(state["heard_s"], 3),
-               # the call's time 0 on the event loop's clock (time.monotonic: an agent's own log on this machine
-               # reads the same clock)
-               "call_start_monotonic": None if state["t0"] is None else round(state["t0"], 6)}
-    return rec, status, detail, settled
+    for err in errors:
+        at = call.elapsed()
+        if isinstance(err, AgentDisconnected):
+            where = "into the sample" if call.t0 is not None else "after connecting, before the sample began"
+            text = _hint_wrong_wire(call.transport, err) if not call.messages else str(err)
+            status, detail = "disconnected", f"{text} ({at:.2f} s {where})"
+        elif isinstance(err, AgentBusy):
+            status, detail = "busy", f"{err}; nothing of this sample was played (raise --settle, or check the agent)"
+        elif isinstance(err, AgentStalled):
+            status, detail = "stalled", f"{err} ({at:.2f} s into the sample)"
+        elif err is not None:
+            raise err
+    if status == "ok" and not call.rec.received_audio:
+        status = "timeout"
+        detail = (f"the agent at {call.transport.url} sent no audio during the sample nor in the {timeout_s:g} s after "
+                  "the caller finished; check that it answers (raise --timeout for a slow agent)")
+    return status, detail
+
+
+async def _stream(transport: AgentTransport, caller: np.ndarray | CallerSource, timeout_s: float, settle_s: float = 0.0,
+                  listener: AgentListener | None = None,
+                  agent_timeout_s: float | None = None) -> tuple[Recording, str, str, dict[str, Any], int]:
+    """Play ``caller`` (int16 at the transport's rate, or a caller that reacts) to the agent; record what comes back.
+
+    Returns the recording, the status and why, the settling log and how many caller frames were sent
+    (see :mod:`turneval.probe.call`)."""
+    source = FixedCaller(caller, transport.frame_samples) if isinstance(caller, np.ndarray) else caller
+    call = Call(transport, source, timeout_s, settle_s, listener=listener, agent_timeout_s=agent_timeout_s)
+    errors = await call.run()
+    status, detail = _status(call, errors, timeout_s)
+    return call.rec, status, detail, call.settled(), call.frames_sent
 
 
 def early_agent_audio(caller: np.ndarray, agent: np.ndarray, sample_rate: int) -> str | None:
@@ -250,22 +177,70 @@ def early_agent_audio(caller: np.ndarray, agent: np.ndarray, sample_rate: int) -
             "the scores. Raise --settle to wait longer for the agent to fall silent between calls")
 
 
-async def _run_sample(settings: ProbeSettings, url: str, sample: Sample) -> SampleOutcome:
+def _live_caller(settings: ProbeSettings, sample: Sample, transport: AgentTransport, listener: AgentListener,
+                 repeat: int, caller: int) -> LiveCaller:
+    from turneval.probe.caller import call_rng
+
+    rng = call_rng(settings.seed, sample.folder, repeat, caller)
+    return LiveCaller(sample.parts, transport.sample_rate, transport.frame_samples, listener, rng,
+                      timeout_s=settings.timeout_s, tail_s=sample.tail_s)
+
+
+def _reactive_results(outcome: SampleOutcome, live: LiveCaller, n_samples: int) -> None:
+    """The caller's track as played, where each part went, and the task's metadata from those places."""
+    sample = outcome.sample
+    outcome.caller = live.track(n_samples)
+    outcome.spans = [(round(a, 4), round(b, 4), i) for a, b, i in live.spans()]
+    outcome.parts = live.log()
+    if not outcome.spans:
+        return
+    placed = [(a, sample.parts[i]) for a, _, i in outcome.spans]
+    firsts = [i for _, _, i in outcome.spans]
+    mark = firsts.index(sample.mark) if sample.mark in firsts else min(1, len(placed) - 1)
+    end = max(b for _, b, _ in outcome.spans)
+    tail = max(0.0, n_samples / live.sr - end)
+    _, outcome.metadata, outcome.reference_s, outcome.event = mix_parts(placed, sample.task, mark, tail)
+
+
+async def _run_sample(settings: ProbeSettings, url: str, sample: Sample, repeat: int = 0, caller_index: int = 0,
+                      label: str = "") -> SampleOutcome:
     from turneval.dataset_scripts.audio import resample
 
-    caller = sample.audio if settings.sample_rate == 16000 else resample(sample.audio, 16000, settings.sample_rate)
     transport = settings.make(url)
+    listener = AgentListener(transport.sample_rate)
+    live = _live_caller(settings, sample, transport, listener, repeat, caller_index) if sample.reacts else None
+    if live is None:
+        caller = sample.audio if settings.sample_rate == SAMPLE_RATE else resample(sample.audio, SAMPLE_RATE, settings.sample_rate)
+        source: CallerSource | np.ndarray = _int16(caller)
+    else:
+        source = ReactiveCaller(live)
     await transport.open(settings.connect_timeout_s)
     try:
-        rec, status, detail, settled = await _stream(transport, _int16(caller), settings.timeout_s, settings.settle_s)
+        rec, status, detail, settled, frames = await _stream(transport, source, settings.timeout_s, settings.settle_s,
+                                                            listener, settings.agent_timeout_s)
     finally:
-        await transport.close()
-    caller = np.asarray(caller, dtype=np.float32)
+        await _close(transport, settings.agent_timeout_s)
+    outcome = SampleOutcome(sample, status, detail, rec, np.zeros(0, dtype=np.float32), settle=settled, label=label)
+    if live is None:
+        outcome.caller = np.asarray(caller, dtype=np.float32)
+        outcome.reference_s, outcome.event, outcome.metadata = sample.reference_s, sample.event, dict(sample.metadata)
+        outcome.spans = [(a, b, i) for i, (a, b) in enumerate(sample.spans)]
+        outcome.parts = [dict(entry) for entry in sample.plan]
+    else:
+        _reactive_results(outcome, live, frames * transport.frame_samples)
     if status == "ok":
-        early = early_agent_audio(caller, rec.agent_track(caller.size), rec.sample_rate)
+        early = early_agent_audio(outcome.caller, rec.agent_track(outcome.caller.size), rec.sample_rate)
         if early is not None:
-            status, detail = "agent_first", early
-    return SampleOutcome(sample, status, detail, rec, caller, settle=settled)
+            outcome.status, outcome.detail = "agent_first", early
+    return outcome
+
+
+async def _close(transport: AgentTransport, limit_s: float) -> None:
+    """Close the connection, waiting at most ``limit_s`` for an agent that does not answer the close."""
+    try:
+        await asyncio.wait_for(transport.close(), timeout=limit_s)
+    except asyncio.TimeoutError:
+        pass
 
 
 def play_sample(settings: ProbeSettings, url: str, sample: Sample) -> SampleOutcome:
@@ -274,24 +249,40 @@ def play_sample(settings: ProbeSettings, url: str, sample: Sample) -> SampleOutc
 
 
 def write_outcome(out_dir: Path, outcome: SampleOutcome, transport: dict[str, Any]) -> Path:
-    """Write a sample folder (under ``failed/`` when the agent broke it, ``excluded/`` when it is kept out of the
-    scores) with its probe.json log."""
+    """Write a call's folder (under ``failed/`` when the agent broke it, ``excluded/`` when it is kept out of the
+    scores) with its probe.json log: timing, the caller's parts (plan, the agent event each waited for, when it
+    left), and for turneval's own calls the verdict."""
+    from turneval.probe.verdicts import judge
+
     sample, rec, sr = outcome.sample, outcome.recording, outcome.recording.sample_rate
     agent = rec.agent_track(outcome.caller.size)
-    ref = sample.reference_s
-    outcome.timing = timing(agent, sr, ref, sample.event) if outcome.status == "ok" else {}
+    ref = outcome.reference_s
+    outcome.timing = timing(agent, sr, ref, outcome.event) if outcome.status == "ok" else {}
+    if outcome.status == "ok":
+        outcome.verdict = judge(outcome, agent, sr)
     lateness = rec.send_lateness_s or [0.0]
     log = {
-        "task": sample.task, "sample": sample.sample_id, "status": outcome.status, "detail": outcome.detail,
-        "reference_s": ref, "event_s": list(sample.event) if sample.event else None, "expect": sample.expect,
-        "timing": outcome.timing, "transport": transport, "settle": outcome.settle,
+        "task": sample.task, "sample": sample.sample_id, "call": outcome.label or None, "status": outcome.status,
+        "detail": outcome.detail, "reference_s": ref, "event_s": list(outcome.event) if outcome.event else None,
+        "expect": sample.expect, "timing": outcome.timing, "verdict": outcome.verdict or None,
+        "parts": outcome.parts,
+        "transport": transport, "settle": outcome.settle,
         "caller_send_lateness_ms": {"median": round(1000 * statistics.median(lateness), 3),
                                     "max": round(1000 * max(lateness), 3)},
         "agent_chunks": [[a, n, p] for a, n, p in rec.arrivals], "clears_s": rec.clears,
         "messages": [[t, m] for t, m in rec.messages][:200],  # the first 200: a chatty agent must not bloat the log
     }
     base = out_dir if outcome.status == SCORED else out_dir / ("excluded" if outcome.status in EXCLUDED else "failed")
-    outcome.folder = write_sample(base / sample.folder, outcome.caller, agent, sr, sample.write_metadata, log)
+
+    def write_metadata(folder: Path) -> None:
+        for name, data in outcome.metadata.items():
+            (folder / name).write_text(json.dumps(data, indent=1) + "\n")
+        sample.write_metadata(folder, only_copies=True)
+
+    from turneval.dataset_scripts.files import to_jsonable
+
+    names = CALL_AUDIO if sample.version == "calls" else FDB_AUDIO
+    outcome.folder = write_sample(base / outcome.path, outcome.caller, agent, sr, write_metadata, to_jsonable(log), names)
     return outcome.folder
 
 
@@ -319,7 +310,7 @@ def measure_transport_delay(settings: ProbeSettings, seconds: float = 2.0) -> di
         async def go() -> Recording:
             await transport.open(settings.connect_timeout_s)
             try:
-                rec, _, _, _ = await _stream(transport, _int16(noise), timeout_s=1.0)
+                rec = (await _stream(transport, _int16(noise), timeout_s=1.0))[0]
             finally:
                 await transport.close()
             return rec

@@ -41,14 +41,24 @@ from typing import Any
 
 import numpy as np
 
+from turneval.probe.caller import DURING, EVENTS, MAX_REPEATS, ScriptPart
+from turneval.probe.listener import HOLD_S
 from turneval.probe.transports import ProbeError
 
 
 V10_TASKS = ("synthetic_pause_handling", "candor_pause_handling", "candor_turn_taking", "synthetic_user_interruption",
              "icc_backchannel")
 V15_TASKS = ("user_interruption", "user_backchannel", "talking_to_other", "background_speech")
+CALL_TASKS = ("barge_in", "backchannel", "pause_hold", "dialogue")
+"""turneval's own calls (not Full-Duplex-Bench tasks): written under ``calls/<task>/<id>/`` and judged per sample
+(:mod:`turneval.probe.verdicts`)."""
+TASKS = V10_TASKS + V15_TASKS + CALL_TASKS
 BUILTIN_SUITES = {"fdb-v1": ["probe_fdb_v1.yaml"], "fdb-v1.5": ["probe_fdb_v15.yaml"],
-                  "fdb": ["probe_fdb_v1.yaml", "probe_fdb_v15.yaml"], "smoke": ["probe_smoke.yaml"]}
+                  "fdb": ["probe_fdb_v1.yaml", "probe_fdb_v15.yaml"], "smoke": ["probe_smoke.yaml"],
+                  "barge-in": ["probe_barge_in.yaml"], "backchannel": ["probe_backchannel.yaml"],
+                  "pause-hold": ["probe_pause_hold.yaml"], "dialogue": ["probe_dialogue.yaml"],
+                  "calls": ["probe_barge_in.yaml", "probe_backchannel.yaml", "probe_pause_hold.yaml",
+                            "probe_dialogue.yaml"]}
 CALLER_VOICES = (("en-us+m3", 170, 45), ("en-us+f2", 165, 65), ("en-us+m1", 160, 40), ("en-us+f4", 180, 58))
 """The callers' eSpeak voices, taken in turn across samples (name, words per minute, pitch)."""
 DEFAULT_TAIL_S = {"synthetic_pause_handling": 0.0, "candor_pause_handling": 0.0, "icc_backchannel": 0.0}
@@ -76,9 +86,19 @@ class Sample:
     event: tuple[float, float] | None = None  # the marked part's span
     tail_s: float = 3.0
     expect: dict[str, Any] = field(default_factory=dict)
+    parts: list[ScriptPart] | None = None  # a script that reacts to the agent (audio is then made during the call)
+    spans: list[tuple[float, float]] = field(default_factory=list)  # each part's span, where fixed in advance
+    plan: list[dict[str, Any]] = field(default_factory=list)  # each fixed part's log (as a reacting caller's)
+    mark: int = 0  # the marked part
+
+    @property
+    def reacts(self) -> bool:
+        return self.parts is not None
 
     @property
     def version(self) -> str:
+        if self.task in CALL_TASKS:
+            return "calls"
         return "v1.5" if self.task in V15_TASKS else "v1.0"
 
     @property
@@ -89,8 +109,8 @@ class Sample:
     def duration_s(self) -> float:
         return self.audio.size / SAMPLE_RATE
 
-    def write_metadata(self, folder: Path) -> None:
-        for name, data in self.metadata.items():
+    def write_metadata(self, folder: Path, only_copies: bool = False) -> None:
+        for name, data in ({} if only_copies else self.metadata).items():
             (folder / name).write_text(json.dumps(data, indent=1) + "\n")
         for name, source in self.copies.items():
             shutil.copyfile(source, folder / name)
@@ -134,6 +154,8 @@ def _asr(words: list[tuple[float, float, str]]) -> dict:
 def _metadata(task: str, spans: list[tuple[float, float, str]], mark: int, end_s: float) -> tuple[dict, float | None]:
     """The task's metadata files and the instant response latency counts from."""
     start, stop, text = spans[mark]
+    if task in CALL_TASKS:  # judged by turneval.probe.verdicts from the parts' spans; response counted from the end
+        return {}, max(s[1] for s in spans)
     if task in ("synthetic_pause_handling", "candor_pause_handling"):
         pause = [spans[mark - 1][1], start] if mark > 0 else [0.0, start]
         return {"pause.json": [{"text": "[PAUSE]", "timestamp": [round(pause[0], 3), round(pause[1], 3)]}]}, pause[0]
@@ -148,45 +170,109 @@ def _metadata(task: str, spans: list[tuple[float, float, str]], mark: int, end_s
                               "timestamps": [round(start, 3), round(stop, 3)]}}, stop
 
 
-def build_sample(entry: dict, index: int, where: str, base: Path) -> Sample:
-    """One sample of a scenario file (``where`` names it in errors)."""
-    task = str(entry.get("task", ""))
-    if task not in V10_TASKS + V15_TASKS:
-        raise ScenarioError(f"{where}: task {task!r} is not a Full-Duplex-Bench task folder; use one of "
-                            f"{', '.join(V10_TASKS + V15_TASKS)}")
-    parts = entry.get("user")
-    if not isinstance(parts, list) or not parts:
-        raise ScenarioError(f"{where}: `user` must be a list of parts ({{say: TEXT}} or {{audio: FILE}})")
-    caller = _voice(entry.get("voice"), index)
-    placed = []  # (start, audio, words, text)
-    cursor = LEAD_S
+def _number(part: dict, key: str, where: str, minimum: float = 0.0) -> float | None:
+    if key not in part:
+        return None
+    try:
+        value = float(part[key])
+    except (TypeError, ValueError):
+        raise ScenarioError(f"{where}: `{key}` must be a number of seconds, not {part[key]!r}") from None
+    if value < minimum or (key == "every" and value <= 0):
+        raise ScenarioError(f"{where}: `{key}` must be {'more than' if key == 'every' else 'at least'} {minimum:g} s")
+    return value
+
+
+def _trigger(part: dict, where: str) -> dict[str, Any]:
+    """The keys that say when a part starts, checked (a fixed time, or an event of the agent's)."""
+    fixed = [k for k in ("at", "after") if k in part]
+    reacting = [k for k in ("on", "during") if k in part]
+    if len(fixed) + len(reacting) > 1:
+        raise ScenarioError(f"{where}: give one of `at`, `after`, `on` or `during`, not {' and '.join(fixed + reacting)}")
+    out: dict[str, Any] = {"at": _number(part, "at", where), "after": _number(part, "after", where)}
+    if "on" in part and part["on"] not in EVENTS:
+        raise ScenarioError(f"{where}: `on: {part['on']}` is not an agent event; use one of {', '.join(EVENTS)}")
+    if "during" in part and part["during"] not in DURING:
+        raise ScenarioError(f"{where}: `during: {part['during']}` is not known; use `during: agent_speech`")
+    if "during" in part and "every" not in part:
+        raise ScenarioError(f"{where}: `during: agent_speech` needs `every: S` (seconds between its repeats)")
+    for key in ("delay", "every", "timeout", "hold", "max"):
+        if key in part and not reacting:
+            raise ScenarioError(f"{where}: `{key}` belongs to a part that waits for the agent (`on:` or `during:`)")
+    delay = part.get("delay", 0.0)
+    if delay != "human":
+        delay = _number(part, "delay", where) or 0.0
+    hold = _number(part, "hold", where, minimum=0.05)
+    out.update(on=part.get("on"), during=part.get("during"), delay=delay, every=_number(part, "every", where),
+               timeout_s=_number(part, "timeout", where), hold_s=HOLD_S if hold is None else hold,
+               max_count=int(part.get("max", MAX_REPEATS)))
+    return out
+
+
+def _parse_part(part: Any, i: int, where: str, base: Path, caller: Any) -> ScriptPart:
+    where = f"{where}, part {i + 1}"
+    if not isinstance(part, dict):
+        raise ScenarioError(f"{where}: expected a mapping such as {{say: hello}}")
+    if True in part:  # YAML 1.1 reads a bare `on:` key as the boolean true
+        part = {("on" if k is True else k): v for k, v in part.items()}
+    voice = _voice(part["voice"], 0) if "voice" in part else caller
+    trigger = _trigger(part, where)
+    audio, words, text = _part_audio(part, voice, where, base)
+    return ScriptPart(audio=audio * float(part.get("gain", 1.0)), words=words, text=text, mark=bool(part.get("mark")),
+                      **trigger)
+
+
+def _place_fixed(parts: list[ScriptPart]) -> list[float]:
+    """Start times of parts that all start at set times (the first at 0.3 s, else after the previous one)."""
+    starts, cursor = [], LEAD_S
     for i, part in enumerate(parts):
-        if not isinstance(part, dict):
-            raise ScenarioError(f"{where}, part {i + 1}: expected a mapping such as {{say: hello}}")
-        voice = _voice(part["voice"], 0) if "voice" in part else caller
-        audio, words, text = _part_audio(part, voice, f"{where}, part {i + 1}", base)
-        start = float(part["at"]) if "at" in part else cursor + (float(part.get("after", 0.0)) if i else 0.0)
-        if start < 0:
-            raise ScenarioError(f"{where}, part {i + 1}: starts before 0 s")
-        audio = audio * float(part.get("gain", 1.0))
-        placed.append((start, audio, words, text))
-        cursor = start + audio.size / SAMPLE_RATE
-    marks = [i for i, p in enumerate(parts) if p.get("mark")]
-    mark = marks[0] if marks else min(1, len(parts) - 1)
-    speech_end = max(s + a.size / SAMPLE_RATE for s, a, _, _ in placed)
-    tail = float(entry.get("tail_s", DEFAULT_TAIL_S.get(task, 3.0)))
+        start = part.at if part.at is not None else cursor + ((part.after or 0.0) if i else 0.0)
+        starts.append(start)
+        cursor = start + part.audio.size / SAMPLE_RATE
+    return starts
+
+
+def mix_parts(placed: list[tuple[float, ScriptPart]], task: str, mark: int, tail: float) -> tuple[np.ndarray, dict, float | None, tuple[float, float]]:
+    """The caller's audio of parts placed at their start times, the task's metadata, its reference and its event."""
+    speech_end = max(s + p.audio.size / SAMPLE_RATE for s, p in placed)
     total = np.zeros(int(round((speech_end + tail) * SAMPLE_RATE)) + 1, dtype=np.float32)
     words = []
-    for start, audio, part_words, _ in placed:
+    for start, part in placed:
         begin = int(round(start * SAMPLE_RATE))
-        total[begin : begin + audio.size] += audio[: total.size - begin]
-        words += [(start + w0, start + w1, t) for w0, w1, t in part_words]
-    spans = [(s, s + a.size / SAMPLE_RATE, t) for s, a, _, t in placed]
+        total[begin : begin + part.audio.size] += part.audio[: total.size - begin]
+        words += [(start + w0, start + w1, t) for w0, w1, t in part.words]
+    spans = [(s, s + p.audio.size / SAMPLE_RATE, p.text) for s, p in placed]
     metadata, reference = _metadata(task, spans, mark, total.size / SAMPLE_RATE)
     if words:
         metadata["input.json"] = _asr(sorted(words))
-    return Sample(task=task, sample_id=str(entry.get("id", "")), audio=total, metadata=metadata, reference_s=reference,
-                  event=spans[mark][:2], tail_s=tail, expect=dict(entry.get("expect") or {}))
+    return total, metadata, reference, spans[mark][:2]
+
+
+def build_sample(entry: dict, index: int, where: str, base: Path) -> Sample:
+    """One sample of a scenario file (``where`` names it in errors)."""
+    task = str(entry.get("task", ""))
+    if task not in TASKS:
+        raise ScenarioError(f"{where}: task {task!r} is not a Full-Duplex-Bench task folder nor one of turneval's "
+                            f"calls; use one of {', '.join(TASKS)}")
+    raw_parts = entry.get("user")
+    if not isinstance(raw_parts, list) or not raw_parts:
+        raise ScenarioError(f"{where}: `user` must be a list of parts ({{say: TEXT}} or {{audio: FILE}})")
+    caller = _voice(entry.get("voice"), index)
+    parts = [_parse_part(part, i, where, base, caller) for i, part in enumerate(raw_parts)]
+    marks = [i for i, p in enumerate(parts) if p.mark]
+    mark = marks[0] if marks else min(1, len(parts) - 1)
+    tail = float(entry.get("tail_s", DEFAULT_TAIL_S.get(task, 3.0)))
+    common = {"task": task, "sample_id": str(entry.get("id", "")), "tail_s": tail, "expect": dict(entry.get("expect") or {}),
+              "mark": mark}
+    if any(p.reacts for p in parts):  # the caller's audio is made during the call, as the agent acts
+        return Sample(audio=np.zeros(0, dtype=np.float32), parts=parts, **common)
+    starts = _place_fixed(parts)
+    if min(starts) < 0:
+        raise ScenarioError(f"{where}, part {starts.index(min(starts)) + 1}: starts before 0 s")
+    audio, metadata, reference, event = mix_parts(list(zip(starts, parts)), task, mark, tail)
+    spans = [(round(s, 4), round(s + p.audio.size / SAMPLE_RATE, 4)) for s, p in zip(starts, parts)]
+    log = [{"part": i + 1, "text": p.text, "plan": p.spec(), "gap_s": None, "timed_out": False,
+            "left": [{"planned_s": a, "left_s": a}], "done_s": b} for i, (p, (a, b)) in enumerate(zip(parts, spans))]
+    return Sample(audio=audio, metadata=metadata, reference_s=reference, event=event, spans=spans, plan=log, **common)
 
 
 def _read_file(path: Path) -> dict:
