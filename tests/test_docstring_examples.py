@@ -20,8 +20,8 @@ def _library_modules() -> list[str]:
     for folder, package in FOLDER_TO_PACKAGE.items():
         for path in sorted((REPO_ROOT / folder).rglob("*.py")):
             relative = path.relative_to(REPO_ROOT / folder)
-            if len(relative.parts) > 1 and (path.parent / f"{path.parent.name}.py") == path:
-                continue  # an evaluate module file (metrics/<name>/<name>.py): run below
+            if len(relative.parts) > 1 and (path.parent / f"{path.parent.name}.py").is_file():
+                continue  # an evaluate module folder: its module runs below, its turneval_*.py copy modules run here
             if ">>> " in path.read_text(encoding="utf-8"):
                 dotted = ".".join(relative.with_suffix("").parts)
                 names.append(f"{package}.{dotted}".removesuffix(".__init__"))

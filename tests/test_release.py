@@ -273,17 +273,14 @@ def test_remote_code_may_not_import_turneval(tmp_path):
     check_self_contained(REPO / "modeling" / "modeling_turn_taking_judge.py", {"configuration_turn_taking_judge", "modeling_turn_taking_judge"})
 
 
-def test_metric_spaces_install_turneval_from_the_demo_space_wheel(release, tmp_path):
-    from turneval.release.space_repos import _requirements, demo_wheel_url
-
-    (tmp_path / "wheels").mkdir()
-    (tmp_path / "wheels" / "turneval-0.1.0-py3-none-any.whl").write_bytes(b"")
-    url = demo_wheel_url(f"{ORG}/turneval", tmp_path)
-    assert url == f"https://huggingface.co/spaces/{ORG}/turneval/resolve/main/wheels/turneval-0.1.0-py3-none-any.whl"
-    requirements = _requirements(REPO / "metrics" / "turn_naturalness" / "requirements.txt", url).splitlines()
-    assert f"turneval @ {url}" in requirements and "turneval" not in requirements
-    # without the demo Space in the release (as in this test's release) the requirement stays as written
-    assert "turneval" in (release / "hub" / "spaces" / "turn_naturalness" / "requirements.txt").read_text().splitlines()
+def test_metric_spaces_carry_their_turneval_code_and_load_by_repo_id(release):
+    """A metric Space holds its module with the turneval copies it imports, requirements from the
+    package index only, and a card whose example loads the repo id."""
+    space = release / "hub" / "spaces" / "turn_taking_agreement"
+    assert sorted(p.name for p in space.glob("turneval_*.py")) == sorted(p.name for p in (REPO / "metrics" / "turn_taking_agreement").glob("turneval_*.py"))
+    assert "turneval" not in (space / "requirements.txt").read_text().split()
+    card = (space / "README.md").read_text()
+    assert f'evaluate.load("{ORG}/turn_taking_agreement")' in card and 'evaluate.load("turn_taking_agreement")' not in card
 
 
 def _released_cards(release: Path) -> dict[str, Path]:

@@ -34,6 +34,8 @@ COMMAND_MODULES: list[str] = [
     "turneval.commands.probe",
     # the Hugging Face release (issue 45)
     "turneval.commands.release",
+    # evaluate.load("turn_naturalness") by bare name (issue 51)
+    "turneval.commands.metrics",
 ]
 
 

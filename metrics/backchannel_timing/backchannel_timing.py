@@ -6,12 +6,21 @@ from __future__ import annotations
 import datasets
 import evaluate
 
-from turneval.metrics.swoz_backchannels import (
+# turneval's code, copied beside this file (turneval_*.py, `make sync-metrics`) so that the module
+# runs without turneval. evaluate carries only the files a script imports, so every copy is
+# imported here, also those only the other copies or the Space's app.py use (noqa: F401).
+from .turneval_files import (
+    to_jsonable,  # noqa: F401
+)
+from .turneval_swoz_backchannels import (
     BAND_PER_MINUTE,
     MATCH_TOLERANCE_S,
     MIN_SPACING_S,
     backchannel_timing,
     pool_backchannel_timing,
+)
+from .turneval_widget import (
+    launch_gradio_widget,  # noqa: F401
 )
 
 

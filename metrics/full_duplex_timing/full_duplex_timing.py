@@ -9,15 +9,24 @@ import math
 import datasets
 import evaluate
 
-from turneval.dataset_scripts.grids import SAMPLE_RATE
-from turneval.metrics.fd_bench_rounds import (
+# turneval's code, copied beside this file (turneval_*.py, `make sync-metrics`) so that the module
+# runs without turneval. evaluate carries only the files a script imports, so every copy is
+# imported here, also those only the other copies or the Space's app.py use (noqa: F401).
+from .turneval_fd_bench_rounds import (
     FDBenchConversation,
     FDBenchThresholds,
     evaluate_fd_bench,
     seconds_to_samples,
     transcript_error_rate,
 )
-from turneval.metrics.full_duplex_bench_tasks import chunks_from_words, take_turn_task
+from .turneval_files import (
+    to_jsonable,  # noqa: F401
+)
+from .turneval_full_duplex_bench_tasks import chunks_from_words, take_turn_task
+from .turneval_grids import SAMPLE_RATE
+from .turneval_widget import (
+    launch_gradio_widget,  # noqa: F401
+)
 
 
 _CITATION = """\

@@ -1,11 +1,12 @@
 """Gradio widget of the rubric_pass_rate metric (the app of its Hugging Face Space)."""
+import sys
 from pathlib import Path
 
 import evaluate
 
-from turneval.metrics.widget import launch_gradio_widget
-
 
 HERE = Path(__file__).resolve().parent
-# load the module file beside this app, so the Space works without the Hub
-launch_gradio_widget(evaluate.load(str(HERE)), card=HERE / "README.md")
+# the module file beside this app (the Space works without the Hub), and with it the widget it
+# carries (turneval_widget.py, which the module imports so that evaluate copies it along)
+metric = evaluate.load(str(HERE))
+sys.modules[type(metric).__module__].launch_gradio_widget(metric, card=HERE / "README.md")

@@ -5,7 +5,16 @@ from __future__ import annotations
 import datasets
 import evaluate
 
-from turneval.metrics.rubric import rubric_pass_rates
+# turneval's code, copied beside this file (turneval_*.py, `make sync-metrics`) so that the module
+# runs without turneval. evaluate carries only the files a script imports, so every copy is
+# imported here, also those only the other copies or the Space's app.py use (noqa: F401).
+from .turneval_files import (
+    to_jsonable,  # noqa: F401
+)
+from .turneval_rubric import rubric_pass_rates
+from .turneval_widget import (
+    launch_gradio_widget,  # noqa: F401
+)
 
 
 _CITATION = """\

@@ -6,7 +6,43 @@ from __future__ import annotations
 import datasets
 import evaluate
 
-from turneval.metrics.agreement import DEFAULT_THRESHOLDS, agreement, occurrence_rates, threshold_sweep
+# turneval's code, copied beside this file (turneval_*.py, `make sync-metrics`) so that the module
+# runs without turneval. evaluate carries only the files a script imports, so every copy is
+# imported here, also those only the other copies or the Space's app.py use (noqa: F401).
+from .turneval_agreement import DEFAULT_THRESHOLDS, agreement, occurrence_rates, threshold_sweep
+from .turneval_agreement_instances import (
+    build_agreement_instances,  # noqa: F401
+)
+from .turneval_classification import (
+    f1_thresholds,  # noqa: F401
+)
+from .turneval_dialogue import (
+    Dialogue,  # noqa: F401
+)
+from .turneval_events import (
+    extract_events,  # noqa: F401
+)
+from .turneval_files import (
+    atomic_write_text,  # noqa: F401
+)
+from .turneval_grids import (
+    CHUNK_S,  # noqa: F401
+)
+from .turneval_intervals import (
+    Z95,  # noqa: F401
+)
+from .turneval_labels import (
+    chunk_labels,  # noqa: F401
+)
+from .turneval_pauses import (
+    Pause,  # noqa: F401
+)
+from .turneval_vocabulary import (
+    is_speech_word,  # noqa: F401
+)
+from .turneval_widget import (
+    launch_gradio_widget,  # noqa: F401
+)
 
 
 _CITATION = """\

@@ -7,9 +7,24 @@ from __future__ import annotations
 import datasets
 import evaluate
 
-from turneval.dataset_scripts.dialogue import Dialogue, Word
-from turneval.dataset_scripts.events import DEFAULT_IPU_SILENCE_S, DEFAULT_MAX_BACKCHANNEL_S
-from turneval.metrics.turn_statistics import corpus_statistics
+# turneval's code, copied beside this file (turneval_*.py, `make sync-metrics`) so that the module
+# runs without turneval. evaluate carries only the files a script imports, so every copy is
+# imported here, also those only the other copies or the Space's app.py use (noqa: F401).
+from .turneval_dialogue import Dialogue, Word
+from .turneval_events import DEFAULT_IPU_SILENCE_S, DEFAULT_MAX_BACKCHANNEL_S
+from .turneval_files import (
+    atomic_write_text,  # noqa: F401
+)
+from .turneval_grids import (
+    CHUNK_S,  # noqa: F401
+)
+from .turneval_turn_statistics import corpus_statistics
+from .turneval_vocabulary import (
+    is_speech_word,  # noqa: F401
+)
+from .turneval_widget import (
+    launch_gradio_widget,  # noqa: F401
+)
 
 
 _CITATION = """\

@@ -19,7 +19,7 @@ from .plan import ReleaseError, RepoPlan
 def _writers(plans: list[RepoPlan], real_root: str | Path | None, questions_per_class: int, scratch: Path) -> dict[str, Callable[[RepoPlan, Path], Path]]:
     from .dataset_repo import read_sources, write_dataset_repo
     from .model_repo import write_model_repo
-    from .space_repos import demo_wheel_url, write_demo_space, write_metric_space
+    from .space_repos import write_demo_space, write_metric_space
 
     conversations: dict[tuple[str, ...], dict[str, list]] = {}
 
@@ -28,18 +28,7 @@ def _writers(plans: list[RepoPlan], real_root: str | Path | None, questions_per_
             conversations[plan.sources] = read_sources(plan.sources, real_root, scratch)
         return write_dataset_repo(plan, out, conversations[plan.sources], questions_per_class=questions_per_class)
 
-    demo_written: dict[str, Path] = {}
-
-    def demo(plan: RepoPlan, out: Path) -> Path:
-        demo_written[plan.repo_id] = write_demo_space(plan, out)
-        return out
-
-    def metric(plan: RepoPlan, out: Path) -> Path:
-        # the plan lists the demo Space first, so its wheel is known here
-        wheel_url = next((demo_wheel_url(repo_id, folder) for repo_id, folder in demo_written.items()), None)
-        return write_metric_space(plan, out, wheel_url=wheel_url)
-
-    return {"model": write_model_repo, "dataset": dataset, "metric": metric, "demo": demo}
+    return {"model": write_model_repo, "dataset": dataset, "metric": write_metric_space, "demo": write_demo_space}
 
 
 def write_release(

@@ -91,21 +91,14 @@ def prepare_dataset(repo_id: str, snapshot: Path, cache_dir: Path) -> None:
 
 
 def install_metric(repo_id: str, snapshot: Path, modules_cache: Path) -> None:
-    """The metric module of ``snapshot`` copied into evaluate's modules cache as a download leaves it."""
-    from evaluate.loading import DownloadMode, _create_importable_file, init_dynamic_modules
+    """The metric module of ``snapshot``, with the files it imports, in evaluate's modules cache as a
+    download leaves it."""
+    from turneval.evaluate_modules import install_module
 
     script = snapshot / f"{repo_id.split('/')[1]}.py"
     if not script.is_file():
         raise ReleaseError(f"{script}: the metric Space has no module named like the repo; evaluate.load({repo_id!r}) would not find it")
-    _create_importable_file(
-        local_path=str(script.resolve()),
-        local_imports=[],
-        additional_files=[],
-        dynamic_modules_path=init_dynamic_modules(hf_modules_cache=str(modules_cache)),
-        module_namespace="metrics",
-        name=repo_id,
-        download_mode=DownloadMode.FORCE_REDOWNLOAD,
-    )
+    install_module(script, repo_id, modules_cache)
 
 
 def write_cache(release: str | Path, home: str | Path) -> list[str]:

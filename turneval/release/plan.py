@@ -106,7 +106,7 @@ def release_plan(org: str, *, sources: tuple[str, ...] | None = None, demo: bool
         for name, card in MODEL_REPOS.items()
     ]
     plans += [RepoPlan(f"{org}/{name}", "dataset", name, dataset_licence(chosen), chosen) for name in DATASET_REPOS]
-    if demo:  # before the metric Spaces: they install turneval from the wheel it carries
+    if demo:
         plans.append(RepoPlan(f"{org}/{DEMO_SPACE}", "demo", DEMO_SPACE, card_licence(REPO_ROOT / "space" / "README.md")))
     plans += [RepoPlan(f"{org}/{name}", "metric", name, CODE_LICENCE) for name in METRIC_REPOS]
     return plans

@@ -1,10 +1,12 @@
-"""Space repos: one per ``evaluate`` module (module, app, card, requirements) and the demo Space.
+"""Space repos: one per ``evaluate`` module (module, the turneval code it carries, app, card,
+requirements) and the demo Space.
 
 A metric Space is named like its module, so ``evaluate.load("ORG/<name>")`` finds ``<name>.py``
-at its root. The demo Space is what ``make space`` assembles (``space/assemble.py``: the app,
-the examples and turneval's wheel). turneval is not on PyPI, so when the release holds the demo
-Space, each metric Space's ``turneval`` requirement becomes the URL of the wheel the demo Space
-carries (:func:`demo_wheel_url`).
+at its root, and beside it the ``turneval_*.py`` copies it imports (``make sync-metrics``): the
+module needs only evaluate and its ``requirements.txt``, never turneval. The card's
+``evaluate.load("<name>")`` lines (the bare name, for a machine with turneval installed) load
+the repo id on the Hub. The demo Space is what ``make space`` assembles (``space/assemble.py``:
+the app, the examples and turneval's wheel).
 """
 from __future__ import annotations
 
@@ -18,39 +20,33 @@ from .plan import REPO_ROOT, ReleaseError, RepoPlan
 METRIC_FILES = ("{name}.py", "app.py", "README.md", "requirements.txt")
 
 
-def demo_wheel_url(demo_repo_id: str, demo_folder: Path) -> str:
-    """Where the demo Space ``demo_repo_id`` (written in ``demo_folder``) serves turneval's wheel."""
-    wheels = sorted((demo_folder / "wheels").glob("turneval-*.whl"))
-    if len(wheels) != 1:
-        raise ReleaseError(f"{demo_folder / 'wheels'}: expected one turneval wheel, found {[w.name for w in wheels]}")
-    return f"https://huggingface.co/spaces/{demo_repo_id}/resolve/main/wheels/{wheels[0].name}"
+def metric_space_files(source: Path, name: str) -> list[str]:
+    """The files of ``metrics/<name>/`` a metric Space holds: the module, its copies of turneval's
+    code, the app, the card and the requirements."""
+    missing = [p.format(name=name) for p in METRIC_FILES if not (source / p.format(name=name)).is_file()]
+    if missing:
+        raise ReleaseError(f"{source}: {', '.join(missing)} missing; an evaluate module's Space needs {', '.join(p.format(name=name) for p in METRIC_FILES)}")
+    if "turneval" in [line.strip() for line in (source / "requirements.txt").read_text(encoding="utf-8").splitlines()]:
+        raise ReleaseError(f"{source / 'requirements.txt'}: names turneval, which no package index serves; the module carries its turneval code (make sync-metrics)")
+    copies = sorted(p.name for p in source.glob("turneval_*.py"))
+    return [p.format(name=name) for p in METRIC_FILES] + copies
 
 
-def _requirements(path: Path, wheel_url: str | None) -> str:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if wheel_url is not None:
-        if "turneval" not in [line.strip() for line in lines]:
-            raise ReleaseError(f"{path}: no line 'turneval' to point at the demo Space's wheel")
-        lines = [f"turneval @ {wheel_url}" if line.strip() == "turneval" else line for line in lines]
-    return "\n".join(lines) + "\n"
-
-
-def write_metric_space(plan: RepoPlan, out: Path, *, wheel_url: str | None = None) -> Path:
-    """Write the Space of the evaluate module ``plan.name`` (``metrics/<name>/``) into ``out``;
-    ``wheel_url``, when given, replaces the ``turneval`` requirement."""
+def write_metric_space(plan: RepoPlan, out: Path) -> Path:
+    """Write the Space of the evaluate module ``plan.name`` (``metrics/<name>/``) into ``out``."""
     source = REPO_ROOT / "metrics" / plan.name
+    files = metric_space_files(source, plan.name)
     out.mkdir(parents=True)
-    for pattern in METRIC_FILES:
-        name = pattern.format(name=plan.name)
-        if not (source / name).is_file():
-            raise ReleaseError(f"{source / name}: missing; an evaluate module's Space needs {', '.join(p.format(name=plan.name) for p in METRIC_FILES)}")
+    for name in files:
         shutil.copyfile(source / name, out / name)
     meta, body = split_front_matter(source / "README.md")
     if meta.get("sdk") != "gradio" or meta.get("app_file") != "app.py":
         raise ReleaseError(f"{source / 'README.md'}: a metric Space card needs 'sdk: gradio' and 'app_file: app.py' in its front matter")
     meta.setdefault("license", plan.licence)
+    # on the Hub the module loads by its repo id; the bare name needs turneval installed
+    body = body.replace(f'evaluate.load("{plan.name}")', f'evaluate.load("{plan.repo_id}")')
+    body = body.replace(f'"ORG/{plan.name}"', f'"{plan.repo_id}"')
     (out / "README.md").write_text(join_front_matter(meta, body), encoding="utf-8")
-    (out / "requirements.txt").write_text(_requirements(source / "requirements.txt", wheel_url), encoding="utf-8")
     return out
 
 
