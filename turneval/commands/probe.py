@@ -17,6 +17,10 @@ from pathlib import Path
 from turneval.cli import UserError
 
 
+MAX_REPEAT = 50
+"""More runs of each scenario than this is a soak test, not a probe run."""
+
+
 _EPILOG = """\
 AGENT is a WebSocket URL (ws://HOST:PORT/PATH), a SmallWebRTC offer URL (http://HOST:PORT/api/offer, with
 --transport webrtc) or a loopback mock agent: mock:cascaded, mock:eager, mock:duplex (docs/probe.md).
@@ -27,8 +31,11 @@ call: a single-client server keeps its pipeline between connections) is written 
 out of the scores.
 
 scenarios: a built-in suite (fdb-v1: the four Full-Duplex-Bench v1.0 tasks; fdb-v1.5: its four overlap
-cases; fdb: both; smoke: two short calls), a YAML/JSON scenario file, or a folder of stimuli in the
-benchmark's layout (task folders of sample folders with input.wav and the task's metadata).
+cases; fdb: both; smoke: two short calls; calls timed to the agent's own speech, each judged pass/fail:
+barge-in, backchannel, pause-hold, dialogue (five-turn calls), calls: all four), a YAML/JSON scenario file
+(parts at set times, or `on: agent_start|agent_end` with `delay: S|human`, `during: agent_speech` with
+`every: S`, `timeout: S`), or a folder of stimuli in the benchmark's layout (task folders of sample
+folders with input.wav and the task's metadata).
 
 RUN_DIR gets one Full-Duplex-Bench sample folder per sample (input.wav, output.wav, stereo.wav, the task's
 metadata, probe.json with the agent audio's arrival times), failed/ for samples the agent broke, excluded/,
@@ -37,6 +44,8 @@ beside the transport delay), fdb/ (turneval fdb, words by offline Whisper) and r
 
 examples:
   turneval probe mock:duplex --scenarios smoke --out runs/mock --overwrite
+  turneval probe mock:polite --scenarios barge-in --out runs/barge --no-fdb --no-report --repeat 3
+  turneval probe ws://127.0.0.1:8765 --scenarios dialogue --out runs/load --concurrency 1,2,4,8 --no-report
   turneval probe ws://127.0.0.1:8765 --scenarios my_calls.yaml --out runs/a --timeout 20
   turneval probe ws://127.0.0.1:7860/ws --transport pipecat --scenarios fdb --out runs/bot \\
       --require 'probe.response_latency_s<=1.0' --require 'fdb.synthetic_pause_handling.tor<=0.5'
@@ -67,7 +76,7 @@ def _json_arg(text: str) -> dict:
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from turneval.probe.runner import SETTLE_S
+    from turneval.probe.runner import AGENT_TIMEOUT_S, SETTLE_S
     from turneval.probe.transports import TRANSPORT_NAMES
 
     parser = subparsers.add_parser(
@@ -81,9 +90,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("agent", metavar="AGENT",
-                        help="the agent's WebSocket URL, its SmallWebRTC offer URL, or mock:cascaded|eager|duplex")
+                        help="the agent's WebSocket URL, its SmallWebRTC offer URL, or "
+                        "mock:cascaded|eager|duplex|polite|steady|variable")
     parser.add_argument("--scenarios", required=True, metavar="SUITE|FILE|DIR",
-                        help="fdb, fdb-v1, fdb-v1.5, smoke, a YAML/JSON scenario file, or a stimuli folder")
+                        help="fdb, fdb-v1, fdb-v1.5, smoke, barge-in, backchannel, pause-hold, dialogue, calls, a "
+                        "YAML/JSON scenario file, or a stimuli folder")
     parser.add_argument("--out", required=True, metavar="RUN_DIR", help="the run folder to write")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an earlier probe run in RUN_DIR (default: refuse, so old samples are not scored)")
@@ -108,7 +119,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                       help=f"before each call, wait until the agent has sent no sound for this long on the new "
                       f"connection (default {SETTLE_S:g}; raise it above the agent's longest reply delay)")
     wire.add_argument("--timeout", type=float, default=10.0, metavar="S",
-                      help="per sample: how long after the caller finishes to wait for an agent that has sent nothing (default 10)")
+                      help="per sample: how long after the caller finishes to wait for an agent that has sent nothing "
+                      "(default 10); also how long a caller part waits for the agent event it is timed to, unless the "
+                      "part sets its own `timeout`")
+    wire.add_argument("--agent-timeout", type=float, default=AGENT_TIMEOUT_S, metavar="S",
+                      help=f"give a call up when the agent has sent nothing at all for S seconds while the caller "
+                      f"waits on it, without closing the connection: the call is marked stalled, the run goes on "
+                      f"(default {AGENT_TIMEOUT_S:g})")
+    calls = parser.add_argument_group("repeats and load")
+    calls.add_argument("--repeat", type=int, default=1, metavar="K",
+                       help="play each scenario K times; every figure gets a 95%% interval (default 1)")
+    calls.add_argument("--concurrency", default="1", metavar="N|N,N,...",
+                       help="N callers at once, each on its own connection, every one playing the whole scenario list; "
+                       "a list (1,2,4,8) runs each level in turn and adds a table and load.png of response latency "
+                       "(median, p90) against concurrency (default 1)")
+    calls.add_argument("--seed", type=int, default=0,
+                       help="the callers' random draws (gaps of `delay: human`); the same seed gives the same calls")
     after = parser.add_argument_group("scoring")
     after.add_argument("--no-fdb", action="store_true", help="do not run turneval fdb on the run folder")
     after.add_argument("--no-report", action="store_true", help="do not run turneval report on conversation.wav")
@@ -125,6 +151,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from turneval.gates import run_gates
+    from turneval.probe.load import parse_levels
     from turneval.probe.runner import ProbeSettings
     from turneval.probe.scenarios import load_scenarios
     from turneval.probe.session import prepare_run_dir, probe, score, write_run_files
@@ -146,11 +173,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = ProbeSettings(agent=args.agent, transport=args.transport, sample_rate=args.sample_rate,
                                  frame_ms=args.frame_ms, timeout_s=args.timeout, settle_s=args.settle,
-                                 transport_options=options)
+                                 transport_options=options, agent_timeout_s=args.agent_timeout, seed=args.seed)
         settings.make()  # a wrong rate for the wire fails before the folder is touched
+        levels = parse_levels(args.concurrency)
+        if not 1 <= args.repeat <= MAX_REPEAT:
+            raise ProbeError(f"--repeat {args.repeat}: give 1 to {MAX_REPEAT} runs of each scenario")
         samples = load_scenarios(args.scenarios)  # a bad scenario file fails before the folder is touched
         prepare_run_dir(args.out, overwrite=args.overwrite)
-        result = probe(samples, settings, args.out, scenarios=args.scenarios, progress=show)
+        result = probe(samples, settings, args.out, scenarios=args.scenarios, progress=show, repeat=args.repeat,
+                       concurrency=levels)
         print(result.table())
         if not any(o.status == "ok" for o in result.outcomes):
             raise UserError(_nothing_to_score(args, result.outcomes))
@@ -159,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
               report_options=report_options, progress=show)
         write_run_files(result, settings, args.scenarios)  # again, now with the gate figures
     except ProbeError as err:
-        written = [name for name in ("v1.0", "v1.5", "failed", "excluded") if (Path(args.out) / name).is_dir()]
+        written = [name for name in ("v1.0", "v1.5", "calls", "failed", "excluded") if (Path(args.out) / name).is_dir()]
         raise UserError(f"{err} (samples written so far stay in {args.out})" if written else str(err)) from None
     except KeyboardInterrupt:
         print(f"turneval probe: interrupted; the complete samples are in {args.out} (probe.json lists them)", file=sys.stderr)

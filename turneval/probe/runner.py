@@ -243,11 +243,6 @@ async def _close(transport: AgentTransport, limit_s: float) -> None:
         pass
 
 
-def play_sample(settings: ProbeSettings, url: str, sample: Sample) -> SampleOutcome:
-    """Stream one sample to the agent at ``url`` and return what was recorded."""
-    return asyncio.run(_run_sample(settings, url, sample))
-
-
 def write_outcome(out_dir: Path, outcome: SampleOutcome, transport: dict[str, Any]) -> Path:
     """Write a call's folder (under ``failed/`` when the agent broke it, ``excluded/`` when it is kept out of the
     scores) with its probe.json log: timing, the caller's parts (plan, the agent event each waited for, when it
@@ -360,33 +355,86 @@ def concatenate(outcomes: list[SampleOutcome], gap_s: float = 1.0) -> tuple[np.n
 
             stereo = np.stack([resample(ch, sr, 16000) for ch in stereo])
         pieces += [stereo, np.zeros((2, int(gap_s * 16000)), dtype=np.float32)]
-        index.append({"folder": outcome.sample.folder, "start_s": round(at, 3), "duration_s": round(stereo.shape[1] / 16000, 3)})
+        index.append({"folder": outcome.path, "start_s": round(at, 3), "duration_s": round(stereo.shape[1] / 16000, 3)})
         at += stereo.shape[1] / 16000 + gap_s
     if not pieces:
         return np.zeros((2, 0), dtype=np.float32), index
     return np.concatenate(pieces, axis=1), index
 
 
-def run_samples(samples: list[Sample], settings: ProbeSettings, out_dir: Path, url: str,
-                on_sample: Callable[[SampleOutcome], None] | None = None, progress: bool = False) -> list[SampleOutcome]:
-    """Play every sample in turn and write its folder as soon as it is complete.
+@dataclass(frozen=True)
+class CallSlot:
+    """One call of a run: which sample, its repeat, which of the simultaneous callers makes it, and its label."""
 
-    A disconnect or a silent agent marks that sample and the run goes on; an unreachable agent
+    sample: Sample
+    repeat: int = 0
+    caller: int = 0
+    label: str = ""
+
+
+def call_slots(samples: list[Sample], repeat: int = 1, callers: int = 1, levels: int = 1) -> list[list[CallSlot]]:
+    """Per caller, the calls it makes in turn: every sample ``repeat`` times. Labels tell the calls apart:
+    ``r2`` for a second run, ``n4c3`` for caller 3 of 4 at once (always, when a run has several levels)."""
+    out = []
+    for c in range(callers):
+        slots = []
+        for r in range(repeat):
+            parts = ([f"n{callers}c{c + 1}"] if callers > 1 or levels > 1 else []) + ([f"r{r + 1}"] if repeat > 1 else [])
+            slots += [CallSlot(sample, r, c, "-".join(parts)) for sample in samples]
+        out.append(slots)
+    return out
+
+
+def play_sample(settings: ProbeSettings, url: str, sample: Sample, slot: CallSlot | None = None) -> SampleOutcome:
+    """Stream one sample to the agent at ``url`` and return what was recorded."""
+    slot = slot or CallSlot(sample)
+    return asyncio.run(_run_sample(settings, url, sample, slot.repeat, slot.caller, slot.label))
+
+
+async def _callers_at_once(settings: ProbeSettings, url: str, plan: list[list[CallSlot]]) -> list[SampleOutcome]:
+    """Every caller's calls in turn, the callers at the same time (each call its own connection, clock and
+    recording); the outcomes in the order the calls ended."""
+    done: list[SampleOutcome] = []
+
+    async def one_caller(slots: list[CallSlot]) -> None:
+        for slot in slots:
+            done.append(await _run_sample(settings, url, slot.sample, slot.repeat, slot.caller, slot.label))
+
+    await asyncio.gather(*(one_caller(slots) for slots in plan))
+    return done
+
+
+def run_samples(samples: list[Sample], settings: ProbeSettings, out_dir: Path, url: str,
+                on_sample: Callable[[SampleOutcome], None] | None = None, progress: bool = False, repeat: int = 1,
+                callers: int = 1, levels: int = 1) -> list[SampleOutcome]:
+    """Play every sample (``repeat`` times; by ``callers`` callers at once) and write each call's folder.
+
+    One caller: each call is written as soon as it is complete. Several: they are written when all
+    the callers are done (writing files while other calls stream would delay their frames). A
+    disconnect, a silent or stalled agent marks that call and the run goes on; an unreachable agent
     (the next connection refused) or a wrong audio format stops the run (ProbeError). Ctrl-C
-    propagates after the samples already written; the one in flight is not written.
+    propagates after the calls already written; those in flight are not written.
     """
     from tqdm.auto import tqdm
 
     outcomes: list[SampleOutcome] = []
     described = {**settings.make(url).describe(), "agent": settings.agent}
-    with tqdm(samples, desc="probe", unit="sample", disable=not progress, leave=False) as bar:
-        for sample in bar:
-            bar.set_postfix_str(sample.folder)
-            outcome = play_sample(settings, url, sample)
-            write_outcome(out_dir, outcome, described)
-            outcomes.append(outcome)
-            if on_sample is not None:
-                on_sample(outcome)
+    plan = call_slots(samples, repeat, callers, levels)
+
+    def keep(outcome: SampleOutcome) -> None:
+        write_outcome(out_dir, outcome, described)
+        outcomes.append(outcome)
+        if on_sample is not None:
+            on_sample(outcome)
+
+    if callers > 1:
+        for outcome in asyncio.run(_callers_at_once(settings, url, plan)):
+            keep(outcome)
+        return outcomes
+    with tqdm(plan[0], desc="probe", unit="call", disable=not progress, leave=False) as bar:
+        for slot in bar:
+            bar.set_postfix_str(slot.sample.folder)
+            keep(play_sample(settings, url, slot.sample, slot))
     return outcomes
 
 
@@ -394,9 +442,10 @@ def outcome_rows(outcomes: list[SampleOutcome]) -> list[dict[str, Any]]:
     """One JSON-ready row per sample for the run's probe.json."""
     rows = []
     for o in outcomes:
-        rows.append({"folder": o.sample.folder, "task": o.sample.task, "status": o.status, "detail": o.detail,
-                     "written_to": str(o.folder) if o.folder else None, "reference_s": o.sample.reference_s,
-                     "expect": o.sample.expect, **{k: o.timing.get(k) for k in ("response_latency_s", "stop_latency_s")}})
+        rows.append({"folder": o.path, "task": o.sample.task, "status": o.status, "detail": o.detail,
+                     "written_to": str(o.folder) if o.folder else None, "reference_s": o.reference_s,
+                     "expect": o.sample.expect, **{k: o.timing.get(k) for k in ("response_latency_s", "stop_latency_s")},
+                     "verdict": o.verdict or None})
     return rows
 
 

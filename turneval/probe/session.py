@@ -4,10 +4,14 @@
       v1.0/<task>/<id>/   input.wav output.wav stereo.wav  the task's metadata  probe.json
       v1.5/<task>/<id>/   ... (input.json: the caller's words, exact from the synthesizer)
       failed/...          samples the agent broke, with the reason in probe.json
+      calls/<task>/<id>/  turneval's own calls (barge_in, backchannel, pause_hold, dialogue): caller.wav agent.wav
+                          stereo.wav probe.json (each part's plan, the agent event it waited for, when it left; the verdict)
+      failed/...          samples the agent broke, with the reason in probe.json
       excluded/...        samples whose agent audio began before the caller's (an earlier call's), kept out
       conversation.wav    every complete sample, caller left / agent right, 1 s apart
-      probe.json          settings, transport delay, every sample's status and timing, gate figures
-      probe.md            the probe's timing table
+      probe.json          settings, transport delay, every sample's status, timing and verdict, load levels, gate figures
+      probe.md            the probe's timing table, the calls' pass/fail, response latency against concurrency
+      load.png            median and p90 response latency against the number of callers at once (--concurrency)
       fdb/                turneval fdb's fdb.json and fdb.md (output.json by offline Whisper)
       report/             turneval report on conversation.wav
 """
@@ -29,12 +33,13 @@ from turneval.probe.runner import (
     settings_dict,
 )
 from turneval.probe.scenarios import Sample
-from turneval.probe.summary import gate_figures, task_timing, timing_table
+from turneval.probe.summary import gate_figures, task_timing, timing_table, verdict_table
 from turneval.probe.transports import ProbeError
 
 
 MOCK_PREFIX = "mock:"
-RUN_ENTRIES = ("v1.0", "v1.5", "failed", "excluded", "fdb", "report", "conversation.wav", "probe.json", "probe.md")
+RUN_ENTRIES = ("v1.0", "v1.5", "calls", "failed", "excluded", "fdb", "report", "conversation.wav", "probe.json", "probe.md",
+               "load.png")
 """What a probe run writes at the top of RUN_DIR (what ``overwrite`` removes first)."""
 
 
@@ -71,13 +76,20 @@ class ProbeRun:
     report: Any = None
     figures: dict[str, Any] = field(default_factory=dict)
     mock: dict[str, Any] | None = None
+    load: list[dict[str, Any]] = field(default_factory=list)  # one row per --concurrency level
 
     @property
     def timing(self) -> dict[str, dict[str, Any]]:
         return task_timing(self.outcomes)
 
     def table(self) -> str:
-        return timing_table(self.timing, self.delay)
+        """probe.md: the timing per task, the calls' pass/fail, and with several levels the latency against load."""
+        from turneval.probe.load import load_table
+
+        parts = [timing_table(self.timing, self.delay), verdict_table(self.outcomes)]
+        if len(self.load) > 1 or any(r["concurrency"] > 1 for r in self.load):
+            parts.append(load_table(self.load))
+        return "\n\n".join(p for p in parts if p)
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -97,8 +109,12 @@ def write_run_files(run: ProbeRun, settings: ProbeSettings, scenarios: str) -> N
     _write_json(run.out_dir / "probe.json", {
         "agent": settings.agent, "scenarios": scenarios, "settings": settings_dict(settings), "mock": run.mock,
         "transport_delay": run.delay, "timing": run.timing, "samples": outcome_rows(run.outcomes),
-        "conversation": index, "figures": run.figures,
+        "load": run.load, "conversation": index, "figures": run.figures,
     })
+    if len(run.load) > 1:
+        from turneval.probe.load import plot_levels
+
+        plot_levels(run.load, run.out_dir / "load.png")
     atomic_write_text(run.out_dir / "probe.md", run.table() + "\n")
 
 
@@ -143,7 +159,7 @@ def _score(run: ProbeRun, fdb: bool, report: bool, asr_model: str | None, report
            progress: bool, log: Callable[[str], None]) -> None:
     ok = [o for o in run.outcomes if o.status == "ok"]
     headline = None
-    if fdb and ok:
+    if fdb and any(o.sample.version != "calls" for o in ok):  # turneval's own calls are no Full-Duplex-Bench task
         from turneval.benchmark_runs.full_duplex_bench import evaluate_full_duplex_bench_run, whisper_words
 
         # output.json (the agent's words) does not exist for a live agent: offline Whisper writes none,
@@ -170,8 +186,11 @@ def _score(run: ProbeRun, fdb: bool, report: bool, asr_model: str | None, report
 
 
 def probe(samples: list[Sample], settings: ProbeSettings, out_dir: str | Path, *, scenarios: str = "",
-          progress: bool = False, log: Callable[[str], None] = print) -> ProbeRun:
+          progress: bool = False, log: Callable[[str], None] = print, repeat: int = 1,
+          concurrency: list[int] | None = None) -> ProbeRun:
     """Play ``samples`` to the agent (``settings.agent``: a ws:// URL or ``mock:NAME``) and write the run folder.
+
+    Each sample is played ``repeat`` times, at each level of ``concurrency`` (callers at once; default [1]).
 
     Raises:
         ProbeError: the agent cannot be reached, or sends audio in another format.
@@ -202,17 +221,34 @@ def probe(samples: list[Sample], settings: ProbeSettings, out_dir: str | Path, *
             log(f"{outcome.sample.folder}: {outcome.status}: {outcome.detail} (written to {outcome.folder})")
 
     run = ProbeRun(out, outcomes, delay, mock={"name": mock.behaviour.name, **mock.describe()} if mock else None)
+    levels = concurrency or [1]
     try:
         if mock is not None:
             with mock as url:
-                run_samples(samples, settings, out, url, report_sample, progress)
+                _levels(run, samples, settings, url, levels, repeat, report_sample, progress, log)
         else:
-            run_samples(samples, settings, out, settings.agent, report_sample, progress)
+            _levels(run, samples, settings, settings.agent, levels, repeat, report_sample, progress, log)
     finally:
         run.outcomes = [o for o in outcomes if o.folder is not None and o.folder.is_dir()]
         if run.outcomes:  # a run that wrote no sample (the agent refused the first call) leaves nothing to refuse a retry
             write_run_files(run, settings, scenarios)
     return run
+
+
+def _levels(run: ProbeRun, samples: list[Sample], settings: ProbeSettings, url: str, levels: list[int], repeat: int,
+            on_sample: Callable[[SampleOutcome], None], progress: bool, log: Callable[[str], None]) -> None:
+    """Every level of callers at once in turn; each level's row of the load table as it finishes."""
+    from turneval.probe.load import level_row
+
+    for level in levels:
+        outcomes = run_samples(samples, settings, run.out_dir, url, on_sample, progress, repeat=repeat, callers=level,
+                               levels=len(levels))
+        run.load.append(level_row(level, outcomes))
+        if len(levels) > 1:
+            row = run.load[-1]
+            median = "n/a" if row["median_s"] is None else f"{1000 * row['median_s']:.0f} ms"
+            p90 = "n/a" if row["p90_s"] is None else f"{1000 * row['p90_s']:.0f} ms"
+            log(f"{level} caller(s) at once: {row['calls']} calls, {row['failed']} failed, response median {median}, p90 {p90}")
 
 
 def sound_without_words(run: ProbeRun) -> list[str]:

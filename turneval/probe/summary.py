@@ -17,10 +17,13 @@ report``: the report's headline figures (when the report ran) plus
 """
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any, Iterable, Mapping
 
-from turneval.probe.scenarios import V10_TASKS, V15_TASKS
+import numpy as np
+
+from turneval.probe.scenarios import CALL_TASKS, V10_TASKS, V15_TASKS
 
 
 PROBE_FIGURES = ("transport_delay_ms", "failed_samples", "excluded_samples", "probe.response_latency_s")
@@ -38,6 +41,8 @@ def known_figures() -> list[str]:
     for task in V10_TASKS + V15_TASKS:
         names += [f"probe.{task}.response_latency_s", f"probe.{task}.stop_latency_s"]
         names += [f"fdb.{task}.{key}" for key in FDB_KEYS]
+    for task in CALL_TASKS:
+        names += [f"probe.{task}.response_latency_s", f"probe.{task}.stop_latency_s", f"probe.{task}.pass_rate"]
     return names
 
 
@@ -46,11 +51,33 @@ def _median(values: Iterable[Any]) -> float | None:
     return round(statistics.median(kept), 4) if kept else None
 
 
+def median_interval(values: Iterable[Any], level: float = 0.95, n_boot: int = 2000) -> list[float] | None:
+    """A percentile-bootstrap interval of the median (fixed seed, so a run's tables do not move); None under 2 values."""
+    kept = np.asarray([float(v) for v in values if v is not None])
+    if kept.size < 2:
+        return None
+    rng = np.random.default_rng(0)
+    medians = np.median(rng.choice(kept, size=(n_boot, kept.size), replace=True), axis=1)
+    low, high = np.quantile(medians, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return [round(float(low), 4), round(float(high), 4)]
+
+
+def wilson_interval(k: int, n: int, z: float = 1.96) -> list[float] | None:
+    """The Wilson 95 % interval of a rate k / n (None for n = 0)."""
+    if n == 0:
+        return None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
+
+
 def task_timing(outcomes: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """Per task: samples, failures, samples kept out, and the medians of the probe's response and stop latencies."""
+    """Per task: calls, failures, calls kept out, the medians of the probe's response and stop latencies with their
+    95 % intervals (with two calls or more: ``--repeat``), and for turneval's own calls how many passed."""
     out: dict[str, dict[str, Any]] = {}
     for o in outcomes:
-        row = out.setdefault(o.sample.task, {"n": 0, "failed": 0, "excluded": 0, "response": [], "stop": []})
+        row = out.setdefault(o.sample.task, {"n": 0, "failed": 0, "excluded": 0, "response": [], "stop": [], "verdicts": []})
         row["n"] += 1
         if o.status in EXCLUDED:
             row["excluded"] += 1
@@ -60,10 +87,19 @@ def task_timing(outcomes: Iterable[Any]) -> dict[str, dict[str, Any]]:
             continue
         row["response"].append(o.timing.get("response_latency_s"))
         row["stop"].append(o.timing.get("stop_latency_s"))
-    return {task: {"n": r["n"], "failed": r["failed"], "excluded": r["excluded"], "response_latency_s": _median(r["response"]),
-                   "n_response": sum(v is not None for v in r["response"]),
-                   "stop_latency_s": _median(r["stop"]), "n_stop": sum(v is not None for v in r["stop"])}
-            for task, r in out.items()}
+        if (getattr(o, "verdict", None) or {}).get("passed") is not None:
+            row["verdicts"].append(bool(o.verdict["passed"]))
+    table = {}
+    for task, r in out.items():
+        table[task] = {"n": r["n"], "failed": r["failed"], "excluded": r["excluded"],
+                       "response_latency_s": _median(r["response"]), "n_response": sum(v is not None for v in r["response"]),
+                       "stop_latency_s": _median(r["stop"]), "n_stop": sum(v is not None for v in r["stop"])}
+        intervals = {"response_latency_ci_s": median_interval(r["response"]), "stop_latency_ci_s": median_interval(r["stop"])}
+        table[task].update({k: v for k, v in intervals.items() if v is not None})
+        if r["verdicts"]:
+            k, n = sum(r["verdicts"]), len(r["verdicts"])
+            table[task].update(passed=k, judged=n, pass_rate=round(k / n, 4), pass_rate_ci=wilson_interval(k, n))
+    return table
 
 
 def gate_figures(timing_by_task: Mapping[str, Mapping[str, Any]], delay: Mapping[str, Any], fdb: Any = None,
@@ -76,6 +112,8 @@ def gate_figures(timing_by_task: Mapping[str, Mapping[str, Any]], delay: Mapping
     for task, row in timing_by_task.items():
         figures[f"probe.{task}.response_latency_s"] = row["response_latency_s"]
         figures[f"probe.{task}.stop_latency_s"] = row["stop_latency_s"]
+        if task in CALL_TASKS:
+            figures[f"probe.{task}.pass_rate"] = row.get("pass_rate")
     figures["probe.response_latency_s"] = (timing_by_task.get(TURN_TAKING_TASK) or {}).get("response_latency_s")
     for task in getattr(fdb, "tasks", []) or []:
         for key, value in task.summary.items():
@@ -104,5 +142,35 @@ def timing_table(timing_by_task: Mapping[str, Mapping[str, Any]], delay: Mapping
     ]
     for task, row in timing_by_task.items():
         lines.append(f"| {task} | {row['n']} | {row['failed']} | {row.get('excluded', 0)} "
-                     f"| {_ms(row['response_latency_s'])} (n={row['n_response']}) | {d} | {_ms(row['stop_latency_s'])} (n={row['n_stop']}) | {d} |")
+                     f"| {_ms(row['response_latency_s'])}{_ci_ms(row.get('response_latency_ci_s'))} (n={row['n_response']}) "
+                     f"| {d} | {_ms(row['stop_latency_s'])}{_ci_ms(row.get('stop_latency_ci_s'))} (n={row['n_stop']}) | {d} |")
+    return "\n".join(lines)
+
+
+def _ci_ms(interval: list[float] | None) -> str:
+    return "" if not interval else f" [{1000 * interval[0]:.0f}, {1000 * interval[1]:.0f}]"
+
+
+def _call_figures(verdict: Mapping[str, Any]) -> str:
+    """A call's figures in a few words (the table cell of probe.md)."""
+    if "turns" in verdict:
+        cells = []
+        for t in verdict["turns"]:
+            gap = "" if t.get("gap_error_ms") is None else f", gap {1000 * t['gap_s']:.0f} ms (plan {1000 * t['planned_gap_s']:.0f})"
+            cut = ", cut off" if t.get("cut_off_at_s") is not None else ""
+            cells.append(f"turn {t['turn']}: response {_ms(t.get('response_s'))} ms{gap}{cut}")
+        return "; ".join(cells)
+    keys = [k for k in verdict if k not in ("passed", "why", "turns")]
+    return ", ".join(f"{k} {verdict[k]}" for k in keys)
+
+
+def verdict_table(outcomes: Iterable[Any]) -> str:
+    """Pass or fail per call of turneval's own tasks, with its figures; empty when the run has none."""
+    rows = [o for o in outcomes if getattr(o, "verdict", None) and "passed" in o.verdict]
+    if not rows:
+        return ""
+    lines = ["## Calls: pass or fail", "", "| call | result | why | figures |", "|---|---|---|---|"]
+    for o in rows:
+        result = {True: "pass", False: "FAIL", None: "n/a"}[o.verdict["passed"]]
+        lines.append(f"| {o.path} | {result} | {o.verdict.get('why', '')} | {_call_figures(o.verdict)} |")
     return "\n".join(lines)
