@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -132,8 +133,9 @@ def test_cli_writes_json_and_self_contained_html(conversation, checkpoints, tmp_
     assert "reference (human)" in printed and "15.9 %" in printed
     data = json.loads((out / "report.json").read_text())
     page = (out / "report.html").read_text()
-    assert page.count('src="data:image/png;base64,') == 2  # the response gaps and the timeline, embedded
-    assert "<script" not in page and "http://" not in page and "https://" not in page
+    assert page.count('src="data:image/png;base64,') == 1  # the response gaps, embedded
+    assert page.count("<svg ") == 1 and 'class="timeline"' in page  # the timeline, inline
+    assert "<script" not in page and not re.search(r'(src|href)="https?://', page)  # nothing fetched
     assert f"{data['naturalness']['naturalness_score']:.3g}" in page
     assert "Turn-taking agreement" in page and "Worst boundary units" in page and "FD-Bench" in page
     assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json"]

@@ -4,6 +4,7 @@ title over the first plot)."""
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import torch
@@ -69,3 +70,16 @@ def test_title_legend_and_labels_keep_clear(rep):
             assert not _overlap(boxes[i], boxes[j]), f"labels {labels[i].get_text()} and {labels[j].get_text()} overlap"
     plt.close(fig)
     assert timeline_png(rep)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_page_inlines_the_timeline_as_svg_with_measurable_labels(rep):
+    from turneval.reporting.html import render_html, timeline_svg
+
+    svg = timeline_svg(rep)
+    assert svg.startswith("<svg") and 'class="timeline"' in svg and "viewBox" in svg
+    assert 'width="' not in svg[: svg.index(">")], "the inline SVG scales to the page's width"
+    labels = re.findall(r'<g id="(unit-label-\d+)"', svg)
+    assert labels and len(labels) == len(set(labels))
+    assert "<image" in svg, "curves and markers are rasterised"
+    page = render_html(rep)
+    assert page.count('<g id="unit-label-') == len(labels) and "<metadata>" not in page

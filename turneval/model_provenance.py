@@ -169,8 +169,25 @@ def provenance_warnings(models: Mapping[str, Any] | None) -> list[str]:
     return out
 
 
+def shown_path(path: Any) -> str:
+    """Where a checkpoint came from, short enough for a table cell: "bundled" for turneval's own, a
+    Hub id as it is, a local folder by its last two parts (report.json keeps the full path)."""
+    import os
+
+    from turneval.checkpoints import bundled_root
+
+    text = str(path)
+    if not os.path.isabs(text):
+        return text
+    try:
+        Path(text).resolve().relative_to(bundled_root().resolve())
+        return "bundled with turneval"
+    except ValueError:
+        return os.path.join("...", *Path(text).parts[-2:])
+
+
 def models_html(models: Mapping[str, Any] | None) -> str:
-    """The HTML page's "Models" section: one table row per model, then its measured figures."""
+    """The HTML page's "Models" section: one table row per model, then its measured figures (folded)."""
     import html
 
     if not models:
@@ -182,16 +199,17 @@ def models_html(models: Mapping[str, Any] | None) -> str:
             continue
         synthetic = info.get("trained_on_synthetic_sound")
         flag = "unknown" if synthetic is None else ("<b>yes</b>" if synthetic else "no")
-        cells = [html.escape(kind), html.escape(str(info.get("name"))), html.escape(str(info.get("path"))),
+        cells = [html.escape(kind), html.escape(str(info.get("name"))), html.escape(shown_path(info.get("path"))),
                  html.escape(str(info.get("training_data", info.get("provenance")))), flag]
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         for figure, value in (info.get("measured") or {}).items():
             shown = "n/a" if value is None else f"{value:.4g}"
             measured.append(f"<tr><td>{html.escape(kind)}</td><td>{html.escape(figure)}</td><td>{shown}</td></tr>")
-    table = ("<table><tr><th>model</th><th>checkpoint</th><th>path</th><th>training data</th>"
+    table = ("<table><tr><th>model</th><th>checkpoint</th><th>from</th><th>training data</th>"
              "<th>trained on synthetic sound</th></tr>" + "".join(rows) + "</table>")
     if measured:
-        table += "<h3>Measured quality (from the checkpoint's provenance)</h3><table><tr><th>model</th><th>figure</th><th>value</th></tr>" + "".join(measured) + "</table>"
+        table += ("<details><summary>Measured quality (from the checkpoint's provenance)</summary><table><tr><th>model</th>"
+                  "<th>figure</th><th>value</th></tr>" + "".join(measured) + "</table></details>")
     return table
 
 

@@ -201,7 +201,7 @@ def fleet_summary(rows: Sequence[Mapping[str, Any]], by: Sequence[str] = (), err
 
 
 def _shown(value: Any, figure: Mapping[str, Any], digits: int = 3) -> str:
-    from turneval.reporting.numbers import format_number
+    from turneval.reporting.number_format import format_number
 
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"

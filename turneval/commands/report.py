@@ -16,7 +16,6 @@ from turneval.cli import UserError
 from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.gates import REQUIRE_HELP, requirement_arg, run_gates
 from turneval.reporting import ReportOptions, format_summary, report
-from turneval.reporting.verdict import about_models
 from turneval.smart_turn import SmartTurnUnavailable
 from turneval.transcribe import TranscriptionError
 from turneval.validation import check_output_dir, seconds_limit
@@ -146,10 +145,7 @@ def run(args: argparse.Namespace) -> int:
         written = result.save(args.out, html=not args.no_html)
     except OSError as err:
         raise UserError(f"cannot write the report to {args.out}: {err.strerror or err}") from None
-    print(format_summary(result))
-    models_note = about_models(result.models)
-    if models_note:  # a model trained on synthetic sound: said once more where it cannot be missed
-        print("WARNING: " + models_note.removeprefix("About the models: "), file=sys.stderr)
+    print(format_summary(result))  # the verdict says "About the models" once; not repeated as a warning
     print("wrote " + ", ".join(str(p) for p in written.values()))
     if not args.require:
         return 0

@@ -56,7 +56,7 @@ from .inference import (
     two_party_judged_instances,
 )
 from .inputs import VAD_BLOCK_S, check_inputs, load_conversation, read_annotations
-from .numbers import format_number
+from .number_format import format_number
 from .references import reference_lookup, reference_values
 from .result import REPORT_SCHEMA_VERSION, Report, ReportError, report_schema
 from .summary import format_summary, summary_rows

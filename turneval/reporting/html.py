@@ -1,11 +1,13 @@
 """A self-contained HTML page for a :class:`~turneval.reporting.result.Report`.
 
-No network, no JavaScript, no external CSS: the timeline is a PNG drawn by matplotlib (Agg
-backend) and embedded as base64; the tables are plain HTML. The timeline shows both
-speakers' voice activity, the judge's class probabilities, a marker at every evaluated
-decision (green: the judge agrees with the decision taken, red: it does not) and the worst
-boundary units of the naturalness score (shaded, numbered by rank). Long conversations are
-drawn as several rows so the page stays readable.
+No network, no JavaScript, no external CSS: the timeline is an SVG drawn by matplotlib (its
+curves and markers rasterised, so it stays about as small as a PNG; its labels stay vector
+shapes with ids, ``unit-label-N``, that a browser test can measure) and inlined; the tables
+are plain HTML and fit a 1280 px window. The timeline shows both speakers' voice activity,
+the judge's class probabilities, a marker at every evaluated decision (green: the judge
+agrees with the decision taken, red: it does not) and the worst boundary units of the
+naturalness score (shaded, numbered by rank). Long conversations are drawn as several rows
+so the page stays readable. The Space shows the same figure as a PNG.
 """
 from __future__ import annotations
 
@@ -13,13 +15,14 @@ import base64
 import html
 import io
 import math
+import re
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
 from turneval.model_provenance import models_html
 
-from .numbers import format_number
+from .number_format import format_number
 from .references import reference_values
 from .verdict import VERDICT_CSS, gaps_png, report_verdict, verdict_html
 
@@ -41,7 +44,8 @@ h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ddd;padding-bott
 table{border-collapse:collapse;margin:.6em 0;font-size:.92em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}.ref{color:#555}
 .note{background:#fff8e1;border-left:4px solid #ffb300;padding:.4em .8em;margin:.3em 0}
-img.timeline{width:100%;border:1px solid #ddd}details{margin:.6em 0}.ok{color:#2e7d32}.bad{color:#c62828}
+svg.timeline{width:100%;height:auto;border:1px solid #ddd}details{margin:.6em 0}summary{cursor:pointer}
+.ok{color:#2e7d32}.bad{color:#c62828}table{max-width:100%}td{overflow-wrap:anywhere}
 """ + VERDICT_CSS
 
 
@@ -62,6 +66,11 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | 
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</table>")
     return "\n".join(out)
+
+
+def _folded(summary: str, content: str) -> str:
+    """``content`` behind a summary line the reader opens (long tables of secondary figures)."""
+    return f"<details><summary>{html.escape(summary)}</summary>\n{content}\n</details>"
 
 
 def _kv_table(data: dict[str, Any], skip: Iterable[str] = ()) -> str:
@@ -100,6 +109,29 @@ def timeline_png(rep: "Report", dpi: int = 90) -> bytes:
     return buffer.getvalue()
 
 
+def timeline_svg(rep: "Report", dpi: int = 90) -> str:
+    """The timeline figure as an inline ``<svg>`` element that scales to its container's width.
+
+    Curves, markers and shading are rasterised at ``dpi`` (thousands of vector points would make
+    the page heavy); text stays vector, and each worst-unit label is a group ``unit-label-N``."""
+    import matplotlib.pyplot as plt
+
+    fig = timeline_figure(rep)
+    for ax in fig.axes:
+        for artist in [*ax.lines, *ax.collections, *ax.patches]:
+            artist.set_rasterized(True)
+    buffer = io.BytesIO()
+    with plt.rc_context({"svg.hashsalt": "turneval-timeline"}):  # the same ids on every run
+        fig.savefig(buffer, format="svg", dpi=dpi)
+    plt.close(fig)
+    svg = buffer.getvalue().decode("utf-8")
+    svg = svg[svg.index("<svg"):]  # inline: no XML declaration or DOCTYPE
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)  # the creator's RDF block
+    head_end = svg.index(">")
+    head = re.sub(r'\s(width|height)="[^"]*"', "", svg[:head_end])
+    return head + ' class="timeline" role="img" aria-label="timeline plot"' + svg[head_end:]
+
+
 def timeline_figure(rep: "Report") -> Any:
     """The timeline as a matplotlib figure (constrained layout: the title, the legend and the
     labels keep clear of the plots)."""
@@ -127,6 +159,7 @@ def timeline_figure(rep: "Report") -> Any:
         # row t is about chunk t + 1: draw it at that chunk's centre
         times = (np.arange(probs.shape[0]) + 1.5) * rep.judge["chunk_s"]
     instances = (rep.agreement or {}).get("instances") or []
+    rows_units: list[tuple[Any, list[tuple[int, float]]]] = []
     for row in range(n_rows):
         lo, hi = row * row_s, min(duration, (row + 1) * row_s)
         group = axes[row * panels : (row + 1) * panels]
@@ -160,19 +193,38 @@ def timeline_figure(rep: "Report") -> Any:
                 for ax in group:
                     ax.axvspan(max(start, lo), min(end, hi), color="#ffd54f", alpha=0.35, lw=0)
                 shown_units.append((rank, max(start, lo)))
-        # about 0.07 inch per 8-point character on a plot about 12 inches wide
-        for x, text in unit_labels(shown_units, char_s=row_s * 0.07 / 12):
-            group[0].text(x, 1.45, text, fontsize=8, va="center", color="#8d6e00")
         for ax in group:
             ax.set_xlim(lo, lo + row_s)
             ax.grid(axis="x", alpha=0.3)
         group[-1].set_xlabel("time (s)")
+        rows_units.append((group[0], shown_units))
     fig.suptitle(
         "Voice activity" + (", judge probabilities, decisions (green o: judge agrees, red x: disagrees)" if has_judge else "")
         + (", worst naturalness units shaded" if worst else ""),
         fontsize=10,
     )
+    _label_units(fig, rows_units)
     return fig
+
+
+def _label_units(fig: Any, rows_units: list[tuple[Any, list[tuple[int, float]]]]) -> None:
+    """Number the worst units above each row's activity panel, labels that would touch merged.
+
+    The width of a character is measured by the renderer once the layout is done (a guess from
+    the figure's size drew labels over each other), so merging follows what is drawn."""
+    if not any(units for _, units in rows_units):
+        return
+    fig.draw_without_rendering()  # constrained layout places the axes
+    renderer = fig.canvas.get_renderer()
+    count = 0
+    for ax, units in rows_units:
+        probe = ax.text(ax.get_xlim()[0], 1.45, "#8/#8/#8/#8", fontsize=8)
+        box = probe.get_window_extent(renderer)
+        probe.remove()
+        (x0, _), (x1, _) = ax.transData.inverted().transform([[box.x0, box.y0], [box.x1, box.y0]])
+        for x, text in unit_labels(units, char_s=(x1 - x0) / 11):
+            count += 1
+            ax.text(x, 1.45, text, fontsize=8, va="center", color="#8d6e00", gid=f"unit-label-{count}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -203,12 +255,12 @@ def _agreement_section(rep: "Report") -> str:
     occ = [(f"({m})", o["decision"], o["count"], o["n_instances"], 100 * o["rate"]) for m, o in agreement["occurrence_rates"].items()]
     parts.append("<h3>Occurrence rates (Talking Turns Table 2)</h3>" + _table(("metric", "decision", "count", "instances", "rate %"), occ))
     sens = [(f"({m})", d, v["mean"][d], v["margin_of_error"][d]) for m, v in agreement["threshold_sensitivity"].items() for d in v["mean"]]
-    parts.append("<h3>Threshold sensitivity (§A.8)</h3>" + _table(("metric", "decision", "mean agreement", "margin of error"), sens))
+    parts.append(_folded("Threshold sensitivity (§A.8)", _table(("metric", "decision", "mean agreement", "margin of error"), sens)))
     cm = agreement.get("confusion_matrix")
     if cm:
         labels = cm["labels"]
-        parts.append("<h3>Single-label confusion matrix of the system's decisions (% of decisions; rows: taken, columns: judge)</h3>"
-                     + _table(["taken \\ judge"] + labels, [[a] + list(row) for a, row in zip(labels, cm["matrix"])]))
+        parts.append(_folded("Single-label confusion matrix of the system's decisions (% of decisions; rows: taken, columns: judge)",
+                             _table(["taken \\ judge"] + labels, [[a] + list(row) for a, row in zip(labels, cm["matrix"])])))
     inst = [(i["time"], f"({i['metric']})", i["decision"], i["judge_label"], i["agrees"]) for i in agreement["instances"]]
     shown = inst[:MAX_INSTANCE_ROWS]
     more = "" if len(shown) == len(inst) else f" (the first {len(shown)} here; all of them are in report.json)"
@@ -236,7 +288,7 @@ def _naturalness_section(rep: "Report") -> str:
     nat = rep.naturalness
     if nat is None:
         return "<p>Predictor skipped: no naturalness score.</p>"
-    parts = [_kv_table(nat, skip=("units", "worst_units"))]
+    parts = [_folded("Every naturalness figure", _kv_table(nat, skip=("units", "worst_units")))]
     rows = [(rank, u["time"], u["type"], u["speaker"], f"{u['window'][0]:.2f}-{u['window'][1]:.2f}", u["unit_nll"])
             for rank, u in enumerate(nat["worst_units"], start=1)]
     parts.append("<h3>Worst boundary units (shaded in the timeline)</h3>"
@@ -245,7 +297,7 @@ def _naturalness_section(rep: "Report") -> str:
 
 
 def _statistics_section(rep: "Report") -> str:
-    return _kv_table(rep.statistics)
+    return _folded(f"Every statistic ({len(rep.statistics)}; the main ones are in All figures)", _kv_table(rep.statistics))
 
 
 def _backchannel_section(rep: "Report") -> str:
@@ -261,7 +313,7 @@ def _references_section(rep: "Report") -> str:
     systems = list(refs["systems"])
     rows = [[e["label"], f"{e['table']}"] + [e["values"].get(s, "") for s in systems] for e in refs["values"]]
     return (f"<p class=\"ref\">{html.escape(refs['description'])} Source: {html.escape(refs['source'])}.</p>"
-            + _table(["figure", "table"] + [refs["systems"][s] for s in systems], rows))
+            + _folded(f"The {len(rows)} reference values", _table(["figure", "table"] + [refs["systems"][s] for s in systems], rows)))
 
 
 def _turn_end_judge_section(rep: "Report") -> str:
@@ -321,7 +373,6 @@ def _verdict_section(rep: "Report") -> str:
 def render_html(rep: "Report") -> str:
     """The full page as a string: the verdict first, then the pictures, every figure, the notes."""
     conv = rep.conversation
-    png = base64.b64encode(timeline_png(rep)).decode("ascii")
     source = conv.get("audio") or f"user {conv.get('user_audio')}, system {conv.get('system_audio')}"
     _, models_note = report_verdict(rep)
     about = "" if models_note is None else f'<div class="note">{html.escape(models_note)}</div>'
@@ -329,7 +380,7 @@ def render_html(rep: "Report") -> str:
     notes = [n for n in rep.notes if not (models_note and n.startswith("WARNING:"))]
     sections = [
         ("Verdict", _verdict_section(rep) + about),
-        ("Timeline", f'<img class="timeline" alt="timeline plot" src="data:image/png;base64,{png}">'),
+        ("Timeline", timeline_svg(rep)),
         ("All figures", _summary_section(rep)),
         ("Turn-taking agreement (judge vs decisions taken)", _agreement_section(rep)),
         ("Naturalness", _naturalness_section(rep)),
@@ -355,4 +406,4 @@ def render_html(rep: "Report") -> str:
     )
 
 
-__all__ = ["render_html", "timeline_png"]
+__all__ = ["render_html", "timeline_png", "timeline_svg"]

@@ -8,7 +8,7 @@ from turneval.dataset_scripts.agreement_instances import METRIC_DECISIONS, METRI
 from turneval.dataset_scripts.files import to_jsonable
 
 from .judge_validation import validation_note
-from .numbers import format_number
+from .number_format import format_number
 from .references import reference_lookup, reference_values
 from .verdict import format_verdict, report_verdict
 

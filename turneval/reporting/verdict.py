@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from turneval.headline_figures import FIGURES
 from turneval.model_provenance import provenance_warnings
 
-from .numbers import format_number
+from .number_format import format_number
 
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
