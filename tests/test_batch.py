@@ -147,7 +147,7 @@ def test_fleet_gates_exit_3_and_slices_by_a_manifest_column(tmp_path, capsys):
 
 # --------------------------------------------------------------------------- resume, models on
 def _batch_command(inputs: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "turneval.cli", "batch", str(inputs), "--out", str(out), "--workers", "1", "--quiet"]
+    return [sys.executable, "-m", "turneval.cli", "batch", str(inputs), "--out", str(out), "--workers", "1"]
 
 
 def test_a_killed_run_resumes_without_recomputing_and_ends_with_the_same_table(tmp_path):

@@ -13,6 +13,7 @@ import sys
 from turneval import __version__
 from turneval.console import cli_warnings
 from turneval.dataset_scripts.dialogue import DialogueError
+from turneval.interrupts import exit_code, handling_signals, stop_at_once_on_next_signal
 
 
 COMMAND_MODULES: list[str] = [
@@ -51,22 +52,36 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(name)
         sub = module.add_parser(subparsers)
         sub.set_defaults(_run=module.run)
+        if "--verbose" not in sub._option_string_actions:  # noqa: SLF001 (argparse has no public lookup)
+            sub.add_argument("--verbose", action="store_true",
+                             help="also show the libraries' progress bars, log lines and warnings (hidden by default)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not hasattr(args, "_run"):
-        parser.print_help()
-        return 2
+    """Run one command; Ctrl-C or SIGTERM at any point of it ends with one line and exit 130 / 143."""
+    with handling_signals():
+        return _run_command(argv)
 
+
+def _run_command(argv: list[str] | None) -> int:
+    command = "turneval"
     try:
-        with cli_warnings(args.command, quiet=bool(getattr(args, "quiet", False))):
+        parser = build_parser()  # imports every command: long enough for a Ctrl-C to land in
+        args = parser.parse_args(argv)
+        if not hasattr(args, "_run"):
+            parser.print_help()
+            return 2
+        command = f"turneval {args.command}"
+        with cli_warnings(args.command, quiet=bool(getattr(args, "quiet", False)), verbose=bool(getattr(args, "verbose", False))):
             return int(args._run(args) or 0)
     except (UserError, DialogueError, FileNotFoundError) as err:
-        print(f"turneval {args.command}: error: {err}", file=sys.stderr)
+        print(f"{command}: error: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as err:  # a command that keeps partial work says more itself; outputs are atomic
+        stop_at_once_on_next_signal()
+        print(f"{command}: interrupted; nothing half-written is left: run the same command again", file=sys.stderr)
+        return exit_code(err)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
-"""What the command line prints besides its results: warnings as one plain line, and --quiet.
+"""What the command line prints besides its results: warnings as one plain line, --quiet, --verbose.
 
 Python shows a warning as ``/path/to/module.py:123: NarrowBandWarning: ...``, which reads like a
-crash. On the command line a warning is ``turneval report: warning: ...`` instead. ``--quiet``
-silences warnings (the report's notes still hold them) and the progress bars and log lines of
-transformers ("Loading weights") and huggingface_hub.
+crash. On the command line a warning is ``turneval report: warning: ...`` instead. The progress
+bars and log lines of transformers ("Loading weights") and huggingface_hub, and the warnings of
+other libraries, are hidden unless ``--verbose``; ``--quiet`` silences turneval's warnings too
+(the report's notes still hold them).
 """
 from __future__ import annotations
 
@@ -25,11 +26,16 @@ def silence_libraries() -> None:
         hf_logging.set_verbosity_error()
 
 
+def _ours(category: type) -> bool:
+    return category.__module__.split(".")[0] == "turneval"
+
+
 @contextmanager
-def cli_warnings(command: str, quiet: bool = False) -> Iterator[None]:
-    """Within the block, warnings print as ``turneval COMMAND: warning: message`` (once each);
-    with ``quiet`` they and the libraries' progress bars are silenced."""
-    if quiet:
+def cli_warnings(command: str, quiet: bool = False, verbose: bool = False) -> Iterator[None]:
+    """Within the block, turneval's warnings print as ``turneval COMMAND: warning: message`` (once
+    each), other libraries' only with ``verbose`` (their progress bars too); ``quiet`` silences
+    every warning."""
+    if not verbose:
         silence_libraries()
     with warnings.catch_warnings():
         if quiet:
@@ -39,6 +45,8 @@ def cli_warnings(command: str, quiet: bool = False) -> Iterator[None]:
             warnings.filterwarnings("default", category=UserWarning)
 
             def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+                if not verbose and not _ours(category):
+                    return
                 print(f"turneval {command}: warning: {message}", file=sys.stderr)
 
             warnings.showwarning = show

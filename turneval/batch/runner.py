@@ -12,8 +12,6 @@ import os
 import shutil
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,15 +19,15 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from turneval.reporting.build import ReportOptions
 
-from .calls import CALLS_DIR, CallEvaluator, CallOutcome, audio_seconds, is_finished, write_call
+from .calls import CALLS_DIR, CallOutcome, audio_seconds, is_finished, write_call
 from .discover import Call
+from .pool import LocalPool, WorkerDied
+
+
+__all__ = ["RunSummary", "WorkerDied", "finished_ids", "read_errors", "remove_half_written", "run_calls"]
 
 
 ERRORS_FILE = "errors.jsonl"
-
-
-class WorkerDied(RuntimeError):
-    """A local worker process ended without a result (killed, out of memory); the message says what to do."""
 
 
 def default_workers() -> int:
@@ -102,37 +100,6 @@ def _clock(seconds: float) -> str:
 
 
 # --------------------------------------------------------------------------- local workers
-_EVALUATOR: CallEvaluator | None = None
-
-
-def _init_worker(options: ReportOptions, html: bool, threads: int) -> None:
-    global _EVALUATOR
-    _EVALUATOR = CallEvaluator(options, html=html, threads=threads)
-
-
-def _run_in_worker(call: Call, out_dir: str) -> CallOutcome:
-    assert _EVALUATOR is not None, "worker not initialised"
-    return _EVALUATOR.run(call, out_dir)
-
-
-PRELOAD = ["turneval.batch.runner", "turneval.modeling", "turneval.naturalness_inference", "turneval.dataset_scripts.vad"]
-"""What the fork server imports once for every worker: torch and transformers take ~5 CPU s to
-import, more than a minute of audio takes to evaluate, and a forked worker gets them for free."""
-
-
-def _worker_context():
-    """Workers forked from a fork server that has imported :data:`PRELOAD` (one import for all
-    workers; the server holds no threads or open handles, unlike this process); spawn where the
-    platform has no fork server (Windows)."""
-    import multiprocessing
-
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(PRELOAD)
-        return context
-    return multiprocessing.get_context("spawn")
-
-
 @contextmanager
 def _thread_env(threads: int) -> Iterator[None]:
     """The thread limits in the environment the workers (and the fork server) start with, so that
@@ -151,39 +118,18 @@ def _thread_env(threads: int) -> Iterator[None]:
 
 
 def _run_local(calls: Sequence[Call], out_dir: Path, options: ReportOptions, html: bool, workers: int,
-               on_outcome: Callable[[CallOutcome], None]) -> None:
+               on_outcome: Callable[[CallOutcome], None], call_timeout: float | None, verbose: bool) -> None:
+    """Worker processes on this machine (one even for ``--workers 1``: a call that crashes or hangs
+    costs that call, not the run)."""
     threads = max(1, default_workers() // workers)
-    if workers == 1:  # no pool to start: the models load here
-        evaluator = CallEvaluator(options, html=html, threads=threads)
-        for call in calls:
-            on_outcome(evaluator.run(call, out_dir))
-        return
-    with _thread_env(threads), ProcessPoolExecutor(workers, mp_context=_worker_context(), initializer=_init_worker,
-                                                   initargs=(options, html, threads)) as pool:
-        # at most two calls queued per worker: a killed run has not handed out the rest
-        pending = iter(calls)
-        running = set()
-        for call in pending:
-            running.add(pool.submit(_run_in_worker, call, str(out_dir)))
-            if len(running) >= 2 * workers:
-                break
-        while running:
-            done, running = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                try:
-                    outcome = future.result()
-                except BrokenProcessPool:
-                    raise WorkerDied("a worker process died (out of memory? try fewer --workers); the calls finished so far "
-                                     "are kept: run the same command again to resume") from None
-                on_outcome(outcome)
-                nxt = next(pending, None)
-                if nxt is not None:
-                    running.add(pool.submit(_run_in_worker, nxt, str(out_dir)))
+    with _thread_env(threads):
+        LocalPool(workers, options, html, threads, call_timeout=call_timeout, verbose=verbose).run(calls, out_dir, on_outcome)
 
 
 # --------------------------------------------------------------------------- the run
 def run_calls(calls: Sequence[Call], out_dir: str | Path, options: ReportOptions, *, workers: int | None = None,
-              html: bool = True, ray_address: str | None = None, quiet: bool = False) -> RunSummary:
+              html: bool = True, ray_address: str | None = None, quiet: bool = False, call_timeout: float | None = None,
+              verbose: bool = False) -> RunSummary:
     """Evaluate every call not yet finished under ``out_dir``; failures go to ``errors.jsonl``.
 
     Args:
@@ -194,11 +140,17 @@ def run_calls(calls: Sequence[Call], out_dir: str | Path, options: ReportOptions
         html: write each call's report.html too.
         ray_address: run on Ray (``auto``, ``ray://host:10001`` or ``host:6379``); None: local workers.
         quiet: no progress line.
+        call_timeout: seconds a call may take before it is stopped and fails (None: generous, by
+            the call's length, :func:`~turneval.batch.pool.default_call_timeout`; 0: no limit).
+        verbose: let the libraries' progress bars and warnings through in the workers.
+
+    A worker that dies costs its call a second try, then the call fails ("the worker died ...").
+    On Ctrl-C or SIGTERM (``KeyboardInterrupt``) the workers end, the call in progress is
+    discarded, and the interrupt goes on up: the finished calls are kept for a rerun.
     """
     out = Path(out_dir)
     start = time.perf_counter()
-    for stale in (out / CALLS_DIR).glob(".*.tmp"):  # a killed run's half-written call
-        shutil.rmtree(stale, ignore_errors=True)
+    remove_half_written(out)
     todo = [c for c in calls if not is_finished(out, c.id)]
     errors_file = out / ERRORS_FILE
     out.mkdir(parents=True, exist_ok=True)
@@ -221,17 +173,26 @@ def run_calls(calls: Sequence[Call], out_dir: str | Path, options: ReportOptions
 
     if not quiet and summary.skipped:
         print(f"{summary.skipped} of {len(calls)} calls already finished in {out}; evaluating the other {len(todo)}", file=sys.stderr)
-    if todo:
-        if ray_address is not None:
+    try:
+        if todo and ray_address is not None:
             from .ray_runner import run_on_ray
 
-            run_on_ray(todo, options, html, workers, ray_address, on_outcome)
-        else:
-            _run_local(todo, out, options, html, max(1, min(workers or default_workers(), len(todo))), on_outcome)
-    progress.close()
-    _sort_errors(errors_file)
+            run_on_ray(todo, options, html, workers, ray_address, on_outcome, call_timeout=call_timeout, verbose=verbose)
+        elif todo:
+            _run_local(todo, out, options, html, max(1, min(workers or default_workers(), len(todo))), on_outcome,
+                       call_timeout, verbose)
+    finally:  # after an interrupt too: the workers are gone, so what they left half-written goes
+        progress.close()
+        remove_half_written(out)
+        _sort_errors(errors_file)
     summary.wall_s = time.perf_counter() - start
     return summary
+
+
+def remove_half_written(out_dir: str | Path) -> None:
+    """The hidden folders of calls whose worker was stopped while writing them."""
+    for stale in (Path(out_dir) / CALLS_DIR).glob(".*.tmp"):
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 def _sort_errors(path: Path) -> None:

@@ -7,7 +7,8 @@
 Every option of `turneval report` that says how a conversation is evaluated applies to all
 calls. Exit codes: 0 all calls reported and every requirement passed; 3 a requirement failed
 (as `report --require`); 4 some calls failed (errors.jsonl says why; the fleet report covers
-the rest); 1 nothing could be reported or the command line names nothing usable.
+the rest); 1 nothing could be reported or the command line names nothing usable; 130 / 143
+stopped by Ctrl-C / SIGTERM (the finished calls are kept; the same command resumes).
 """
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ EXAMPLES = """examples:
   turneval batch calls/ --out fleet/ --require "p90(response_latency_s)<=1.2" --require "share_outside(talk_over_rate)<=0.1"
   turneval batch calls/ --out fleet/ --ray auto                       on the Ray cluster this machine belongs to
 
-The same command again resumes: finished calls are skipped. Exit codes: 0 all reported and every
-requirement passed, 3 a requirement failed, 4 some calls failed (errors.jsonl), 1 nothing reported."""
+The same command again resumes: finished calls are skipped (also after Ctrl-C or SIGTERM, which stop
+the workers within seconds). Exit codes: 0 all reported and every requirement passed, 3 a requirement
+failed, 4 some calls failed (errors.jsonl), 1 nothing reported, 130 / 143 interrupted (Ctrl-C / SIGTERM)."""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -68,9 +70,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="also give the figures per value of this metadata column, with each difference's 95%% CI (repeatable)")
     parser.add_argument("--require", metavar="'STAT(NAME)<=X'", action="append", type=fleet_requirement_arg, default=[],
                         help=FLEET_REQUIRE_HELP)
-    parser.add_argument("--quiet", action="store_true", help="no progress line and no table (for CI logs)")
+    parser.add_argument("--call-timeout", type=_seconds, default=None, metavar="S",
+                        help="stop a call after S seconds and record it as failed (default: 300 + 3 x the call's length "
+                        "in seconds; 0: no limit)")
+    parser.add_argument("--quiet", action="store_true", help="errors only: no progress line, no table (for CI logs)")
     add_report_options(parser)
     return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds >= 0 (0: no limit)")
+    return value
 
 
 def _pair_suffixes(text: str) -> tuple[str, str]:
@@ -115,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
     from turneval.batch.discover import DiscoveryError, discover_calls
     from turneval.batch.fleet import call_rows, fleet_summary, format_fleet, write_fleet, write_table
     from turneval.batch.fleet_gates import fleet_figures
-    from turneval.batch.runner import read_errors, run_calls
+    from turneval.batch.runner import finished_ids, read_errors, run_calls
+    from turneval.interrupts import exit_code, stop_at_once_on_next_signal
     from turneval.validation import check_output_dir
 
     options = report_options(args, progress=False)
@@ -139,9 +155,15 @@ def run(args: argparse.Namespace) -> int:
     (out / SETTINGS_FILE).write_text(json.dumps(settings, indent=1), encoding="utf-8")
     try:
         summary = run_calls(calls, out, options, workers=args.workers, html=not args.no_html, ray_address=args.ray,
-                            quiet=args.quiet)
-    except RuntimeError as err:  # Ray missing or unreachable
+                            quiet=args.quiet, call_timeout=args.call_timeout, verbose=args.verbose)
+    except RuntimeError as err:  # Ray missing or unreachable, workers that cannot load the models
         raise UserError(str(err)) from None
+    except KeyboardInterrupt as err:  # the workers are gone by now
+        stop_at_once_on_next_signal()
+        done = len(finished_ids(calls, out))
+        print(f"turneval batch: interrupted; {done} of {len(calls)} calls are finished in {out} (the calls in progress "
+              "were discarded): run the same command again to resume", file=sys.stderr)
+        return exit_code(err)
     errors = read_errors(out)
     rows = call_rows(calls, out, {e["id"]: e["reason"] for e in errors})
     write_table(rows, out)
@@ -159,12 +181,13 @@ def run(args: argparse.Namespace) -> int:
     write_fleet(fleet, out, gates_text)
     if not args.quiet:
         print(format_fleet(fleet))
-    if gates_text:
+    if gates_text and (gate_code or not args.quiet):
         print(gates_text)
     if fleet["n_failed"]:
         print(f"{fleet['n_failed']} of {fleet['n_calls']} calls failed; the reasons are in {out / 'errors.jsonl'}", file=sys.stderr)
-    print(f"wrote {out / 'batch.html'}, batch.json, calls.csv, calls.parquet ({summary.reported} calls reported this run, "
-          f"{summary.skipped} already finished)")
+    if not args.quiet:
+        print(f"wrote {out / 'batch.html'}, batch.json, calls.csv, calls.parquet ({summary.reported} calls reported this run, "
+              f"{summary.skipped} already finished)")
     if fleet["n_reported"] == 0:
         return 1
     if gate_code:

@@ -52,7 +52,7 @@ examples:
   turneval probe ws://host:9000/audio --start-message '{"type": "start"}' --scenarios fdb-v1 --out runs/x
 
 exit codes: 0 done; 1 error (agent unreachable, wrong audio format, bad scenario); 3 a --require failed;
-130 interrupted (the samples written are complete)."""
+130 / 143 interrupted by Ctrl-C / SIGTERM (the samples written are complete)."""
 
 
 def _requirement(text: str):
@@ -192,9 +192,12 @@ def run(args: argparse.Namespace) -> int:
     except ProbeError as err:
         written = [name for name in ("v1.0", "v1.5", "calls", "failed", "excluded") if (Path(args.out) / name).is_dir()]
         raise UserError(f"{err} (samples written so far stay in {args.out})" if written else str(err)) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (turneval.interrupts raises it as Terminated)
+        from turneval.interrupts import exit_code, stop_at_once_on_next_signal
+
+        stop_at_once_on_next_signal()
         print(f"turneval probe: interrupted; the complete samples are in {args.out} (probe.json lists them)", file=sys.stderr)
-        return 130
+        return exit_code(err)
     failed = [o for o in result.outcomes if o.status not in ("ok", *EXCLUDED)]
     if failed:
         print(f"{len(failed)} sample(s) failed (see {args.out}/failed/ and probe.json)", file=sys.stderr)

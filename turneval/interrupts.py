@@ -1,0 +1,83 @@
+"""Ctrl-C and SIGTERM on the command line: one way to stop, one exit code, no traceback.
+
+``docker stop``, Kubernetes and systemd send SIGTERM, whose default ends Python at once, without
+``finally`` blocks: worker processes are orphaned and a half-written file stays. Within
+:func:`handling_signals` SIGTERM raises :class:`Terminated` instead, a ``KeyboardInterrupt``, so
+that both signals unwind the same way: every ``except KeyboardInterrupt`` and ``finally`` that
+cleans up after Ctrl-C cleans up after SIGTERM too. :func:`exit_code` gives the shell's code for
+either (130, 143). While a command cleans up, :func:`stop_at_once_on_next_signal` makes a second
+signal end the process at once (after its ``kill`` callback ends the children).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+
+SIGINT_EXIT = 128 + signal.SIGINT  # 130, as a shell reports a process ended by Ctrl-C
+SIGTERM_EXIT = 128 + signal.SIGTERM  # 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived (``kill``, ``docker stop``, a process manager): unwinds as Ctrl-C does."""
+
+
+def exit_code(err: BaseException) -> int:
+    """The exit code of a command stopped by ``err``: 143 for SIGTERM, else 130."""
+    return SIGTERM_EXIT if isinstance(err, Terminated) else SIGINT_EXIT
+
+
+def _raise_terminated(signum, frame) -> None:  # noqa: ANN001 (a signal handler's fixed signature)
+    raise Terminated()
+
+
+_handling = False  # within handling_signals: a command of the CLI, not a library call
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextmanager
+def handling_signals() -> Iterator[None]:
+    """Within the block SIGTERM raises :class:`Terminated` (SIGINT keeps Python's KeyboardInterrupt,
+    which asyncio.run knows how to stop a loop with); both handlers are restored afterwards, so a
+    test that calls the CLI in-process leaves pytest's handlers as they were."""
+    if not _in_main_thread():  # signal handlers can only be set from the main thread
+        yield
+        return
+    global _handling
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    _handling = True
+    try:
+        yield
+    finally:
+        _handling = False
+        for sig, handler in before.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+def stop_at_once_on_next_signal(kill: Callable[[], None] | None = None) -> None:
+    """From now on (a command is cleaning up after the first signal) a second Ctrl-C or SIGTERM ends
+    the process at once: ``kill`` (which must not block, e.g. SIGKILL to the workers) runs first.
+    Only within :func:`handling_signals` (a library caller keeps its own handlers)."""
+    if not _handling or not _in_main_thread():
+        return
+
+    def now(signum, frame) -> None:  # noqa: ANN001
+        if kill is not None:
+            try:
+                kill()
+            except Exception:  # exiting anyway: a child already gone must not keep this process alive
+                pass
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGINT, now)
+    signal.signal(signal.SIGTERM, now)
+
+
+__all__ = ["SIGINT_EXIT", "SIGTERM_EXIT", "Terminated", "exit_code", "handling_signals", "stop_at_once_on_next_signal"]
