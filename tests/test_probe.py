@@ -206,7 +206,8 @@ def test_gate_figures_feed_the_report_gates():
                 _Outcome("user_interruption", "ok", 1.1, 0.2)]
     by_task = task_timing(outcomes)
     assert by_task["candor_turn_taking"] == {"n": 4, "failed": 1, "excluded": 1, "response_latency_s": 0.7,
-                                             "n_response": 2, "stop_latency_s": None, "n_stop": 0}
+                                             "n_response": 2, "stop_latency_s": None, "n_stop": 0,
+                                             "response_latency_ci_s": [0.6, 0.8]}
     figures = gate_figures(by_task, {"median_ms": 1.5}, None, {"response_latency_s": 0.65})
     assert figures["probe.response_latency_s"] == 0.7 and figures["failed_samples"] == 1
     assert figures["excluded_samples"] == 1

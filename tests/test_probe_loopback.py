@@ -131,11 +131,11 @@ def test_ctrl_c_leaves_complete_samples_only(tmp_path, monkeypatch):
     real = runner.play_sample
     calls = []
 
-    def interrupted_second(settings, url, sample):
+    def interrupted_second(settings, url, sample, slot=None):
         calls.append(sample.sample_id)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return real(settings, url, sample)
+        return real(settings, url, sample, slot)
 
     monkeypatch.setattr(runner, "play_sample", interrupted_second)
     out = tmp_path / "run"
