@@ -6,13 +6,14 @@ PIP := $(PYTHON) -m pip
 EXAMPLE ?= examples/cascaded_like.wav
 REPORT_DIR ?= reports/cascaded_like
 
-.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints space synth-deps recipes-quick release
+.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints sync-metrics space synth-deps recipes-quick release dist wheel-check
 
 # torch first, pinned: a looser pin would pull the CUDA build with several GB of packages.
 install:
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -c constraints.txt -e ".[space,test]"
 	$(PIP) install -q --no-deps -c constraints.txt pipecat-ai -r examples/agents/requirements.txt
+	$(PYTHON) -m turneval.cli metrics install >/dev/null  # evaluate.load("turn_naturalness") by bare name (docs/release.md)
 
 demo: install
 	HF_HUB_OFFLINE=1 turneval report $(EXAMPLE) --system-channel 1 --out $(REPORT_DIR)
@@ -43,6 +44,22 @@ recipes-quick:
 # the bundled checkpoints carry copies of modeling/ for trust_remote_code: refresh them after a change
 sync-checkpoints:
 	$(PYTHON) -m turneval.checkpoints
+
+# the evaluate modules carry copies of the turneval code they run (metrics/<name>/turneval_*.py):
+# refresh them after a change to turneval's source (tests/test_evaluate_modules.py fails on a stale copy)
+sync-metrics:
+	$(PYTHON) -m turneval.evaluate_modules sync
+
+# the sdist and the wheel under dist/, checked by twine (docs/release.md, "Installing turneval")
+dist:
+	rm -rf dist
+	$(PYTHON) -m build --outdir dist .
+	$(PYTHON) -m twine check --strict dist/*
+
+# ... and the wheel installed into a clean venv, reporting on a bundled example from outside the
+# checkout and loading an evaluate module by its bare name (a few minutes: it installs torch)
+wheel-check:
+	tools/wheel_check.sh
 
 # Festival (HTS and diphone voices), Flite and SVOX Pico (ttspico compiles it: needs gcc) for
 # re-voicing Switchboard (docs/revoicing.md); eSpeak NG needs nothing (it comes with the

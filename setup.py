@@ -45,9 +45,9 @@ setup(
     include_package_data=True,
     package_data={
         "turneval": ["data/*"],
-        "turneval.dataset_scripts": ["data/*", "data/**/*"],
         "turneval.modeling": ["data/*"],
-        # the evaluate module folders (metrics/<name>/<name>.py, card, app) travel with the wheel
+        # the evaluate module folders (metrics/<name>/: the module, its turneval_*.py copies, card, app)
+        # travel with the wheel: `turneval metrics install` puts them where evaluate.load finds them by name
         "turneval.metrics": ["data/*", "*/*.py", "*/README.md", "*/requirements.txt"],
         "turneval.training": ["configs/*"],
         # the bundled checkpoints (weights, config, card, code copies) make a wheel run offline
@@ -82,7 +82,9 @@ setup(
         # ray: turneval batch --ray (docs/batch.md); in test too, so CI runs the batch on a local Ray instance
         "ray": ["ray"],
         # pytest-xdist: make test runs two workers (the probe's tests mostly wait on real-time audio)
-        "test": ["pytest", "pytest-xdist", "ruff", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema", "onnx", "ray"],
+        # build, twine: tests/test_wheel.py builds the sdist and the wheel and checks them (make dist)
+        "test": ["pytest", "pytest-xdist", "ruff", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema", "onnx", "ray",
+                 "build", "twine"],
     },
     entry_points={"console_scripts": ["turneval=turneval.cli:main"]},
 )

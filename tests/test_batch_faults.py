@@ -1,7 +1,6 @@
 """turneval batch under faults, with real signals and real kills: Ctrl-C to the process group,
-SIGTERM to the main process, kill -9 of a worker, a call that never ends, a second Ctrl-C; and
-`turneval report` stopped the same way. Each run is a few short calls without models, or with
-them on one short call."""
+SIGTERM to the main process, kill -9 of a worker, a call that never ends, a second Ctrl-C. Each
+run is a few short calls without the models (tests/test_interrupts.py: the other commands)."""
 from __future__ import annotations
 
 import os
@@ -12,7 +11,6 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from tests.batch_faults import FaultyPool
 from tests.test_batch import crop
@@ -199,21 +197,3 @@ def test_a_second_signal_ends_at_once_and_kills_the_workers(tmp_path):
     assert proc.returncode == 130 and time.monotonic() - sent < 1.0
     time.sleep(0.3)
     assert living_in_group(proc.pid) == []
-
-
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_an_interrupted_report_exits_with_one_line_and_writes_nothing(tmp_path, sig, code):
-    out = tmp_path / "report"
-    command = [sys.executable, "-m", "turneval.cli", "report", str(Path(__file__).parents[1] / "examples" / "human_like.wav"),
-               "--out", str(out)]
-    proc = subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    time.sleep(4.0)  # importing and loading the models, or evaluating: either way it must stop
-    assert proc.poll() is None
-    sent = time.monotonic()
-    os.killpg(proc.pid, sig) if sig == signal.SIGINT else os.kill(proc.pid, sig)
-    stdout, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == code and time.monotonic() - sent < 5, stderr
-    assert "Traceback" not in stderr
-    assert stderr.strip().splitlines()[-1] == ("turneval report: interrupted; nothing half-written is left: "
-                                               "run the same command again")
-    assert not out.exists() or not any(out.iterdir())

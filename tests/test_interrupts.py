@@ -1,0 +1,64 @@
+"""Ctrl-C (SIGINT to the process group) and SIGTERM (to the main process) stop `turneval report`,
+`score` and `probe` within seconds, with exit 130 / 143, one line on what was kept and no
+traceback, and leave no process behind (tests/test_batch_faults.py: the batch)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.test_batch_faults import ENV, living_in_group
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def stop(args: list[str], sig: int, after_s: float) -> tuple[int, str, float]:
+    """Start ``turneval ARGS`` in its own process group, send ``sig`` after ``after_s``; returns the
+    exit code, stderr and the seconds from the signal to the exit (every process of the group gone)."""
+    proc = subprocess.Popen([sys.executable, "-m", "turneval.cli", *args], env=ENV, cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(after_s)
+    assert proc.poll() is None, f"ended before the signal: {proc.communicate()[1]}"
+    sent = time.monotonic()
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)  # what Ctrl-C in a terminal does
+    else:
+        os.kill(proc.pid, sig)  # what kill, docker stop or a process manager does
+    proc.wait(timeout=30)
+    took = time.monotonic() - sent
+    time.sleep(0.3)
+    assert living_in_group(proc.pid) == []
+    return proc.returncode, proc.stderr.read(), took
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_report_exits_with_one_line_and_writes_nothing(tmp_path, sig):
+    out = tmp_path / "report"
+    code, stderr, took = stop(["report", "examples/human_like.wav", "--out", str(out)], sig, after_s=4.0)
+    assert code == 128 + sig and took < 5, stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] == "turneval report: interrupted; nothing half-written is left: run the same command again"
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_terminated_score_exits_143_and_writes_nothing(tmp_path):
+    out = tmp_path / "scores.json"
+    code, stderr, took = stop(["score", "examples/cascaded_like.wav", "examples/human_like.wav", "--out", str(out)],
+                              signal.SIGTERM, after_s=4.0)
+    assert code == 143 and took < 5 and "Traceback" not in stderr, stderr
+    assert stderr.strip().splitlines()[-1].startswith("turneval score: interrupted")
+    assert not out.exists()
+
+
+def test_a_terminated_probe_says_where_its_samples_are(tmp_path):
+    out = tmp_path / "run"
+    code, stderr, took = stop(["probe", "mock:duplex", "--scenarios", "smoke", "--out", str(out), "--no-report", "--no-fdb"],
+                              signal.SIGTERM, after_s=5.0)
+    assert code == 143 and took < 5 and "Traceback" not in stderr, stderr
+    assert stderr.strip().splitlines()[-1] == f"turneval probe: interrupted; the complete samples are in {out} (probe.json lists them)"
