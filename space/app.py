@@ -115,9 +115,8 @@ def headline_markdown(result: AnalysisResult) -> str:
     if h["verdict"]:
         lines += [f"**{h['verdict_line']}**", "", "| Figure | This conversation | Human range | | Gate name |", "|---|---|---|---|---|"]
         for r in h["verdict"]:
-            shown = MARKS[r["mark"]]
-            lines.append(f"| {r['label']} | {shown_value(r['value'], r['unit'])} | {shown_range(r)} "
-                         f"| {'**' + shown + '**' if r['mark'] in ('above', 'below') else shown} | `{r['name']}` |")
+            mark = f'<span class="mark-{r["mark"].replace(" ", "-")}">{MARKS[r["mark"]]}</span>'  # coloured by VERDICT_MARK_CSS
+            lines.append(f"| {r['label']} | {shown_value(r['value'], r['unit'])} | {shown_range(r)} | {mark} | `{r['name']}` |")
         lines += [""] + range_notes(h["verdict"])
     if h["about_models"]:
         lines.append(f"\n> {h['about_models']}")
@@ -466,13 +465,17 @@ def build_demo(store: ListeningStore | None = None) -> gr.Blocks:
     return demo
 
 
+VERDICT_MARK_CSS = ".mark-above,.mark-below{color:#c62828;font-weight:bold}.mark-within{color:#2e7d32}"
+"""The verdict's marks in the colours of the HTML report (red and bold outside the human range)."""
+
+
 def launch_kwargs() -> dict[str, Any]:
-    """Paths Gradio may serve (examples, pair clips, analysis outputs) and the upload cap."""
+    """Paths Gradio may serve (examples, pair clips, analysis outputs), the upload cap and the page's CSS."""
     allowed = [str(cache_dir()), str(work_root())]
     examples = example_files()
     if examples:
         allowed.append(str(examples[0].parent))
-    return {"allowed_paths": allowed, "max_file_size": max_bytes()}
+    return {"allowed_paths": allowed, "max_file_size": max_bytes(), "css": VERDICT_MARK_CSS}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -152,6 +152,8 @@ def test_analyse_bundled_example(page) -> None:
     assert "Verdict:" in status and "About the models" in status
     rows = {r["name"]: r for r in report["headline"]["verdict"]}
     assert all(name in status for name in rows) and rows["response_latency_s"]["mark"] == "above" and "ABOVE" in status
+    colours = page.eval_on_selector_all("#analysis-status span[class^=mark-]", "spans => spans.map(s => [s.textContent, getComputedStyle(s).color])")
+    assert ["ABOVE", "rgb(198, 40, 40)"] in colours and ["within", "rgb(46, 125, 50)"] in colours, colours
     assert page.eval_on_selector("#gaps img", "img => img.complete && img.naturalWidth") > 300
 
     table = page.inner_text("#summary-table")
@@ -177,6 +179,14 @@ def test_analyse_bundled_example(page) -> None:
     assert box is not None and box["y"] + box["height"] < 1000, "the verdict table is not on the first screen"
     assert page.eval_on_selector("img.gaps", "img => img.complete && img.naturalWidth") > 300
     screenshot(page, "report_first_screen", full_page=False)
+    # it fits the window (no sideways scroll) and no two worst-unit labels of the timeline overlap
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 1280
+    labels = page.eval_on_selector_all('svg.timeline [id^="unit-label-"]', """gs => gs.map(g => {
+        const r = g.getBoundingClientRect(); return [g.id, r.left, r.right, r.top, r.bottom]; })""")
+    assert labels and all(right > left for _, left, right, _, _ in labels)
+    for i, (a, al, ar, at, ab) in enumerate(labels):
+        for b, bl, br, bt, bb in labels[i + 1:]:
+            assert ar <= bl or br <= al or ab <= bt or bb <= at, f"timeline labels {a} and {b} overlap"
 
 
 def test_mono_upload_gets_a_clear_message(page, tmp_path: Path) -> None:
