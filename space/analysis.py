@@ -25,7 +25,7 @@ from turneval.checkpoints import default_checkpoint
 from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.dataset_scripts.files import atomic_write_bytes, atomic_write_text
 from turneval.reporting import report
-from turneval.reporting.html import render_html, timeline_png
+from turneval.reporting.html_report import render_html, timeline_png
 from turneval.reporting.summary import format_number
 from turneval.reporting.verdict import about_models, gaps_png, verdict_line
 

@@ -186,7 +186,7 @@ def test_missing_checkpoint_says_how_to_fix(tmp_path, conversation, capsys):
 
 
 def test_failed_html_leaves_no_json(full_report, tmp_path, monkeypatch):
-    import turneval.reporting.html as html_page
+    import turneval.reporting.html_report as html_page
 
     def broken(_):
         raise RuntimeError("plot failed")

@@ -15,7 +15,7 @@ from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeCon
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
 from turneval.reporting import report
-from turneval.reporting.html import timeline_figure, timeline_png, unit_labels
+from turneval.reporting.html_report import timeline_figure, timeline_png, unit_labels
 
 
 TINY_WHISPER = {"d_model": 64, "encoder_layers": 2, "encoder_attention_heads": 4, "encoder_ffn_dim": 128, "max_source_positions": 1500}
@@ -73,7 +73,7 @@ def test_title_legend_and_labels_keep_clear(rep):
 
 
 def test_the_page_inlines_the_timeline_as_svg_with_measurable_labels(rep):
-    from turneval.reporting.html import render_html, timeline_svg
+    from turneval.reporting.html_report import render_html, timeline_svg
 
     svg = timeline_svg(rep)
     assert svg.startswith("<svg") and 'class="timeline"' in svg and "viewBox" in svg

@@ -184,7 +184,7 @@ def test_report_transcribes_and_uses_the_words(transcriber, sentence):
     import jsonschema
 
     jsonschema.validate(data, report_schema())
-    from turneval.reporting.html import render_html
+    from turneval.reporting.html_report import render_html
 
     assert "Recognised words (--transcribe)" in render_html(rep)
 

@@ -11,7 +11,7 @@ import soundfile as sf
 from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.gates import HEADLINE_FIGURES
 from turneval.reporting import format_summary, report
-from turneval.reporting.html import render_html
+from turneval.reporting.html_report import render_html
 from turneval.reporting.verdict import about_models, human_range, human_ranges, mark, verdict_line, verdict_rows
 
 

@@ -169,7 +169,7 @@ class CallEvaluator:
         documents = {"call.json": json.dumps(call_row(call, body), indent=1, allow_nan=False),
                      "report.json": json.dumps(body, indent=1, allow_nan=False)}
         if self.html:
-            from turneval.reporting.html import render_html
+            from turneval.reporting.html_report import render_html
 
             documents["report.html"] = render_html(rep)
         return documents

@@ -123,7 +123,7 @@ class Report:
         out_dir = Path(out_dir)
         documents = {"report.json": self.to_json()}
         if html:
-            from .html import render_html
+            from .html_report import render_html
 
             documents["report.html"] = render_html(self)
         written = {}
