@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 EXAMPLE ?= examples/cascaded_like.wav
 REPORT_DIR ?= reports/cascaded_like
 
-.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints sync-metrics space synth-deps recipes-quick release dist wheel-check
+.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints sync-metrics space synth-deps recipes-quick release dist wheel-check screenshot
 
 # torch first, pinned: a looser pin would pull the CUDA build with several GB of packages.
 install:
@@ -67,6 +67,11 @@ wheel-check:
 synth-deps:
 	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y festival festvox-us-slt-hts festvox-kallpc16k festvox-kdlpc16k flite
 	$(PIP) install -q ttspico==0.3.2
+
+# the README's picture: the first screen of today's report on the bundled example, taken by headless
+# Chromium, and the figures it shows (docs/report_first_screen.json; a test fails when they go stale)
+screenshot:
+	HF_HUB_OFFLINE=1 $(PYTHON) tools/report_screenshot.py
 
 # a self-sufficient Gradio Space folder (app, examples, turneval built into it as a wheel): docs/space.md
 space:

@@ -230,6 +230,18 @@ def predictor_of(rep: "Report") -> str | None:
     return predictor.get("path") or predictor.get("name") or (rep.settings or {}).get("predictor")
 
 
+def shown_figures(rep: "Report") -> dict[str, Any]:
+    """What the first screen of a report shows, as text: the verdict sentence and, per headline
+    figure, its value, human range and mark as printed (docs/report_first_screen.json records
+    this beside the README's screenshot, and a test compares it with a fresh report)."""
+    rows, _ = report_verdict(rep)
+    return {
+        "verdict": verdict_line(rows) if rows else None,
+        "figures": [{"name": r["name"], "label": r["label"], "value": shown_value(r["value"], r["unit"]),
+                     "human_range": shown_range(r), "mark": MARKS[r["mark"]]} for r in rows],
+    }
+
+
 def report_verdict(rep: "Report") -> tuple[list[dict[str, Any]], str | None]:
     """The verdict rows and the about-the-models note of a report (no rows without headline figures)."""
     figures = (rep.headline or {}).get("figures") or {}
