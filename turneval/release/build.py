@@ -17,18 +17,23 @@ from .plan import ReleaseError, RepoPlan
 
 
 def _writers(plans: list[RepoPlan], real_root: str | Path | None, questions_per_class: int, scratch: Path) -> dict[str, Callable[[RepoPlan, Path], Path]]:
+    from .cards import ReleaseLinks
     from .dataset_repo import read_sources, write_dataset_repo
     from .model_repo import write_model_repo
     from .space_repos import write_demo_space, write_metric_space
 
     conversations: dict[tuple[str, ...], dict[str, list]] = {}
+    links = ReleaseLinks.of(plans)  # a card's relative links point at the repos of this release
+
+    def model(plan: RepoPlan, out: Path) -> Path:
+        return write_model_repo(plan, out, links)
 
     def dataset(plan: RepoPlan, out: Path) -> Path:
         if plan.sources not in conversations:  # read once for the three data sets
             conversations[plan.sources] = read_sources(plan.sources, real_root, scratch)
-        return write_dataset_repo(plan, out, conversations[plan.sources], questions_per_class=questions_per_class)
+        return write_dataset_repo(plan, out, conversations[plan.sources], questions_per_class=questions_per_class, links=links)
 
-    return {"model": write_model_repo, "dataset": dataset, "metric": write_metric_space, "demo": write_demo_space}
+    return {"model": model, "dataset": dataset, "metric": write_metric_space, "demo": write_demo_space}
 
 
 def write_release(

@@ -51,7 +51,8 @@ def write_metric_space(plan: RepoPlan, out: Path) -> Path:
 
 
 def write_demo_space(plan: RepoPlan, out: Path) -> Path:
-    """Write the demo Space into ``out``: ``space/assemble.py``'s folder without its marker file."""
+    """Write the demo Space into ``out``: ``space/assemble.py``'s folder without its marker file, plus
+    the pages of ``docs/`` (the released cards link there: :class:`.cards.ReleaseLinks`)."""
     import importlib.util
 
     script = REPO_ROOT / "space" / "assemble.py"
@@ -65,4 +66,7 @@ def write_demo_space(plan: RepoPlan, out: Path) -> Path:
     except assemble.AssembleError as err:
         raise ReleaseError(f"{script}: {err}") from None
     (out / assemble.MARKER).unlink()
+    (out / "docs").mkdir()
+    for page in sorted((REPO_ROOT / "docs").glob("*.md")):
+        shutil.copyfile(page, out / "docs" / page.name)
     return out
