@@ -205,7 +205,7 @@ def test_barge_in_and_dialogue_against_a_mock_that_yields(tmp_path):
       - {say: "hello there"}
       - {say: "for four people", on: agent_end, delay: human}
       - {say: "thanks", on: agent_end, delay: 0.4}
-    tail_s: 0.5
+    tail_s: 2.0
 """)
     samples = load_scenarios(path)
     with MockAgent("polite", answer="sure I can help with that") as url:
@@ -220,14 +220,14 @@ def test_barge_in_and_dialogue_against_a_mock_that_yields(tmp_path):
     log = json.loads((tmp_path / "run" / "calls" / "dialogue" / "1" / "probe.json").read_text())
     assert [p["plan"].get("on") for p in log["parts"]] == [None, "agent_end", "agent_end"] and log["verdict"]["turns"]
     assert sorted(p.name for p in (tmp_path / "run" / "calls" / "dialogue" / "1").iterdir()) == [
-        "agent.wav", "caller.wav", "probe.json", "stereo.wav"]
+        "agent.wav", "caller.wav", "input.json", "probe.json", "stereo.wav"]
 
 
 def test_many_callers_and_repeats_from_the_command_line(tmp_path, capsys):
     out = tmp_path / "run"
     path = tmp_path / "hold.yaml"
     path.write_text("samples:\n  - task: pause_hold\n    user:\n      - {say: 'I would like', punct: ','}\n"
-                    "      - {say: 'a table', after: 0.5}\n    tail_s: 0.3\n")
+                    "      - {say: 'a table', after: 0.5}\n    tail_s: 1.6\n")
     code = cli.main(["probe", "mock:polite", "--scenarios", str(path), "--out", str(out), "--no-fdb", "--no-report",
                      "--settle", SETTLE, "--quiet", "--concurrency", "1,2", "--repeat", "2",
                      "--require", "failed_samples==0"])

@@ -89,3 +89,38 @@ def test_single_client_server_calls_do_not_bleed(tmp_path):
     stops = [e["t"] for e in log if e["event"] == "bot_stopped"]
     for start in starts[1:]:  # no answer of the bot was still playing when a call began
         assert not any(a < start < s for a, s in zip(answers, stops)), (start, answers, stops)
+
+
+def test_a_pipecat_bot_takes_the_calls_that_react(tmp_path):
+    # the barge-in, backchannel and dialogue calls, timed to the bot's own speech as the probe hears it; the bot
+    # answers ~1.3 s after the caller (VAD stop_secs 0.8 + 0.5 s) and yields to any caller speech (VAD start_secs 0.2)
+    path = tmp_path / "calls.yaml"
+    path.write_text("""samples:
+  - task: barge_in
+    user:
+      - {say: "what time does the pharmacy open", punct: "?"}
+      - {say: "wait what about sunday", on: agent_start, delay: 1.0, mark: true}
+    tail_s: 1.5
+  - task: backchannel
+    user:
+      - {say: "when does the pharmacy open", punct: "?"}
+      - {say: "uh huh", during: agent_speech, every: 1.5, max: 1, mark: true}
+    tail_s: 1.5
+  - task: dialogue
+    user:
+      - {say: "hello there", punct: "."}
+      - {say: "thanks a lot", on: agent_end, delay: human, hold: 0.5}
+    tail_s: 2.5
+""")
+    samples = load_scenarios(path)
+    events = tmp_path / "events.jsonl"
+    with serve_bot("pipecat", events, log=tmp_path / "bot.log") as (url, transport):
+        outcomes = run_samples(samples, ProbeSettings(agent=url, transport=transport, settle_s=1.0), tmp_path / "run", url)
+    assert [o.status for o in outcomes] == ["ok"] * 3, [o.detail for o in outcomes]
+    barge, backchannel, dialogue = outcomes
+    assert barge.parts[1]["left"][0]["event"]["name"] == "agent_start" and barge.verdict["overlapped"]
+    assert barge.verdict["time_to_yield_s"] is not None and barge.recording.clears  # it yielded, with an InterruptionFrame
+    assert backchannel.verdict["backchannels"] == 1
+    turns = dialogue.verdict["turns"]
+    assert len(turns) == 2 and turns[0]["response_s"] is not None and turns[1]["planned_gap_s"] >= 0.5
+    assert "interrupted" in [e["event"] for e in _events(events)]

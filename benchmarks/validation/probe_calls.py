@@ -41,10 +41,10 @@ SHORT_ANSWER = "sure I can help you with that"
 
 def _play(samples: list, mock: str, out: Path, callers: int = 1, **overrides: Any) -> list:
     from turneval.probe.mock_agents import MockAgent
-    from turneval.probe.runner import ProbeSettings, run_samples
+    from turneval.probe.runner import ProbeSettings, call_slots, run_samples
 
     with MockAgent(mock, announce=True, **overrides) as url:
-        return run_samples(samples, ProbeSettings(agent=url, settle_s=0.2), out, url, callers=callers)
+        return run_samples(samples, ProbeSettings(agent=url, settle_s=0.2), out, url, plan=call_slots(samples, 1, callers))
 
 
 def _suite(name: str, n: int | None, tail_s: float | None = None, turns: int | None = None) -> list:
@@ -86,7 +86,7 @@ def backchannels(quick: bool, out: Path) -> dict[str, Any]:
 
 
 def dialogues(quick: bool, out: Path) -> dict[str, Any]:
-    samples = _suite("dialogue", 1 if quick else None, tail_s=0.5, turns=3 if quick else None)
+    samples = _suite("dialogue", 1 if quick else None, tail_s=1.6, turns=3 if quick else None)
     outcomes = _play(samples, "polite", out / "dialogue", answer=SHORT_ANSWER)
     turns = [t for o in outcomes for t in (o.verdict.get("turns") or [])]
     errors = [abs(t["gap_error_ms"]) for t in turns if "planned_gap_s" in t]

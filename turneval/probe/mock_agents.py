@@ -9,7 +9,15 @@ checked against what the mock was told to do:
 - ``eager``: the same with a short silence: it answers at every pause;
 - ``duplex``: answers after a silence, says "yeah" every ``backchannel_after_s`` of caller
   speech, and stops ``yield_after_s`` after the caller starts talking over it;
+- ``polite``: answers 1.1 s after the caller's last sound (an 8 s answer) and stops 0.3 s into
+  any overlap, backchannels included;
+- ``steady``: as ``polite``, but talks on through caller sound shorter than 0.6 s (backchannels);
+- ``variable``: draws each reply's latency, uniform 1.1 +- 0.2 s;
 - ``echo``: sends every caller frame straight back (the transport-delay measurement).
+
+With ``announce=True`` (raw wire) a mock sends its own log of each reply as a text message
+(``{"type": "mock_reply", "latency_s": ...}``), which the probe keeps in the call's log: the
+agent's own figure beside the probe's.
 
 The answer starts ``silence_s + delay_s`` after the caller's last sound, placed on the
 caller's own clock (the arrival of the frame that carried it, less how far into the frame the

@@ -1,10 +1,12 @@
-"""The probe's loop: stream each sample to the agent in real time, record, write, go on.
+"""The probe's runs: stream each sample to the agent in real time, record, write, go on.
 
-Each sample is one connection: the caller's audio leaves in frames paced to the clock (frame
-``k`` when its last sample has been spoken), the agent's messages are taken as they arrive and
-placed on the same clock (:mod:`turneval.probe.recorder`). All loops are bounded: the caller's
-audio has an end, and after it the probe waits at most ``timeout_s`` for an agent that has not
-sent anything yet. Before each call's clock starts, the probe waits on the new connection until
+Each call is one connection (:mod:`turneval.probe.call`): the caller's audio leaves in frames paced
+to the clock (frame ``k`` when its last sample has been spoken), the agent's messages are taken as
+they arrive and placed on the same clock (:mod:`turneval.probe.recorder`); a caller that reacts
+(:mod:`turneval.probe.caller`) places its parts as it hears the agent. A run plays every sample
+in turn, ``--repeat`` times, or by several callers at once (:func:`call_slots`). All loops are
+bounded: the caller's script has an end, and after it the probe waits at most ``timeout_s`` for an
+agent that has not sent anything yet. Before each call's clock starts, the probe waits on the new connection until
 the agent has been silent for ``settle_s`` (calls never bleed into each other), and a sample in
 which the agent's sound still begins before the caller's is written under ``RUN_DIR/excluded/``
 with a note. A sample the agent broke (it disconnected, stayed silent past the timeout, or
@@ -405,9 +407,10 @@ async def _callers_at_once(settings: ProbeSettings, url: str, plan: list[list[Ca
 
 
 def run_samples(samples: list[Sample], settings: ProbeSettings, out_dir: Path, url: str,
-                on_sample: Callable[[SampleOutcome], None] | None = None, progress: bool = False, repeat: int = 1,
-                callers: int = 1, levels: int = 1) -> list[SampleOutcome]:
-    """Play every sample (``repeat`` times; by ``callers`` callers at once) and write each call's folder.
+                on_sample: Callable[[SampleOutcome], None] | None = None, progress: bool = False,
+                plan: list[list[CallSlot]] | None = None) -> list[SampleOutcome]:
+    """Play every sample and write each call's folder; ``plan`` (:func:`call_slots`: repeats, callers at once)
+    defaults to one caller playing each sample once.
 
     One caller: each call is written as soon as it is complete. Several: they are written when all
     the callers are done (writing files while other calls stream would delay their frames). A
@@ -419,7 +422,7 @@ def run_samples(samples: list[Sample], settings: ProbeSettings, out_dir: Path, u
 
     outcomes: list[SampleOutcome] = []
     described = {**settings.make(url).describe(), "agent": settings.agent}
-    plan = call_slots(samples, repeat, callers, levels)
+    plan = plan or call_slots(samples)
 
     def keep(outcome: SampleOutcome) -> None:
         write_outcome(out_dir, outcome, described)
@@ -427,7 +430,7 @@ def run_samples(samples: list[Sample], settings: ProbeSettings, out_dir: Path, u
         if on_sample is not None:
             on_sample(outcome)
 
-    if callers > 1:
+    if len(plan) > 1:
         for outcome in asyncio.run(_callers_at_once(settings, url, plan)):
             keep(outcome)
         return outcomes

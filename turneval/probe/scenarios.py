@@ -17,7 +17,11 @@ placed at set times, and optionally the behaviour expected of a good agent::
           - {say: "wait what about on Sunday", after: 2.5, mark: true}
 
 A part starts ``at`` seconds into the sample, or ``after`` seconds after the previous part
-ends (the first at 0.3 s). ``voice`` picks an eSpeak voice (default: the sample's caller,
+ends (the first at 0.3 s), or when the agent does something, heard live during the call
+(:mod:`turneval.probe.caller`): ``on: agent_start|agent_end`` with ``delay: S|human``,
+``during: agent_speech`` with ``every: S``, ``timeout: S``. A sample with such a part has no
+audio before its call: the caller's track is made as the call goes, and the task's metadata are
+written from where the parts actually played. ``voice`` picks an eSpeak voice (default: the sample's caller,
 varied across samples), ``gain`` scales it (background speech). The ``mark``ed part (default:
 the second, or the only one) is the task's event: the pause before it (pause handling), the
 interruption (user interruption), the overlap event (v1.5). From it come the metadata files
@@ -25,7 +29,9 @@ the benchmark's evaluation reads: ``pause.json``, ``turn_taking.json``, ``interr
 ``metadata.json``, and ``input.json`` (the caller's words, exact from the synthesizer).
 
 Built-in suites (``--scenarios NAME``): ``fdb-v1`` (the four v1.0 tasks), ``fdb-v1.5`` (the
-four overlap cases), ``fdb`` (both) and ``smoke`` (two short samples, for tests). A folder of
+four overlap cases), ``fdb`` (both), ``smoke`` (two short samples, for tests), and turneval's own
+calls, each judged pass/fail (:mod:`turneval.probe.verdicts`): ``barge-in``, ``backchannel``,
+``pause-hold``, ``dialogue`` (five-turn calls) and ``calls`` (the four). A folder of
 the user's own stimuli (e.g. Full-Duplex-Bench's published inputs: task folders of sample
 folders holding ``input.wav`` and their metadata) plays each ``input.wav`` and copies the
 metadata files beside the recording.

@@ -5,7 +5,8 @@
       v1.5/<task>/<id>/   ... (input.json: the caller's words, exact from the synthesizer)
       failed/...          samples the agent broke, with the reason in probe.json
       calls/<task>/<id>/  turneval's own calls (barge_in, backchannel, pause_hold, dialogue): caller.wav agent.wav
-                          stereo.wav probe.json (each part's plan, the agent event it waited for, when it left; the verdict)
+                          stereo.wav input.json probe.json (each part's plan, the agent event it waited for, when it
+                          left; the verdict)
       failed/...          samples the agent broke, with the reason in probe.json
       excluded/...        samples whose agent audio began before the caller's (an earlier call's), kept out
       conversation.wav    every complete sample, caller left / agent right, 1 s apart
@@ -24,8 +25,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from turneval.probe.runner import (
+    CallSlot,
     ProbeSettings,
     SampleOutcome,
+    call_slots,
     concatenate,
     measure_transport_delay,
     outcome_rows,
@@ -222,12 +225,13 @@ def probe(samples: list[Sample], settings: ProbeSettings, out_dir: str | Path, *
 
     run = ProbeRun(out, outcomes, delay, mock={"name": mock.behaviour.name, **mock.describe()} if mock else None)
     levels = concurrency or [1]
+    plans = [(n, call_slots(samples, repeat, n, len(levels))) for n in levels]
     try:
         if mock is not None:
             with mock as url:
-                _levels(run, samples, settings, url, levels, repeat, report_sample, progress, log)
+                _levels(run, samples, settings, url, plans, report_sample, progress, log)
         else:
-            _levels(run, samples, settings, settings.agent, levels, repeat, report_sample, progress, log)
+            _levels(run, samples, settings, settings.agent, plans, report_sample, progress, log)
     finally:
         run.outcomes = [o for o in outcomes if o.folder is not None and o.folder.is_dir()]
         if run.outcomes:  # a run that wrote no sample (the agent refused the first call) leaves nothing to refuse a retry
@@ -235,16 +239,16 @@ def probe(samples: list[Sample], settings: ProbeSettings, out_dir: str | Path, *
     return run
 
 
-def _levels(run: ProbeRun, samples: list[Sample], settings: ProbeSettings, url: str, levels: list[int], repeat: int,
-            on_sample: Callable[[SampleOutcome], None], progress: bool, log: Callable[[str], None]) -> None:
-    """Every level of callers at once in turn; each level's row of the load table as it finishes."""
+def _levels(run: ProbeRun, samples: list[Sample], settings: ProbeSettings, url: str,
+            plans: list[tuple[int, list[list[CallSlot]]]], on_sample: Callable[[SampleOutcome], None], progress: bool,
+            log: Callable[[str], None]) -> None:
+    """Every level of callers at once in turn (its calls: ``plans``); each level's row of the load table."""
     from turneval.probe.load import level_row
 
-    for level in levels:
-        outcomes = run_samples(samples, settings, run.out_dir, url, on_sample, progress, repeat=repeat, callers=level,
-                               levels=len(levels))
+    for level, plan in plans:
+        outcomes = run_samples(samples, settings, run.out_dir, url, on_sample, progress, plan=plan)
         run.load.append(level_row(level, outcomes))
-        if len(levels) > 1:
+        if len(plans) > 1:
             row = run.load[-1]
             median = "n/a" if row["median_s"] is None else f"{1000 * row['median_s']:.0f} ms"
             p90 = "n/a" if row["p90_s"] is None else f"{1000 * row['p90_s']:.0f} ms"
