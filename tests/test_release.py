@@ -104,6 +104,13 @@ def card_blocks(card: Path) -> list[str]:
     return [code for _, code in blocks]
 
 
+def python_blocks(card: Path) -> list[str]:
+    """The Python blocks of a released metric card (its other blocks are the citation's BibTeX)."""
+    blocks = re.findall(r"^```python\n(.*?)^```", card.read_text(encoding="utf-8"), re.S | re.M)
+    assert blocks, f"{card}: no Python block"
+    return blocks
+
+
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     root = tmp_path_factory.mktemp("release")
@@ -124,7 +131,8 @@ def loaded(release):
         "datasets": by_kind["dataset"],
         "metrics": {repo_id: docstring_examples(repo_id.split("/")[1], repo_id) for repo_id in by_kind["metric"]},
         "usage": {repo_id: card_blocks(release / "hub" / snapshots[repo_id]["folder"] / "README.md")
-                  for repo_id in by_kind["model"] + by_kind["dataset"]},
+                  for repo_id in by_kind["model"] + by_kind["dataset"]}
+        | {repo_id: python_blocks(release / "hub" / snapshots[repo_id]["folder"] / "README.md") for repo_id in by_kind["metric"]},
     }
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TURNEVAL_"))}
     env.update(cache_env(release / "home"))
@@ -141,7 +149,7 @@ def test_every_repo_of_release_json_loads_by_id_offline(loaded):
     assert ids == set(found["models"]) | set(found["datasets"]) | set(found["metrics"])
     assert len(found["models"]) == 3 and len(found["datasets"]) == 3 and len(found["metrics"]) == 6
     assert not found["turneval_imported_by_models"], "the models' remote code imported turneval"
-    assert set(found["usage"]) == set(found["models"]) | set(found["datasets"])
+    assert set(found["usage"]) == set(found["models"]) | set(found["datasets"]) | set(found["metrics"])
 
 
 def test_models_by_id_give_the_package_figures(loaded):

@@ -44,7 +44,7 @@ def write_metric_space(plan: RepoPlan, out: Path) -> Path:
         raise ReleaseError(f"{source / 'README.md'}: a metric Space card needs 'sdk: gradio' and 'app_file: app.py' in its front matter")
     meta.setdefault("license", plan.licence)
     # on the Hub the module loads by its repo id; the bare name needs turneval installed
-    body = body.replace(f'evaluate.load("{plan.name}")', f'evaluate.load("{plan.repo_id}")')
+    body = body.replace(f'evaluate.load("{plan.name}"', f'evaluate.load("{plan.repo_id}"')
     body = body.replace(f'"ORG/{plan.name}"', f'"{plan.repo_id}"')
     (out / "README.md").write_text(join_front_matter(meta, body), encoding="utf-8")
     return out
