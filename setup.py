@@ -82,9 +82,10 @@ setup(
         # ray: turneval batch --ray (docs/batch.md); in test too, so CI runs the batch on a local Ray instance
         "ray": ["ray"],
         # pytest-xdist: make test runs two workers (the probe's tests mostly wait on real-time audio)
-        # build, twine: tests/test_wheel.py builds the sdist and the wheel and checks them (make dist)
+        # build, twine, setuptools: tests/test_wheel.py builds the sdist and the wheel without build
+        # isolation (offline, seconds; a fresh venv has no setuptools) and checks them (make dist)
         "test": ["pytest", "pytest-xdist", "ruff", "krippendorff", "lifelines", "statsmodels", "playwright", "jsonschema", "onnx", "ray",
-                 "build", "twine"],
+                 "build", "twine", "setuptools"],
     },
     entry_points={"console_scripts": ["turneval=turneval.cli:main"]},
 )
