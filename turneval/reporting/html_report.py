@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 
-from turneval.model_provenance import models_html
+from turneval.model_provenance import models_html, shown_path
 
 from .number_format import format_number
 from .references import reference_values
@@ -288,7 +288,8 @@ def _naturalness_section(rep: "Report") -> str:
     nat = rep.naturalness
     if nat is None:
         return "<p>Predictor skipped: no naturalness score.</p>"
-    parts = [_folded("Every naturalness figure", _kv_table(nat, skip=("units", "worst_units")))]
+    shown = {**nat, "checkpoint": shown_path(nat["checkpoint"])} if nat.get("checkpoint") else nat
+    parts = [_folded("Every naturalness figure", _kv_table(shown, skip=("units", "worst_units")))]
     rows = [(rank, u["time"], u["type"], u["speaker"], f"{u['window'][0]:.2f}-{u['window'][1]:.2f}", u["unit_nll"])
             for rank, u in enumerate(nat["worst_units"], start=1)]
     parts.append("<h3>Worst boundary units (shaded in the timeline)</h3>"
