@@ -16,6 +16,19 @@ from turneval.batch.calls import CallOutcome
 from turneval.batch.pool import LocalPool
 
 
+def misbehave(call, tried: Path) -> None:  # noqa: ANN001
+    """Do to this worker what the call's id says (``tried``: the marker of a first try)."""
+    if call.id.startswith("crash_once") and not tried.exists():
+        tried.touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    if call.id.startswith("crash") and not call.id.startswith("crash_once"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    if call.id.startswith("stubborn_hang"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if "hang" in call.id:
+        time.sleep(3600)
+
+
 def faulty_worker(conn, options, html, threads, parent_pid, verbose) -> None:  # noqa: ANN001 (worker_main's signature)
     from turneval.batch.calls import CallEvaluator
 
@@ -27,16 +40,7 @@ def faulty_worker(conn, options, html, threads, parent_pid, verbose) -> None:  #
         if message is None:
             return
         call, out_dir = message
-        marker = Path(out_dir) / f"{call.id}.tried"
-        if call.id.startswith("crash_once") and not marker.exists():
-            marker.touch()
-            os.kill(os.getpid(), signal.SIGKILL)
-        if call.id.startswith("crash") and not call.id.startswith("crash_once"):
-            os.kill(os.getpid(), signal.SIGKILL)
-        if call.id.startswith("stubborn_hang"):
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if "hang" in call.id:
-            time.sleep(3600)
+        misbehave(call, Path(out_dir) / f"{call.id}.tried")
         if Path(call.audio).exists():
             evaluator = evaluator or CallEvaluator(options, html=html, threads=threads)
             conn.send(("outcome", evaluator.run(call, out_dir)))
@@ -48,3 +52,18 @@ class FaultyPool(LocalPool):
     """A :class:`LocalPool` whose workers are :func:`faulty_worker`."""
 
     worker_target = staticmethod(faulty_worker)
+
+
+class FaultyRayWorker:
+    """The body of a Ray actor (as :class:`turneval.batch.ray_runner._Worker`) that misbehaves on cue;
+    a call's marker of a first try sits beside its (absent) audio file."""
+
+    def __init__(self, options, html, verbose=False) -> None:  # noqa: ANN001
+        pass
+
+    def run(self, call) -> CallOutcome:  # noqa: ANN001
+        misbehave(call, Path(call.audio).parent / f"{call.id}.tried")
+        return CallOutcome(call.id, True, 1.0, 0.0)
+
+    def ready(self) -> bool:
+        return True

@@ -1,4 +1,5 @@
-"""turneval batch --ray: the same per-call figures as local workers, on a local Ray instance on loopback."""
+"""turneval batch --ray: the same per-call figures as local workers, and a dead actor's call retried,
+on a local Ray instance on loopback."""
 from __future__ import annotations
 
 import json
@@ -6,7 +7,9 @@ import json
 import pytest
 
 from tests.test_batch import crop
+from turneval.batch.discover import Call
 from turneval.cli import main
+from turneval.reporting.build import ReportOptions
 
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'turneval[ray]')")
@@ -36,3 +39,21 @@ def test_ray_gives_the_same_figures_as_local_workers(tmp_path, local_ray):
         report_local = (tmp_path / "local" / "calls" / call / "report.json").read_text()
         assert (tmp_path / "ray" / "calls" / call / "report.json").read_text() == report_local
     assert (tmp_path / "ray" / "calls.csv").read_text() == (tmp_path / "local" / "calls.csv").read_text()
+
+
+def test_ray_retries_a_dead_actors_call_once_and_stops_a_stuck_one(tmp_path, local_ray, monkeypatch):
+    import ray.cloudpickle
+
+    import tests.batch_faults as faults
+    from turneval.batch import ray_runner
+
+    ray.cloudpickle.register_pickle_by_value(faults)  # the actors need not import the tests
+    monkeypatch.setattr(ray_runner, "_Worker", faults.FaultyRayWorker)
+    calls = [Call(id=name, audio=str(tmp_path / f"{name}.wav")) for name in ("a", "crash", "b", "crash_once", "hang", "c")]
+    outcomes = []
+    ray_runner.run_on_ray(calls, ReportOptions(judge=False, predictor=False), False, 2, "auto", outcomes.append, call_timeout=3)
+    by_id = {o.id: o for o in outcomes}
+    assert len(outcomes) == 6 and sorted(by_id) == sorted(c.id for c in calls)  # each call once
+    assert all(by_id[name].ok for name in ("a", "b", "c", "crash_once")), outcomes
+    assert by_id["crash"].reason.startswith("the worker died while reporting this call (Ray: ") and "tried 2 times" in by_id["crash"].reason
+    assert "--call-timeout" in by_id["hang"].reason

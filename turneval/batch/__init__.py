@@ -9,7 +9,9 @@
                     -> one :class:`~turneval.batch.discover.Call` each
 ``calls``           one call evaluated with models loaded once per worker, written atomically
                     under ``OUT/calls/<id>/``; the one-line reason of a failure
-``runner``          local worker processes, resume, ``errors.jsonl``, the progress line
+``runner``          resume, ``errors.jsonl``, the progress line; local workers or Ray
+``pool``            the local worker processes: a dead worker replaced and its call retried once,
+                    ``--call-timeout``, every worker ended on Ctrl-C or SIGTERM
 ``ray_runner``      the same work as Ray actors (``pip install turneval[ray]``)
 ``fleet``           ``calls.parquet`` / ``calls.csv``, ``batch.json`` / ``batch.html``: the
                     distribution of each headline figure, slices ``--by`` a column

@@ -276,7 +276,7 @@ class LocalPool:
             outcome = outcome_of(slot.call, slot.attempt)
             if outcome is None:
                 queue.appendleft((slot.call, slot.attempt + 1))
-        elif not slot.ready:
+        elif not slot.ready:  # died loading the models: once may be chance (a kill), every time is not
             self.load_failures += 1
             if self.load_failures > self.workers + 2:
                 raise WorkerDied(f"the workers die while loading the models ({_how_it_ended(slot.process.exitcode)}): "
@@ -302,6 +302,7 @@ class LocalPool:
             return self._replace(slot, queue, lambda call, attempt: self._died(call, attempt, slot.process.exitcode))
         if kind == "ready":
             slot.ready = True
+            self.load_failures = 0  # counted in a row
             return None
         if kind == "failed":
             raise WorkerDied(f"a worker could not load the models: {body}")

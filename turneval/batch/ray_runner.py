@@ -4,10 +4,10 @@ Each Ray worker is an actor that loads the models once (:class:`~turneval.batch.
 one CPU and one thread each, as a local worker on a machine with as many cores as workers) and
 reports calls handed to it one after another; the documents come back to this process, which
 writes them under ``OUT/calls/``, so only the inputs need to be readable by the same path on
-every node (a shared file system or object store mount). Calls go out as workers free up, at
-most two queued per worker, so a killed run has not handed out the rest. An actor that dies costs
-its call a second try (on a new actor), a call past ``--call-timeout`` fails, and Ctrl-C or SIGTERM
-kills the actors, which cancels their tasks.
+every node (a shared file system or object store mount). Calls go out one per actor as actors
+free up, so a killed run has not handed out the rest. An actor that dies costs its call a second
+try (on a new actor), a call past ``--call-timeout`` fails, and Ctrl-C or SIGTERM kills the
+actors, which cancels their tasks.
 """
 from __future__ import annotations
 
@@ -62,25 +62,55 @@ class _Worker:
     def run(self, call: Call) -> CallOutcome:
         return self.evaluator.run(call, None)
 
+    def ready(self) -> bool:
+        """Answers once the models are loaded (a call's time limit starts when it can run)."""
+        return True
+
 
 class _Actors:
-    """The actors of a run, each slot with the calls it holds: (call, attempt, deadline) by task."""
+    """The actors of a run: the one task each holds, (slot, actor, call, attempt, deadline) by task,
+    and the actors still loading their models (readiness task -> slot)."""
 
     def __init__(self, ray, n: int, options: ReportOptions, html: bool, verbose: bool) -> None:
         self.ray = ray
         self.make = lambda: ray.remote(num_cpus=1)(_Worker).remote(options, html, verbose)
-        self.pool = [self.make() for _ in range(n)]
-        self.running: dict = {}  # task ref -> (slot, actor, call, attempt, deadline)
+        self.pool: list = [None] * n
+        self.running: dict = {}
+        self.starting: dict = {}
+        self.load_failures = 0
+        for slot in range(n):
+            self.start(slot)
+
+    def start(self, slot: int) -> None:
+        self.pool[slot] = self.make()
+        self.starting[self.pool[slot].ready.remote()] = slot
+
+    def started(self, ref) -> None:  # noqa: ANN001
+        """An actor answered its readiness task (or died loading the models: started again, a few times)."""
+        from .pool import WorkerDied
+
+        slot = self.starting.pop(ref)
+        try:
+            self.ray.get(ref)
+            self.load_failures = 0
+        except Exception as err:
+            self.load_failures += 1
+            if self.load_failures > len(self.pool) + 2:
+                raise WorkerDied(f"the Ray workers die while loading the models ({type(err).__name__}): out of memory? "
+                                 "try fewer --workers") from None
+            self.start(slot)
+
+    def idle(self) -> list[int]:
+        busy = set(self.starting.values()) | {task[0] for task in self.running.values()}
+        return [slot for slot in range(len(self.pool)) if slot not in busy]
 
     def submit(self, slot: int, call: Call, attempt: int, limit_s: float) -> None:
         ref = self.pool[slot].run.remote(call)
         self.running[ref] = (slot, self.pool[slot], call, attempt, time.monotonic() + limit_s)
 
-    def replace(self, slot: int, actor) -> None:  # noqa: ANN001
-        """A new actor for ``slot`` (its calls still queued on the old one fail with it, and are retried)."""
-        if self.pool[slot] is actor:
-            self.ray.kill(actor)
-            self.pool[slot] = self.make()
+    def replace(self, slot: int) -> None:
+        self.ray.kill(self.pool[slot])
+        self.start(slot)
 
     def kill_all(self) -> None:
         """End every actor: their tasks are cancelled with them (Ray cannot force-cancel an actor's task)."""
@@ -99,58 +129,68 @@ def _limit(call: Call, call_timeout: float | None) -> float:
     return call_timeout if call_timeout > 0 else float("inf")
 
 
+def _finish(ray, actors: _Actors, ref, queue: deque) -> CallOutcome | None:  # noqa: ANN001
+    """The outcome of a finished task; a dead actor is replaced and its call requeued (None) or failed."""
+    from .pool import ATTEMPTS
+
+    slot, _, call, attempt, _ = actors.running.pop(ref)
+    try:
+        return ray.get(ref)
+    except Exception as err:  # the actor died (out of memory, a lost node): a new one tries again
+        actors.replace(slot)
+        if attempt < ATTEMPTS:
+            queue.appendleft((call, attempt + 1))
+            return None
+        return CallOutcome(call.id, False, audio_seconds(call),
+                           reason=f"the worker died while reporting this call (Ray: {type(err).__name__}): out of memory? "
+                                  f"tried {ATTEMPTS} times")
+
+
+def _overdue(actors: _Actors, call_timeout: float | None) -> list[CallOutcome]:
+    """The calls past their time limit: failed, their actors replaced."""
+    outcomes = []
+    for ref, (slot, _, call, _, deadline) in list(actors.running.items()):
+        if time.monotonic() > deadline:
+            del actors.running[ref]
+            actors.replace(slot)
+            outcomes.append(CallOutcome(call.id, False, audio_seconds(call), reason=(
+                f"stopped after {_limit(call, call_timeout):.0f} s (--call-timeout): the call did not finish; give a larger "
+                "--call-timeout if it is long")))
+    return outcomes
+
+
 def run_on_ray(calls: Sequence[Call], options: ReportOptions, html: bool, workers: int | None, address: str,
                on_outcome: Callable[[CallOutcome], None], *, call_timeout: float | None = None, verbose: bool = False) -> None:
     """Evaluate ``calls`` on Ray actors (``workers`` of them, default: one per CPU of the cluster).
 
-    A call whose actor dies (out of memory, a lost node) is tried once more on a new actor, then
-    fails; a call past its time limit fails and its actor is replaced. On Ctrl-C or SIGTERM every
-    actor is killed, which cancels its tasks."""
-    from .pool import ATTEMPTS
-
+    An actor holds one call at a time, so that a dead actor's call is known: it is tried once more
+    on a new actor, then fails; a call past its time limit fails and its actor is replaced. On
+    Ctrl-C or SIGTERM every actor is killed, which cancels its task."""
     ray = _ray()
     cpus = connect(address)
     n = max(1, min(workers or cpus, len(calls)))
     actors = _Actors(ray, n, options, html, verbose)
     queue = deque((call, 1) for call in calls)
+
+    def feed() -> None:  # a call for every ready actor without one
+        for slot in actors.idle():
+            if queue:
+                call, attempt = queue.popleft()
+                actors.submit(slot, call, attempt, _limit(call, call_timeout))
+
     try:
-        for slot in range(n):
-            for _ in range(2):  # two per actor: the next call is there when one ends
-                if queue:
-                    call, attempt = queue.popleft()
-                    actors.submit(slot, call, attempt, _limit(call, call_timeout))
-        while actors.running:
-            now = time.monotonic()
-            wait_s = max(0.05, min(min(r[4] for r in actors.running.values()) - now, 1.0))
-            done, _ = ray.wait(list(actors.running), num_returns=1, timeout=wait_s)
-            for ref in done:
-                slot, actor, call, attempt = actors.running.pop(ref)[:4]
-                try:
-                    outcome = ray.get(ref)
-                except Exception as err:  # the actor died (out of memory, a lost node): a new one tries again
-                    actors.replace(slot, actor)
-                    if attempt < ATTEMPTS:
-                        queue.appendleft((call, attempt + 1))
-                        outcome = None
-                    else:
-                        outcome = CallOutcome(call.id, False, audio_seconds(call),
-                                              reason=f"the worker died while reporting this call (Ray: {type(err).__name__}): "
-                                                     f"out of memory? tried {ATTEMPTS} times")
+        while queue or actors.running:
+            deadlines = [task[4] for task in actors.running.values()]
+            wait_s = max(0.05, min(min(deadlines, default=float("inf")) - time.monotonic(), 1.0))
+            done, _ = ray.wait(list(actors.running) + list(actors.starting), num_returns=1, timeout=wait_s)
+            for ref in [ref for ref in done if ref in actors.starting]:
+                actors.started(ref)
+            done = [ref for ref in done if ref in actors.running]
+            outcomes = [_finish(ray, actors, ref, queue) for ref in done] + _overdue(actors, call_timeout)
+            for outcome in outcomes:
                 if outcome is not None:
                     on_outcome(outcome)
-                if queue:
-                    call, attempt = queue.popleft()
-                    actors.submit(slot, call, attempt, _limit(call, call_timeout))
-            for ref, (slot, actor, call, attempt, deadline) in list(actors.running.items()):
-                if ref in actors.running and time.monotonic() > deadline:
-                    del actors.running[ref]
-                    actors.replace(slot, actor)  # the actor's other queued call fails with it and is retried
-                    on_outcome(CallOutcome(call.id, False, audio_seconds(call), reason=(
-                        f"stopped after {_limit(call, call_timeout):.0f} s (--call-timeout): the call did not finish; "
-                        "give a larger --call-timeout if it is long")))
-                    if queue:
-                        nxt, nxt_attempt = queue.popleft()
-                        actors.submit(slot, nxt, nxt_attempt, _limit(nxt, call_timeout))
+            feed()
     except KeyboardInterrupt:
         from turneval.interrupts import stop_at_once_on_next_signal
 
