@@ -18,14 +18,15 @@ SUBPACKAGE_DIRS = {
 
 
 def _packages() -> list[str]:
-    """Every package below the mapped folders (folders that hold an __init__.py)."""
+    """Every folder below the mapped folders: those with an __init__.py, and the data folders
+    beside them (checkpoints, the evaluate module folders), which setuptools wants listed too."""
     import os
 
     found = []
     for name, folder in SUBPACKAGE_DIRS.items():
         for root, dirs, files in os.walk(folder):
             dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
-            if "__init__.py" in files:
+            if files:
                 rel = os.path.relpath(root, folder)
                 found.append(name if rel == "." else name + "." + rel.replace(os.sep, "."))
     return sorted(found)
