@@ -82,9 +82,10 @@ def plot_levels(rows: list[dict[str, Any]], path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(5, 3.2), dpi=120)
     ax.plot(x, [1000 * r["median_s"] for r in rows], "o-", label="median")
     ax.plot(x, [1000 * r["p90_s"] for r in rows], "s--", label="p90")
-    for r in rows:
-        if r["median_ci_s"]:
-            ax.vlines(r["concurrency"], 1000 * r["median_ci_s"][0], 1000 * r["median_ci_s"][1], color="C0", alpha=0.5)
+    with_ci = [r for r in rows if r["median_ci_s"]]
+    if with_ci:
+        ax.vlines([r["concurrency"] for r in with_ci], [1000 * r["median_ci_s"][0] for r in with_ci],
+                  [1000 * r["median_ci_s"][1] for r in with_ci], color="C0", alpha=0.5, label="median, 95 % interval")
     ax.set_xscale("log", base=2)
     ax.set_xticks(x, [str(v) for v in x])
     ax.set_xlabel("callers at once")
