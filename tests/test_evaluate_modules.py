@@ -99,6 +99,30 @@ def test_module_imports_every_copy_and_no_turneval(name: str) -> None:
     assert "turneval" not in requirements and requirements[0].startswith("evaluate")
 
 
+DISTRIBUTIONS = {"sklearn": "scikit-learn"}
+"""Import name -> the name requirements.txt gives, where they differ."""
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_requirements_name_every_package_the_folder_imports(name: str) -> None:
+    """Every import of the module and its copies, lazy ones included, is the standard library, a
+    neighbouring copy, or a package its requirements.txt names (gradio: the Space's SDK brings it)."""
+    folder = REPO / "metrics" / name
+    requirements = {re.split(r"[<>=@ ]", line)[0] for line in (folder / "requirements.txt").read_text(encoding="utf-8").split()}
+    unlisted = set()
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                tops = {node.module.split(".")[0]}
+            elif isinstance(node, ast.Import):
+                tops = {alias.name.split(".")[0] for alias in node.names}
+            else:
+                continue
+            tops -= set(sys.stdlib_module_names) | {"gradio"}
+            unlisted |= {f"{path.name}: {top}" for top in tops if DISTRIBUTIONS.get(top, top) not in requirements}
+    assert not unlisted, f"metrics/{name}/requirements.txt lacks {sorted(unlisted)}"
+
+
 @pytest.fixture(scope="module")
 def isolated(tmp_path_factory):
     """What a process that cannot import turneval finds: each card's blocks (bare names, after
