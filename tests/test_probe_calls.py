@@ -206,11 +206,20 @@ def test_barge_in_and_dialogue_against_a_mock_that_yields(tmp_path):
       - {say: "for four people", on: agent_end, delay: human}
       - {say: "thanks", on: agent_end, delay: 0.4}
     tail_s: 2.0
+  - task: user_interruption
+    user:
+      - {say: "what time is it", punct: "?"}
+      - {say: "and tomorrow", on: agent_start, delay: 0.3, mark: true}
+    tail_s: 0.5
 """)
     samples = load_scenarios(path)
     with MockAgent("polite", answer="sure I can help with that") as url:
-        barge, dialogue = run_samples(samples, ProbeSettings(agent=url, settle_s=float(SETTLE)), tmp_path / "run", url)
+        barge, dialogue, fdb = run_samples(samples, ProbeSettings(agent=url, settle_s=float(SETTLE)), tmp_path / "run", url)
     assert barge.status == "ok" and dialogue.status == "ok", (barge.detail, dialogue.detail)
+    # a benchmark task whose part waited for the agent: its metadata say where the part actually played
+    meta = json.loads((tmp_path / "run" / "v1.5" / "user_interruption" / "1" / "metadata.json").read_text())
+    assert meta["timestamps"][0] == pytest.approx(fdb.parts[1]["left"][0]["left_s"], abs=0.002)
+    assert (tmp_path / "run" / "v1.5" / "user_interruption" / "1" / "input.wav").is_file()
     left = barge.parts[1]["left"][0]
     assert left["event"]["name"] == "agent_start" and 0.4 < left["left_s"] - left["event"]["at_s"] < 0.7
     assert barge.verdict["overlapped"] and 0.1 < barge.verdict["time_to_yield_s"] < 1.0

@@ -230,7 +230,8 @@ async def _run_sample(settings: ProbeSettings, url: str, sample: Sample, repeat:
         outcome.parts = [dict(entry) for entry in sample.plan]
     else:
         _reactive_results(outcome, live, frames * transport.frame_samples)
-    if status == "ok":
+    waits_first = sample.reacts and sample.parts[0].reacts  # the caller waits for the agent to speak first
+    if status == "ok" and not waits_first:
         early = early_agent_audio(outcome.caller, rec.agent_track(outcome.caller.size), rec.sample_rate)
         if early is not None:
             outcome.status, outcome.detail = "agent_first", early
