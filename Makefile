@@ -61,6 +61,10 @@ dist:
 wheel-check:
 	tools/wheel_check.sh
 
+# the evaluate modules' card examples in a clean venv holding only their requirements.txt (no turneval; about a minute)
+metric-env-check:
+	tools/metric_env_check.sh
+
 # Festival (HTS and diphone voices), Flite and SVOX Pico (ttspico compiles it: needs gcc) for
 # re-voicing Switchboard (docs/revoicing.md); eSpeak NG needs nothing (it comes with the
 # espeakng-loader wheel). The report never needs them.
