@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 EXAMPLE ?= examples/cascaded_like.wav
 REPORT_DIR ?= reports/cascaded_like
 
-.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints sync-metrics space synth-deps recipes-quick release dist wheel-check screenshot
+.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints sync-metrics space synth-deps recipes-quick release dist wheel-check metric-env-check screenshot
 
 # torch first, pinned: a looser pin would pull the CUDA build with several GB of packages.
 install:
