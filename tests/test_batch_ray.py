@@ -57,3 +57,40 @@ def test_ray_retries_a_dead_actors_call_once_and_stops_a_stuck_one(tmp_path, loc
     assert all(by_id[name].ok for name in ("a", "b", "c", "crash_once")), outcomes
     assert by_id["crash"].reason.startswith("the worker died while reporting this call (Ray: ") and "tried 2 times" in by_id["crash"].reason
     assert "--call-timeout" in by_id["hang"].reason
+
+
+def test_sigterm_kills_the_ray_actors_and_exits_143(tmp_path, local_ray, monkeypatch):
+    import os
+    import signal
+    import threading
+
+    import ray.cloudpickle
+
+    import tests.batch_faults as faults
+    from turneval.batch import ray_runner
+    from turneval.interrupts import exit_code, handling_signals
+
+    ray.cloudpickle.register_pickle_by_value(faults)
+    monkeypatch.setattr(ray_runner, "_Worker", faults.FaultyRayWorker)
+    made = []
+
+    class Recorded(ray_runner._Actors):
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(ray_runner, "_Actors", Recorded)
+    calls = [Call(id=f"hang{i}", audio=str(tmp_path / f"hang{i}.wav")) for i in range(2)]
+    timer = threading.Timer(6.0, os.kill, (os.getpid(), signal.SIGTERM))  # as a process manager stops the batch
+    with handling_signals():
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt) as stopped:
+                ray_runner.run_on_ray(calls, ReportOptions(judge=False, predictor=False), False, 2, "auto", lambda o: None,
+                                      call_timeout=0)
+        finally:
+            timer.cancel()
+    assert exit_code(stopped.value) == 143
+    for actor in made[0].pool:  # killed, and their hanging tasks with them
+        with pytest.raises(ray.exceptions.RayActorError):
+            ray.get(actor.ready.remote(), timeout=30)

@@ -14,7 +14,10 @@ import os
 import signal
 import threading
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
+
+
+T = TypeVar("T")
 
 
 SIGINT_EXIT = 128 + signal.SIGINT  # 130, as a shell reports a process ended by Ctrl-C
@@ -25,13 +28,30 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM arrived (``kill``, ``docker stop``, a process manager): unwinds as Ctrl-C does."""
 
 
+_terminated = False  # SIGTERM arrived within handling_signals (a library may re-raise it as a plain KeyboardInterrupt)
+
+
 def exit_code(err: BaseException) -> int:
     """The exit code of a command stopped by ``err``: 143 for SIGTERM, else 130."""
-    return SIGTERM_EXIT if isinstance(err, Terminated) else SIGINT_EXIT
+    return SIGTERM_EXIT if isinstance(err, Terminated) or _terminated else SIGINT_EXIT
 
 
 def _raise_terminated(signum, frame) -> None:  # noqa: ANN001 (a signal handler's fixed signature)
+    global _terminated
+    _terminated = True
     raise Terminated()
+
+
+def keep_sigterm(start: Callable[[], T]) -> T:
+    """``start()`` (e.g. ``ray.init``, which sets its own SIGTERM handler), then SIGTERM handled as
+    before it."""
+    if not _in_main_thread():
+        return start()
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        return start()
+    finally:
+        signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
 
 
 _handling = False  # within handling_signals: a command of the CLI, not a library call
@@ -49,10 +69,10 @@ def handling_signals() -> Iterator[None]:
     if not _in_main_thread():  # signal handlers can only be set from the main thread
         yield
         return
-    global _handling
+    global _handling, _terminated
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     signal.signal(signal.SIGTERM, _raise_terminated)
-    _handling = True
+    _handling, _terminated = True, False
     try:
         yield
     finally:
@@ -80,4 +100,5 @@ def stop_at_once_on_next_signal(kill: Callable[[], None] | None = None) -> None:
     signal.signal(signal.SIGTERM, now)
 
 
-__all__ = ["SIGINT_EXIT", "SIGTERM_EXIT", "Terminated", "exit_code", "handling_signals", "stop_at_once_on_next_signal"]
+__all__ = ["SIGINT_EXIT", "SIGTERM_EXIT", "Terminated", "exit_code", "handling_signals", "keep_sigterm",
+           "stop_at_once_on_next_signal"]

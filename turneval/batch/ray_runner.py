@@ -38,8 +38,10 @@ def connect(address: str) -> int:
     process already joined one; returns the cluster's CPUs."""
     ray = _ray()
     if not ray.is_initialized():
-        try:
-            ray.init(address=address, log_to_driver=False)
+        from turneval.interrupts import keep_sigterm
+
+        try:  # ray.init sets a SIGTERM handler that exits without cleaning up: ours stays
+            keep_sigterm(lambda: ray.init(address=address, log_to_driver=False))
         except (ConnectionError, RuntimeError, ValueError) as err:
             raise RayUnavailable(f"--ray {address}: cannot reach a Ray cluster ({' '.join(str(err).split())[:300]}); "
                                  "start one with `ray start --head`, or give its address (host:6379)") from None
