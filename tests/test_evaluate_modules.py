@@ -61,6 +61,13 @@ def card_blocks(name: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", text, re.S)
 
 
+def test_every_module_folder_is_known_and_released() -> None:
+    from turneval.release.plan import METRIC_REPOS
+
+    folders = {p.parent.name for p in (REPO / "metrics").glob("*/*.py") if p.stem == p.parent.name}
+    assert set(NAMES) == folders == set(METRIC_REPOS)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_copies_equal_turneval_source(name: str) -> None:
     assert em.stale_copies(name) == [], f"metrics/{name}/: run make sync-metrics"
