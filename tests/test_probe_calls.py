@@ -100,6 +100,8 @@ def test_reactive_part_keys_are_checked(tmp_path):
         build({"say": "hi", "during": "agent_speech"})
     with pytest.raises(ScenarioError, match="`delay` belongs to a part that waits for the agent"):
         build({"say": "hi", "after": 1, "delay": 2})
+    with pytest.raises(ScenarioError, match="`max` must be a whole number"):
+        build({"say": "hi", "during": "agent_speech", "every": 1, "max": "lots"})
     path = tmp_path / "calls.yaml"  # YAML reads a bare `on:` as true; it still means `on`
     path.write_text("samples:\n  - task: barge_in\n    user:\n      - {say: hi}\n      - {say: wait, on: agent_start, delay: 1}\n")
     (sample,) = load_scenarios(path)
@@ -246,6 +248,6 @@ def test_many_callers_and_repeats_from_the_command_line(tmp_path, capsys):
     assert [r["concurrency"] for r in run["load"]] == [1, 2] and run["load"][1]["calls"] == 4
     assert (out / "load.png").is_file() and (out / "calls" / "pause_hold" / "1-n2c2-r2" / "probe.json").is_file()
     md = (out / "probe.md").read_text()
-    assert "Response latency against concurrency" in md and "Calls: pass or fail" in md
+    assert "Response latency against concurrency" in md and "Calls: pass or fail" in md and "| pause_hold | " in md
     assert run["timing"]["pause_hold"]["judged"] == 6 and "pass_rate_ci" in run["timing"]["pause_hold"]
     assert cli.main(["probe", "mock:polite", "--scenarios", "smoke", "--out", str(tmp_path / "x"), "--concurrency", "0"]) == 1

@@ -208,9 +208,11 @@ def _trigger(part: dict, where: str) -> dict[str, Any]:
     if delay != "human":
         delay = _number(part, "delay", where) or 0.0
     hold = _number(part, "hold", where, minimum=0.05)
+    repeats = part.get("max", MAX_REPEATS)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ScenarioError(f"{where}: `max` must be a whole number of repeats, 1 or more, not {repeats!r}")
     out.update(on=part.get("on"), during=part.get("during"), delay=delay, every=_number(part, "every", where),
-               timeout_s=_number(part, "timeout", where), hold_s=HOLD_S if hold is None else hold,
-               max_count=int(part.get("max", MAX_REPEATS)))
+               timeout_s=_number(part, "timeout", where), hold_s=HOLD_S if hold is None else hold, max_count=repeats)
     return out
 
 

@@ -164,12 +164,51 @@ def _call_figures(verdict: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} {verdict[k]}" for k in keys)
 
 
+CALL_FIGURES = {"barge_in": ("leave_error_ms", "time_to_yield_s"), "backchannel": ("inside_agent_speech", "agent_stopped_after"),
+                "pause_hold": ("agent_started_in_pause_after_s",), "dialogue": ("response_s", "gap_error_ms")}
+"""The figures of each call task summed up over its calls (dialogue: over every turn)."""
+
+
+def call_task_summary(outcomes: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Per call task: calls passed with the Wilson 95 % interval, and each figure's median with its interval."""
+    out: dict[str, dict[str, Any]] = {}
+    for o in outcomes:
+        verdict = getattr(o, "verdict", None) or {}
+        if o.sample.task not in CALL_FIGURES or "passed" not in verdict:
+            continue
+        row = out.setdefault(o.sample.task, {"results": [], "values": {k: [] for k in CALL_FIGURES[o.sample.task]}})
+        row["results"].append(verdict["passed"])
+        for source in verdict.get("turns") or [verdict]:
+            for key in CALL_FIGURES[o.sample.task]:
+                if source.get(key) is not None:
+                    row["values"][key].append(float(source[key]))
+    summary = {}
+    for task, row in out.items():
+        judged = [r for r in row["results"] if r is not None]
+        figures = {k: {"median": _median(v), "ci": median_interval(v), "n": len(v)} for k, v in row["values"].items() if v}
+        summary[task] = {"passed": sum(judged), "judged": len(judged), "pass_ci": wilson_interval(sum(judged), len(judged)),
+                         "figures": figures}
+    return summary
+
+
+def _figure_cell(name: str, figure: Mapping[str, Any]) -> str:
+    ci = figure["ci"]
+    return f"{name} {figure['median']:g}" + (f" [{ci[0]:g}, {ci[1]:g}]" if ci else "") + f" (n={figure['n']})"
+
+
 def verdict_table(outcomes: Iterable[Any]) -> str:
-    """Pass or fail per call of turneval's own tasks, with its figures; empty when the run has none."""
+    """Pass or fail per call of turneval's own tasks, with its figures (and per task, medians with 95 % intervals);
+    empty when the run has none."""
+    outcomes = list(outcomes)
     rows = [o for o in outcomes if getattr(o, "verdict", None) and "passed" in o.verdict]
     if not rows:
         return ""
-    lines = ["## Calls: pass or fail", "", "| call | result | why | figures |", "|---|---|---|---|"]
+    lines = ["## Calls: pass or fail", "", "| task | passed [95 % CI] | medians [95 % CI] |", "|---|---|---|"]
+    for task, row in call_task_summary(rows).items():
+        ci = row["pass_ci"]
+        rate = f"{row['passed']} of {row['judged']}" + (f" [{100 * ci[0]:.0f}-{100 * ci[1]:.0f} %]" if ci else "")
+        lines.append(f"| {task} | {rate} | {'; '.join(_figure_cell(k, f) for k, f in row['figures'].items())} |")
+    lines += ["", "| call | result | why | figures |", "|---|---|---|---|"]
     for o in rows:
         result = {True: "pass", False: "FAIL", None: "n/a"}[o.verdict["passed"]]
         lines.append(f"| {o.path} | {result} | {o.verdict.get('why', '')} | {_call_figures(o.verdict)} |")
