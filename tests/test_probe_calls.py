@@ -81,6 +81,12 @@ def test_a_part_whose_agent_never_acts_plays_at_its_timeout_and_says_so():
     assert log["left"][0]["left_s"] == pytest.approx(1.3 + 2.0, abs=0.03)
 
 
+def test_a_long_reply_is_waited_out_past_the_timeout():
+    caller = _simulate([_part(1.0), _part(0.5, on="agent_end", delay=0.3, timeout_s=2.0)], [(1.8, 6.0)], seconds=8.0)
+    (left,) = caller.log()[1]["left"]
+    assert not caller.log()[1]["timed_out"] and left["left_s"] == pytest.approx(6.3, abs=0.006)
+
+
 def test_human_gaps_come_from_switchboard_above_the_hold_and_repeat_per_seed():
     gaps = [human_gap(call_rng(7, "calls/dialogue/1", 0, i), 0.2) for i in range(200)]
     assert min(gaps) >= 0.2 and 0.25 < float(np.median(gaps)) < 0.7

@@ -13,7 +13,8 @@ the previous part) or when the agent does something, heard live
   ``delay`` after the agent starts, default S), while the agent is still talking, at most ``max``
   times (default 10); done when the agent's speech ends;
 - ``timeout: S`` (default: the run's ``--timeout``): the agent never did it; the part plays at
-  the previous part's end plus S anyway, and its log says so.
+  the previous part's end plus S anyway, and its log says so. An ``agent_end`` part waits out a
+  reply still under way then, up to :data:`MAX_TURN_S`.
 
 ``hold`` (default 0.2 s) is the silence after which the agent's sound counts as ended. A part
 is never placed in the past: if it was due before the frame now being sent, it starts with that
@@ -37,6 +38,8 @@ from turneval.probe.listener import HOLD_S, AgentListener
 EVENTS = ("agent_start", "agent_end")
 DURING = ("agent_speech",)
 MAX_REPEATS = 10
+MAX_TURN_S = 60.0
+"""The longest an ``on: agent_end`` part waits out a reply under way past its timeout (an agent that never stops)."""
 
 
 @dataclass
@@ -148,7 +151,6 @@ class LiveCaller:
         self.placed: list[_Placed] = []
         self.current = 0  # the part now waiting to be placed (len(parts): all placed)
         self.state[0].armed_s = 0.0 if parts[0].reacts else None
-        self.sent_until = 0  # samples already sent
 
     # ------------------------------------------------------------------ placing parts
     def _place(self, index: int, at_s: float, now_sample: int, **log: Any) -> float:
@@ -186,6 +188,8 @@ class LiveCaller:
         if state.event_s is None:
             if now_s + self.frame_n / self.sr < deadline:
                 return False
+            if part.on == "agent_end" and self.listener.talking(now_s, part.hold_s) and now_s < state.armed_s + MAX_TURN_S:
+                return False  # a reply under way is waited out: its end is what this part waits for
             state.timed_out = True
             self._finish(index, self._place(index, deadline, now_sample, event=None, timed_out=True))
             return True
@@ -246,7 +250,6 @@ class LiveCaller:
             a, b = max(begin, placed.start), min(begin + self.frame_n, placed.end)
             if a < b:
                 out[a - begin : b - begin] += placed.pcm[a - placed.start : b - placed.start]
-        self.sent_until = begin + self.frame_n
         return np.clip(out, -32768, 32767).astype(np.int16)
 
     def note_sent(self, k: int, sent_s: float) -> None:
