@@ -38,9 +38,12 @@ barge-in, backchannel, pause-hold, dialogue (five-turn calls), calls: all four),
 folders with input.wav and the task's metadata).
 
 RUN_DIR gets one Full-Duplex-Bench sample folder per sample (input.wav, output.wav, stereo.wav, the task's
-metadata, probe.json with the agent audio's arrival times), failed/ for samples the agent broke, excluded/,
-conversation.wav (all samples, caller left, agent right), probe.json and probe.md (the probe's timing
-beside the transport delay), fdb/ (turneval fdb, words by offline Whisper) and report/ (turneval report).
+metadata, probe.json with the agent audio's arrival times and each caller part's plan, the agent event it
+waited for and when it left), calls/<task>/<id>/ for turneval's own calls (caller.wav, agent.wav, the
+verdict in probe.json), failed/ for samples the agent broke (disconnected, timeout, stalled, busy),
+excluded/, conversation.wav (all samples, caller left, agent right), probe.json and probe.md (the probe's
+timing beside the transport delay, the calls' pass/fail, latency against --concurrency; load.png),
+fdb/ (turneval fdb, words by offline Whisper) and report/ (turneval report).
 
 examples:
   turneval probe mock:duplex --scenarios smoke --out runs/mock --overwrite
