@@ -38,7 +38,8 @@ floored at 40 ms), that log against the call's own pace of silences so far
 (``log_silence_vs_call``, read the way :class:`CallTempoConfig` says), and Whisper's
 punctuation after the pauser's last word
 (``turneval.whisper_completion``: log P(. ? !) - log P(, - ...); computed outside the judge, by
-a Whisper speech recogniser, so only ``pause_decision_whisper`` may read it)."""
+a Whisper speech recogniser that the report runs at every decision; ``pause_decision_fallback``,
+which decides where that cue cannot be read, may not read it)."""
 TURN_END_HEAD_DEFAULTS: dict[str, Any] = {"window_s": 8.0, "stop_s": 0.2, "shared_layers": 2, "pool_frames": [25, 5], "timing_features": []}
 """The turn-end head's reading: the last 8 s of the pausing speaker's channel up to 200 ms after
 the IPU end (pipecat's VAD stop time), pooled over the last 0.5 s and 0.1 s; no timing features."""
@@ -305,7 +306,7 @@ def _typed(name: str, value: Any, cls: type) -> Any:
 
 
 DECISION_SUB_CONFIGS = {"turn_completion_cue": TurnCompletionCueConfig, "call_tempo": CallTempoConfig, "pause_decision": PauseRule,
-                        "pause_decision_whisper": PauseRule, "interruption_head": InterruptionRule}
+                        "pause_decision_whisper": PauseRule, "pause_decision_fallback": PauseRule, "interruption_head": InterruptionRule}
 """The config's typed sub-configs, by key: stored as these dataclasses, written to config.json as dicts."""
 
 
@@ -405,10 +406,16 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             [`PauseRule`], or a dict of its keys). `None`: (a)/(d) read the turn-end head (or
             `p_T - p_C` without one).
         pause_decision_whisper ([`PauseRule`] or `dict`, *optional*):
-            The same decision when the report also transcribes (`--transcribe`): a logistic rule
-            that may read `whisper_complete_logit` as well (Whisper's punctuation after the
-            pausing speaker's last word, heard until the cue stops). `None`: `pause_decision`
-            decides whether or not the report transcribes.
+            The decision when the report also transcribes (`--transcribe`), for judges whose
+            `pause_decision` does not read `whisper_complete_logit` (Whisper's punctuation after
+            the pausing speaker's last word). `None`: `pause_decision` decides whether or not the
+            report transcribes.
+        pause_decision_fallback ([`PauseRule`] or `dict`, *optional*):
+            The decision at pauses where Whisper's cue cannot be read (no word in the clip, or
+            the other party's echo on the pausing speaker's channel), for a `pause_decision`
+            that reads `whisper_complete_logit`: a rule over what the decision can trust
+            without it (the log silence). `None` (left out of config.json): the cue reads 0
+            there (no evidence either way).
         interruption_head ([`InterruptionRule`] or `dict`, *optional*):
             A logistic regression for the decision of metric (e): when one speaker talks over
             the floor holder, does the holder fall silent (the interruption takes the floor)?
@@ -449,6 +456,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         call_tempo: CallTempoConfig | dict[str, Any] | None = None,
         pause_decision: PauseRule | dict[str, Any] | None = None,
         pause_decision_whisper: PauseRule | dict[str, Any] | None = None,
+        pause_decision_fallback: PauseRule | dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         labels = list(label_names) if label_names is not None else list(DEFAULT_LABELS)
@@ -485,6 +493,7 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         self.call_tempo: CallTempoConfig | None = _typed("call_tempo", call_tempo, CallTempoConfig)
         self.pause_decision: PauseRule | None = _typed("pause_decision", pause_decision, PauseRule)
         self.pause_decision_whisper: PauseRule | None = _typed("pause_decision_whisper", pause_decision_whisper, PauseRule)
+        self.pause_decision_fallback: PauseRule | None = _typed("pause_decision_fallback", pause_decision_fallback, PauseRule)
         self._check_grid()
         self._check_turn_end_head()
         self._check_pause_decision()
@@ -523,14 +532,14 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             raise ValueError(f"turn_end_head.pool_frames={head['pool_frames']} must be two frame counts within the window")
 
     def _check_pause_decision(self) -> None:
-        """Each pause rule reads only what the judge computes: its heads, and Whisper only in
-        the transcribing rule."""
-        if self.pause_decision is not None and "whisper_complete_logit" in self.pause_decision.features:
-            raise ValueError("pause_decision may not read whisper_complete_logit (the report has it only when it transcribes); "
-                             "put that rule in pause_decision_whisper")
+        """Each pause rule reads only what the judge computes (its heads); the fallback never
+        reads the cue it stands in for."""
+        if self.pause_decision_fallback is not None and "whisper_complete_logit" in self.pause_decision_fallback.features:
+            raise ValueError("pause_decision_fallback may not read whisper_complete_logit: it decides where that cue cannot be read; "
+                             "give it the log silence (log_silence_s) or the judge's own cues")
         needs = {"turn_end_logit": self.turn_end_head, "turn_complete_logit": self.turn_completion_cue, "turn_complete_p": self.turn_completion_cue,
                  "log_silence_vs_call": self.call_tempo}
-        for name in ("pause_decision", "pause_decision_whisper"):
+        for name in ("pause_decision", "pause_decision_whisper", "pause_decision_fallback"):
             rule = getattr(self, name)
             absent = [f for f, part in needs.items() if rule is not None and f in rule.features and part is None]
             if absent:
@@ -540,8 +549,9 @@ class TurnTakingJudgeConfig(PretrainedConfig):
         """`PretrainedConfig.to_dict` with the typed sub-configs as their config.json dicts
         (`to_diff_dict`, hence `save_pretrained`, reads this)."""
         output = super().to_dict()
-        if output.get("call_tempo") is None:  # judges without it save as they did before it existed
-            output.pop("call_tempo", None)
+        for optional in ("call_tempo", "pause_decision_fallback"):  # judges without it save as they did before it existed
+            if output.get(optional) is None:
+                output.pop(optional, None)
         for name in DECISION_SUB_CONFIGS:
             if output.get(name) is not None:
                 output[name] = output[name].to_dict()

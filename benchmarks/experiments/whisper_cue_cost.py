@@ -1,0 +1,242 @@
+"""What makes Whisper's turn-completion cue cheap enough for every report, one lever at a time.
+
+    python benchmarks/experiments/whisper_cue_cost.py                       # every variant (~10 CPU min)
+    python benchmarks/experiments/whisper_cue_cost.py --variants int8_b8    # one of them
+    ... --cache runs/whisper_cue_clips.npz   # the clips and decisions, kept for the next run (default)
+
+The clips are those the report's pause decision hands Whisper at every (a)/(d) decision of the
+real dev corpora (SpokenWOZ, Harper Valley, the AMI channel pairs; speech by VAD; the pauser's
+own channel from the turn start less 0.5 s to 0.2 s before the decision, the last 8 s of it).
+Each variant reads the cue on every clip; the script prints its CPU seconds a pause
+(``time.process_time``: both threads), the peak RSS of the process so far, how far its values
+are from the float32 ``generate`` reader's (the reader before this script: correlation, largest
+absolute difference), and the ROC-AUC on each corpus of the cue alone and of the rule over
+(log silence, cue) fitted leaving that corpus out (``training/fit_pause_decision``).
+
+Variants (``--variants``; ``reference`` always runs first, or is read from the cache):
+
+* ``reference``: transformers' ``generate`` (greedy, scores of every step kept), float32, 8 clips
+  a batch: the reader of 2026-11-27;
+* ``loop_fp32_b8``: the greedy loop of ``turneval.whisper_completion`` (the decoder's cache, the
+  cue read at each step, stops when every row has ended), float32, 8 a batch;
+* ``int8_b1`` / ``int8_b8`` / ``int8_b16``: the loop with int8 Linear layers, 1, 8 or 16 clips a
+  batch (``int8_b8`` is what the report runs);
+* ``int8_b8_window10`` / ``15`` / ``20``: as ``int8_b8`` with the encoder cut to a 10, 15 or 20 s
+  window (50 positions a second; the clip's last 8 s at its start, zeros after, as in 30 s).
+
+Sharing encoder work between overlapping clips is not a variant: Whisper's encoder attends over
+its whole window, so two clips that overlap in time share no exact encoder state; the script
+prints how many clips overlap another, which bounds what such sharing could save.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import resource
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "validation"))
+DEFAULT_CACHE = HERE.parents[1] / "runs" / "whisper_cue_clips.npz"
+VARIANTS = ("reference", "fp32_b8", "int8pt_b8", "int8_b8", "fp32_b8_window10", "fp32_b8_window15", "fp32_b8_window20", "int8_b1", "int8_b16")
+
+
+class _Capture:
+    """Stands in for Whisper's cue in the decision table and keeps the clips it is asked about."""
+
+    def __init__(self) -> None:
+        self.clips: list[np.ndarray] = []
+
+    def logits(self, clips: Sequence[np.ndarray]) -> np.ndarray:
+        self.clips += [np.asarray(c, dtype=np.float32) for c in clips]
+        return np.zeros(len(clips))
+
+
+def collect(cache: Path) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """Every dev decision (``shift``, ``corpus``, ``recording``, ``log_silence_s``, the clip's
+    bounds) and its clip; read from ``cache`` when it exists, else computed and written there."""
+    if cache.exists():
+        data = dict(np.load(cache))
+        bounds = np.concatenate([[0], np.cumsum(data.pop("clip_lengths"))])
+        samples = data.pop("clip_samples")
+        return data, [samples[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    from pause_decision_corpora import corpus_recordings, default_root
+
+    from turneval.checkpoints import default_checkpoint
+    from turneval.dataset_scripts.labels import chunk_labels
+    from turneval.modeling.judge_loading import load_judge
+    from turneval.reporting.inference import judge_pause_readings
+    from turneval.training.fit_pause_decision import decision_table, join_tables, load_recording
+
+    judge = load_judge(default_checkpoint("judge"))
+    capture, tables = _Capture(), []
+    cue, bounds = judge.config.turn_completion_cue, []
+    for corpus, recordings in corpus_recordings(default_root()).items():
+        dialogues = [replace(load_recording(r), words=None, system_speaker=1) for r in recordings]
+        tables.append(decision_table(judge, dialogues, ["log_silence_s", "whisper_complete_logit"], corpus=corpus, whisper=capture))
+        bounds += [(r.pauser, cue.clip_start_s(r.turn_start), cue.clip_end_s(r.horizon, r.time))
+                   for d in dialogues for r in judge_pause_readings(judge, d, chunk_labels(d)).values()]
+    table = join_tables(tables)
+    table.update(zip(("pauser", "clip_start_s", "clip_end_s"), np.asarray(bounds, dtype=np.float64).T))
+    table.pop("whisper_complete_logit")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, **table, clip_samples=np.concatenate(capture.clips), clip_lengths=np.array([len(c) for c in capture.clips]))
+    return table, capture.clips
+
+
+def generate_reader(batch_size: int = 8) -> Callable[[Sequence[np.ndarray]], np.ndarray]:
+    """The reader of 2026-11-27: transformers' ``generate`` with every step's scores, float32."""
+    import torch
+    from transformers.utils import logging as transformers_logging
+
+    from turneval.transcribe import _StaticSuppress
+    from turneval.whisper_completion import MAX_CLIP_S, MAX_TOKENS, SAMPLE_RATE, WhisperCompletion, completion_logit
+
+    reader = WhisperCompletion()
+    model, processor = reader.model, reader.processor
+    kwargs = {"logits_processor": [_StaticSuppress(model.generation_config.suppress_tokens, model.config.vocab_size)]}
+    model.generation_config.suppress_tokens, model.generation_config.max_length = None, MAX_TOKENS
+    transformers_logging.set_verbosity_error()
+
+    def logits(clips: Sequence[np.ndarray]) -> np.ndarray:
+        out = np.zeros(len(clips))
+        for first in range(0, len(clips), batch_size):
+            batch = [np.asarray(c, dtype=np.float32)[-int(MAX_CLIP_S * SAMPLE_RATE):] for c in clips[first:first + batch_size]]
+            batch = [c if len(c) else np.zeros(SAMPLE_RATE // 10, dtype=np.float32) for c in batch]
+            features = processor(batch, sampling_rate=SAMPLE_RATE, return_tensors="pt").input_features
+            with torch.no_grad():
+                g = model.generate(features, return_dict_in_generate=True, output_scores=True, **kwargs)
+            n_prompt = g.sequences.shape[1] - len(g.scores)
+            for row in range(len(batch)):
+                tokens = g.sequences[row, n_prompt:].tolist()
+                words = [k for k, t in enumerate(tokens) if reader._is_word(t)]
+                if words and words[-1] + 1 < len(g.scores):
+                    log_probs = torch.log_softmax(g.scores[words[-1] + 1][row].float(), -1).numpy()
+                    out[first + row] = completion_logit(log_probs, reader.end_ids, reader.continue_ids)
+        return out
+
+    return logits
+
+
+def cut_encoder(reader: Any, window_s: float) -> None:
+    """Cut ``reader``'s encoder to ``window_s`` seconds (its first positions; the features cut to match)."""
+    import torch
+
+    positions = int(window_s * 50)  # 2 mel frames of 10 ms per encoder position
+    reader.model = copy.deepcopy(reader.model)
+    encoder = reader.encoder = reader.model.model.encoder
+    weight = encoder.embed_positions.weight.data[:positions].clone()
+    encoder.embed_positions = torch.nn.Embedding(positions, weight.shape[1])
+    encoder.embed_positions.weight.data = weight
+    encoder.config.max_source_positions = positions
+    extractor = reader.processor.feature_extractor
+
+    class CutExtractor:
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            features = extractor(*args, **kwargs)
+            features["input_features"] = features["input_features"][..., : positions * 2]
+            return features
+
+    reader.processor = copy.copy(reader.processor)
+    reader.processor.feature_extractor = CutExtractor()
+
+
+def quantized_copy(model: Any, per_channel: bool = True) -> Any:
+    """``model`` with its Linear layers in dynamic int8 (``torch.ao.quantization.quantize_dynamic``),
+    one weight scale per output channel (``per_channel``) or per layer."""
+    import torch
+    from torch.ao import quantization
+
+    qconfig = quantization.per_channel_dynamic_qconfig if per_channel else quantization.default_dynamic_qconfig
+    return quantization.quantize_dynamic(model, {torch.nn.Linear: qconfig}, dtype=torch.qint8)
+
+
+def variant_reader(name: str) -> Callable[[Sequence[np.ndarray]], np.ndarray]:
+    """``reference``, or ``{fp32|int8|int8pt}_b{batch}[_window{s}]`` (int8pt: one weight scale per layer)."""
+    from turneval.whisper_completion import WhisperCompletion
+
+    if name == "reference":
+        return generate_reader()
+    precision, _, rest = name.partition("_b")
+    batch, _, window = rest.partition("_window")
+    reader = WhisperCompletion(batch_size=int(batch))
+    if precision == "int8enc":
+        reader.encoder = quantized_copy(reader.encoder)
+    elif precision != "fp32":
+        reader.model = quantized_copy(reader.model, per_channel=precision == "int8")
+        reader.encoder = reader.model.model.encoder
+    if window:
+        cut_encoder(reader, float(window))
+    return reader.logits
+
+
+def corpus_aucs(table: dict[str, np.ndarray], cue: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Per corpus: (the cue alone, the rule over log silence and the cue fitted without that corpus)."""
+    from turneval.training.fit_pause_decision import DEFAULT_C, _auc, leave_one_corpus_out
+
+    t = {**table, "cue": cue}
+    held = leave_one_corpus_out(t, ["log_silence_s", "cue"], DEFAULT_C)["held_out"]
+    y, corpus = table["shift"].astype(int), table["corpus"].astype(str)
+    return {c: (round(_auc(y[corpus == c], cue[corpus == c]), 3), round(_auc(y[corpus == c], held[corpus == c]), 3))
+            for c in sorted(set(corpus))}
+
+
+def overlapping_clips(table: dict[str, np.ndarray]) -> int:
+    """How many clips overlap another clip of the same pauser in the same recording."""
+    from turneval.whisper_completion import MAX_CLIP_S
+
+    key = [f"{r}/{p}" for r, p in zip(table["recording"], table["pauser"])]
+    n = 0
+    for i in range(len(key)):
+        starts, ends = np.maximum(table["clip_start_s"], table["clip_end_s"] - MAX_CLIP_S), table["clip_end_s"]
+        n += any(j != i and key[j] == key[i] and starts[j] < ends[i] and starts[i] < ends[j] for j in range(len(key)))
+    return n
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), help=f"any of {VARIANTS}, or another of their pattern")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (the report runs 2)")
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    table, clips = collect(args.cache)
+    print(f"{len(clips)} clips, {sum(len(c) for c in clips) / 16000 / len(clips):.1f} s on average; torch threads {torch.get_num_threads()}")
+    if "clip_start_s" in table:
+        print(f"clips that overlap another of the same pauser: {overlapping_clips(table)}")
+    silence = {str(c): v[1] for c, v in corpus_aucs(table, table["log_silence_s"]).items()}
+    print(f"log silence alone, ROC-AUC: {silence}")
+    if "reference" not in table:
+        start = time.process_time()
+        table["reference"] = variant_reader("reference")(clips)
+        table["reference_cpu_s"] = np.full(len(clips), (time.process_time() - start) / len(clips))
+        np.savez(args.cache, **table, clip_samples=np.concatenate(clips), clip_lengths=np.array([len(c) for c in clips]))
+    reference = table["reference"]
+    for name in args.variants:
+        if name == "reference":
+            values, cost = reference, float(table["reference_cpu_s"][0])
+        else:
+            reader = variant_reader(name)
+            start = time.process_time()
+            values = reader(clips)
+            cost = (time.process_time() - start) / len(clips)
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        aucs = corpus_aucs(table, values)
+        print(f"{name}: {cost:.3f} CPU s a pause; peak RSS so far {peak_mb:.0f} MB; against the reference: "
+              f"r = {np.corrcoef(values, reference)[0, 1]:.4f}, max |diff| {np.max(np.abs(values - reference)):.3f}")
+        print("    ROC-AUC, cue alone / rule (log silence + cue) with the corpus left out: "
+              + ", ".join(f"{c} {a:.3f} / {r:.3f}" for c, (a, r) in aucs.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
