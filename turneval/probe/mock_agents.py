@@ -168,8 +168,9 @@ class _Session:
             return np.frombuffer(frame.audio, dtype="<i2") if frame.kind == "audio" else None
         return np.frombuffer(message, dtype="<i2")
 
-    async def _play(self, pcm: np.ndarray, start_wall: float) -> None:
-        """Send ``pcm`` in 20 ms frames, frame i at ``start_wall + i * 20 ms`` (real-time pacing).
+    async def _play(self, pcm: np.ndarray, start_wall: float, note: dict[str, Any] | None = None) -> None:
+        """Send ``pcm`` in 20 ms frames, frame i at ``start_wall + i * 20 ms`` (real-time pacing); ``note`` (the
+        mock's own log of a reply) goes just before the first frame, so a reply cancelled before it began has none.
 
         A frame due while no caller is connected is dropped and playing goes on, as a single-client
         server's output does; a later connection hears the rest."""
@@ -181,14 +182,18 @@ class _Session:
             if delay > 0:
                 await asyncio.sleep(delay)
             try:
+                if note is not None and i == 0:
+                    self.replies.append(note)
+                    await self.ws.send(json.dumps(note))
                 await self.send_pcm(pcm[i : i + step])
             except ConnectionClosed:
                 if not self.agent.single_client:
                     return
 
-    def start_talking(self, kind: str, pcm: np.ndarray, start_wall: float, caller_t: float) -> None:
+    def start_talking(self, kind: str, pcm: np.ndarray, start_wall: float, caller_t: float,
+                      note: dict[str, Any] | None = None) -> None:
         self.talk_kind, self.talk_started, self.talk_wall = kind, caller_t, start_wall
-        self.talk = asyncio.ensure_future(self._play(pcm, start_wall))
+        self.talk = asyncio.ensure_future(self._play(pcm, start_wall, note))
 
     def talking(self) -> bool:
         return self.talk is not None and not self.talk.done()
@@ -215,8 +220,9 @@ class _Session:
                     return
                 return  # half-duplex: not listening while it talks
             if self.talk_kind == "answer_pending" and self.b.yields:
-                self.talk.cancel()  # the caller went on before the answer began: a duplex agent holds back
-                self.talk = None
+                if self.talk is not None:
+                    self.talk.cancel()  # the caller went on before the answer began: a duplex agent holds back
+                self.talk, self.talk_kind = None, ""
             self.pending = True
             after = self.b.backchannel_after_s
             if after is not None and not self.talking() and now - max(self.run_start, self.last_backchannel) >= after:
@@ -227,11 +233,11 @@ class _Session:
             self.pending = False
             latency = self.b.draw_latency(self.rng)
             begin = self.last_sound + latency
-            self.start_talking("answer", _speech(self.b.answer, self.sr), self.wall(begin, arrival), begin)
+            note = None
             if self.agent.announce:  # the agent's own log of this reply, on the caller's clock (raw wire: a text message)
-                self.replies.append({"type": "mock_reply", "caller_sound_end_s": round(self.last_sound, 6),
-                                     "answer_start_s": round(begin, 6), "latency_s": round(latency, 6)})
-                await self.ws.send(json.dumps(self.replies[-1]))
+                note = {"type": "mock_reply", "caller_sound_end_s": round(self.last_sound, 6),
+                        "answer_start_s": round(begin, 6), "latency_s": round(latency, 6)}
+            self.start_talking("answer", _speech(self.b.answer, self.sr), self.wall(begin, arrival), begin, note)
             if self.b.yields:
                 self.talk_kind = "answer_pending" if begin > now else "answer"
 
