@@ -18,11 +18,23 @@ from tests.test_batch_faults import ENV, living_in_group
 REPO = Path(__file__).resolve().parents[1]
 
 
-def stop(args: list[str], sig: int, after_s: float) -> tuple[int, str, float]:
-    """Start ``turneval ARGS`` in its own process group, send ``sig`` after ``after_s``; returns the
-    exit code, stderr and the seconds from the signal to the exit (every process of the group gone)."""
+def torch_loaded(pid: int) -> bool:
+    """Whether the process has imported torch: the command is running (torch loads inside it)."""
+    try:
+        return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+def stop(args: list[str], sig: int, ready, after_s: float = 1.0) -> tuple[int, str, float]:  # noqa: ANN001
+    """Start ``turneval ARGS`` in its own process group, send ``sig`` ``after_s`` after ``ready(pid)``;
+    returns the exit code, stderr and the seconds from the signal to the exit (every process of the
+    group gone)."""
     proc = subprocess.Popen([sys.executable, "-m", "turneval.cli", *args], env=ENV, cwd=REPO, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not ready(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     time.sleep(after_s)
     assert proc.poll() is None, f"ended before the signal: {proc.communicate()[1]}"
     sent = time.monotonic()
@@ -40,7 +52,7 @@ def stop(args: list[str], sig: int, after_s: float) -> tuple[int, str, float]:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_report_exits_with_one_line_and_writes_nothing(tmp_path, sig):
     out = tmp_path / "report"
-    code, stderr, took = stop(["report", "examples/human_like.wav", "--out", str(out)], sig, after_s=4.0)
+    code, stderr, took = stop(["report", "examples/human_like.wav", "--out", str(out)], sig, torch_loaded, after_s=3.0)
     assert code == 128 + sig and took < 5, stderr
     assert "Traceback" not in stderr
     assert stderr.strip().splitlines()[-1] == "turneval report: interrupted; nothing half-written is left: run the same command again"
@@ -50,7 +62,7 @@ def test_an_interrupted_report_exits_with_one_line_and_writes_nothing(tmp_path, 
 def test_a_terminated_score_exits_143_and_writes_nothing(tmp_path):
     out = tmp_path / "scores.json"
     code, stderr, took = stop(["score", "examples/cascaded_like.wav", "examples/human_like.wav", "--out", str(out)],
-                              signal.SIGTERM, after_s=4.0)
+                              signal.SIGTERM, torch_loaded)
     assert code == 143 and took < 5 and "Traceback" not in stderr, stderr
     assert stderr.strip().splitlines()[-1].startswith("turneval score: interrupted")
     assert not out.exists()
@@ -59,6 +71,6 @@ def test_a_terminated_score_exits_143_and_writes_nothing(tmp_path):
 def test_a_terminated_probe_says_where_its_samples_are(tmp_path):
     out = tmp_path / "run"
     code, stderr, took = stop(["probe", "mock:duplex", "--scenarios", "smoke", "--out", str(out), "--no-report", "--no-fdb"],
-                              signal.SIGTERM, after_s=5.0)
+                              signal.SIGTERM, lambda pid: out.is_dir(), after_s=2.0)
     assert code == 143 and took < 5 and "Traceback" not in stderr, stderr
     assert stderr.strip().splitlines()[-1] == f"turneval probe: interrupted; the complete samples are in {out} (probe.json lists them)"
