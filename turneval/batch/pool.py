@@ -73,15 +73,18 @@ def _trace(path: str, call_id: str, ok: bool) -> None:
 
 def _exit_with_parent(parent_pid: int) -> None:
     """End this worker when the batch's process is gone (killed with SIGKILL, which it cannot
-    handle): the worker's parent is the fork server, so it polls the batch's pid instead."""
+    handle): the worker's own parent is the fork server, which ends with the batch (this worker is
+    then adopted), and the batch's pid is polled too."""
+    server = os.getppid()
+
     def watch() -> None:
         while True:
             time.sleep(1.0)
+            if os.getppid() != server:
+                os._exit(1)
             try:
                 os.kill(parent_pid, 0)
-            except ProcessLookupError:
-                os._exit(1)
-            except PermissionError:  # the pid belongs to someone else now: the batch is gone
+            except (ProcessLookupError, PermissionError):  # gone (PermissionError: its pid is someone else's now)
                 os._exit(1)
 
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
@@ -263,10 +266,16 @@ class LocalPool:
     def _hand_out(self, queue: deque) -> None:
         for slot in self.slots:
             if slot.ready and slot.call is None and queue:
-                slot.call, slot.attempt = queue.popleft()
-                slot.limit_s = self._limit(slot.call)
+                call, attempt = queue.popleft()
+                try:
+                    slot.conn.send((call, self.out_dir))
+                except OSError:  # the worker died idle: the call goes to another; its death is seen next
+                    queue.appendleft((call, attempt))
+                    slot.ready = False
+                    continue
+                slot.call, slot.attempt = call, attempt
+                slot.limit_s = self._limit(call)
                 slot.deadline = time.monotonic() + slot.limit_s
-                slot.conn.send((slot.call, self.out_dir))
 
     def _replace(self, slot: _Slot, queue: deque, outcome_of: Callable[[Call, int], CallOutcome | None]) -> CallOutcome | None:
         """``slot``'s worker is gone: its call is requeued (None from ``outcome_of``) or fails; another
