@@ -25,8 +25,9 @@ report's VAD, no transcript. Skips with one NaN figure without them.
    timer (done after a fixed silence), smart-turn v3.2 (the judge's converted copy of it, P >= 0.5,
    on the pauser's channel up to that moment) and the judge's pause rule fitted without the
    corpus, asked with the silence so far.
-3. **With Whisper's punctuation** (not with ``--quick``): the rule the report uses when it
-   transcribes (``pause_decision_whisper``), fitted leaving each corpus out the same way.
+The judge's rule reads Whisper's punctuation after the pauser's last word (every report does);
+in the end-of-turn view its streamed decision hears Whisper's cue on the clip that ends at the
+stop time, so that every time asked is after what it heard.
 """
 from __future__ import annotations
 
@@ -123,12 +124,14 @@ def latency_at_false_cutoffs(scores: np.ndarray, grid: Sequence[float], shift: n
 
 
 def detector_scores(judge: Any, cue: np.ndarray, rule: dict[str, Any], grid: Sequence[float],
-                    call_mean_log_silence: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                    call_mean_log_silence: np.ndarray | None = None, whisper_at_stop: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Each detector's score at every (pause, time in the silence): the timer's elapsed time,
     smart-turn's P(complete) and the judge's pause decision by the fitted ``rule``
     (:func:`~turneval.training.fit_pause_decision.fit_rule`), P(the other party takes the turn).
     ``call_mean_log_silence``: per pause, the call's mean log silence before it (what
-    ``log_silence_vs_call`` subtracts; it does not change while the silence lasts)."""
+    ``log_silence_vs_call`` subtracts; it does not change while the silence lasts).
+    ``whisper_at_stop``: per pause, Whisper's cue on the clip that ends at the stop time (heard
+    before every time asked, so the streamed decision stays causal)."""
     from turneval.modeling.configuration_turn_taking_judge import PauseRule
     from turneval.modeling.modeling_turn_taking_judge import log_silence
 
@@ -136,6 +139,8 @@ def detector_scores(judge: Any, cue: np.ndarray, rule: dict[str, Any], grid: Seq
     elapsed[np.isnan(cue)] = np.nan
     p_cue = 1.0 / (1.0 + np.exp(-cue))
     features = {"turn_complete_logit": cue, "turn_complete_p": p_cue, "log_silence_s": log_silence(elapsed)}
+    if whisper_at_stop is not None:
+        features["whisper_complete_logit"] = np.broadcast_to(np.nan_to_num(whisper_at_stop, nan=0.0)[:, None], cue.shape)
     if call_mean_log_silence is not None:
         features["log_silence_vs_call"] = features["log_silence_s"] - np.asarray(call_mean_log_silence, dtype=float)[:, None]
     fitted = PauseRule(features=rule["features"], weight=rule["weight"], bias=rule["bias"])  # converts the fit's arrays
@@ -163,23 +168,16 @@ def eot_figures(where: str, scores: dict[str, np.ndarray], shift: np.ndarray, si
     return out
 
 
-def whisper_figures(table: dict[str, np.ndarray]) -> list[dict]:
-    """The transcribing report's rule (``pause_decision_whisper``: the cue, the silence and
-    Whisper's punctuation), fitted leaving each corpus out like the plain one."""
-    from turneval.training.fit_pause_decision import DEFAULT_C, whisper_rule
+def whisper_at_stop(reader: Any, judge: Any, dialogue: Any, readings: Sequence[Any]) -> np.ndarray:
+    """Whisper's cue per pause on the pauser's channel from the cue's clip start to the stop time."""
+    from turneval.dataset_scripts.grids import SAMPLE_RATE
 
-    out = []
-    held = whisper_rule(table, DEFAULT_C, "benchmark")["measured"].get("held_out_corpus", {})
-    for corpus, entry in held.items():
-        where = CORPUS_TITLES.get(corpus, corpus)
-        rule, d = entry["rule_held_out"], entry["rule_minus_silence"]
-        out.append(figure(f"{where} pause decisions ROC-AUC: judge reading Whisper's punctuation (--transcribe), corpus left out", rule["roc_auc"], "",
-                          headline=True, note=f"95 % CI {rule['ci95']}; minus the silence length {d['difference']:+.3f} {d['ci95']}; "
-                                              f"Whisper's punctuation alone {entry['whisper_complete_logit_alone']['roc_auc']:.3f}"))
-    return out
+    cue, audio = judge.config.turn_completion_cue, np.asarray(dialogue.audio)
+    clips = [audio[r.pauser, int(cue.clip_start_s(r.turn_start) * SAMPLE_RATE): int(round(r.horizon * SAMPLE_RATE))] for r in readings]
+    return reader.logits(clips) if clips else np.zeros(0)
 
 
-def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) -> list[dict]:
+def run_on(quick: bool, root: str | None = None) -> list[dict]:
     from dataclasses import replace
 
     from turneval.checkpoints import default_checkpoint
@@ -213,13 +211,11 @@ def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) ->
     grid = STREAM_GRID_S if not quick else (0.2, 0.3, 0.6)
     dialogues = {name: [replace(load_recording(r), words=None) for r in recs] for name, recs in corpora.items()}
     reader = None
-    with_whisper = (not quick) if whisper is None else whisper
-    if with_whisper:
+    if "whisper_complete_logit" in features:
         from turneval.whisper_completion import WhisperCompletion
 
         reader = WhisperCompletion()
-    names = features + (["whisper_complete_logit"] if reader is not None and "whisper_complete_logit" not in features else [])
-    table = join_tables([decision_table(judge, ds, names, smart_turn, corpus=name, whisper=reader) for name, ds in dialogues.items()])
+    table = join_tables([decision_table(judge, ds, features, smart_turn, corpus=name, whisper=reader) for name, ds in dialogues.items()])
     loo = leave_one_corpus_out(table, features, DEFAULT_C)
     out = []
     held = held_out_figures(table, loo["held_out"], features)
@@ -243,22 +239,23 @@ def run_on(quick: bool, root: str | None = None, whisper: bool | None = None) ->
         ins = auc_summary(table, shipped_scores, rows)
         out.append(figure(f"{where} pause decisions ROC-AUC: shipped rule, in sample", ins["roc_auc"], "",
                           note="the shipped rule was fitted on all corpora including this one: in sample, not a transfer figure"))
-    if reader is not None:
-        out += whisper_figures(table)
     # the end-of-turn view, with each corpus's rule fitted without it
     for corpus, ds in dialogues.items():
         rows = table["corpus"] == corpus
         others = {k: v[~rows] for k, v in table.items()}
         rule = fit_rule(others, features, loo["c"])
-        cues = []
+        cues, stops = [], []
         for d in ds:
             d = d if d.system_speaker is not None else replace(d, system_speaker=1)
             readings = list(judge_pause_readings(judge, d, chunk_labels(d)).values())
             cues.append(streamed_cue_logits(judge, d, readings, grid))
+            if reader is not None:
+                stops.append(whisper_at_stop(reader, judge, d, readings))
         cue = np.concatenate(cues) if cues else np.zeros((0, len(grid)))
+        stop = np.concatenate(stops) if stops else None
         shift, silence = table["shift"][rows].astype(bool), table["silence_elapsed_s"][rows].astype(float)
         call_mean = log_silence(silence) - table["log_silence_vs_call"][rows] if "log_silence_vs_call" in table else None
-        out += eot_figures(CORPUS_TITLES.get(corpus, corpus), detector_scores(judge, cue, rule, grid, call_mean), shift, silence, grid)
+        out += eot_figures(CORPUS_TITLES.get(corpus, corpus), detector_scores(judge, cue, rule, grid, call_mean, stop), shift, silence, grid)
     return out
 
 
@@ -271,11 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--real-root", default=None, help=f"the folder of spokenwoz/, harper_valley/, ami/ (default: ${ENV_VAR} or ../shared/real)")
     parser.add_argument("--quick", action="store_true", help="3 calls of each telephone corpus, a coarse time grid")
-    parser.add_argument("--whisper", action=argparse.BooleanOptionalAction, default=None,
-                        help="also the transcribing report's rule with Whisper's punctuation (default: on, off with --quick)")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
-    return print_figures(run_on(args.quick, args.real_root, args.whisper), args.json)
+    return print_figures(run_on(args.quick, args.real_root), args.json)
 
 
 if __name__ == "__main__":
