@@ -208,7 +208,9 @@ class LocalPool:
     # ------------------------------------------------------------------ workers
     def _start(self) -> _Slot:
         parent_conn, child_conn = self.context.Pipe()
-        process = self.context.Process(target=self.worker_target, name="turneval-batch-worker", daemon=True,
+        # not a daemon: a daemonic process may not start processes of its own, and a library in the
+        # report might; shutdown() ends every worker, after a run, an error or an interrupt
+        process = self.context.Process(target=self.worker_target, name="turneval-batch-worker", daemon=False,
                                        args=(child_conn, self.options, self.html, self.threads, os.getpid(), self.verbose))
         process.start()
         child_conn.close()
