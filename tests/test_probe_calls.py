@@ -244,7 +244,7 @@ def test_many_callers_and_repeats_from_the_command_line(tmp_path, capsys):
     out = tmp_path / "run"
     path = tmp_path / "hold.yaml"
     path.write_text("samples:\n  - task: pause_hold\n    user:\n      - {say: 'I would like', punct: ','}\n"
-                    "      - {say: 'a table', after: 0.5}\n    tail_s: 1.6\n")
+                    "      - {say: 'a table', after: 1.0}\n    tail_s: 1.6\n")  # the mock's answer is due 1.1 s into the pause
     code = cli.main(["probe", "mock:polite", "--scenarios", str(path), "--out", str(out), "--no-fdb", "--no-report",
                      "--settle", SETTLE, "--quiet", "--concurrency", "1,2", "--repeat", "2",
                      "--require", "failed_samples==0"])

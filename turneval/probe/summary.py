@@ -161,7 +161,15 @@ def _call_figures(verdict: Mapping[str, Any]) -> str:
             cells.append(f"turn {t['turn']}: response {_ms(t.get('response_s'))} ms{gap}{cut}")
         return "; ".join(cells)
     keys = [k for k in verdict if k not in ("passed", "why", "turns")]
-    return ", ".join(f"{k} {verdict[k]}" for k in keys)
+    return ", ".join(f"{k} {_cell(verdict[k])}" for k in keys)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 CALL_FIGURES = {"barge_in": ("leave_error_ms", "time_to_yield_s"), "backchannel": ("inside_agent_speech", "agent_stopped_after"),
