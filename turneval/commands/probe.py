@@ -146,8 +146,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     after.add_argument("--asr-model", metavar="PATH", default=None, help="Whisper for the agent's words (default tiny.en, offline)")
     after.add_argument("--require", metavar="'NAME<=X'", action="append", type=_requirement, default=[],
                        help="a pass/fail gate (as turneval report --require) on the probe's figures: the report's headline "
-                       "figures, transport_delay_ms, failed_samples, probe.response_latency_s, probe.<task>.response_latency_s "
-                       "or .stop_latency_s, fdb.<task folder>.<figure> (e.g. fdb.candor_turn_taking.tor); exit 3 on failure")
+                       "figures, transport_delay_ms, failed_samples, probe.response_latency_s, probe.<task>.response_latency_s, "
+                       ".stop_latency_s or .pass_rate, fdb.<task folder>.<figure> (e.g. fdb.candor_turn_taking.tor); exit 3 on failure")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
 

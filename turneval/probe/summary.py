@@ -12,6 +12,8 @@ report``: the report's headline figures (when the report ran) plus
   turn-taking samples, from arrival times (``probe.<task>.response_latency_s`` per task);
 - ``probe.<task>.stop_latency_s``: median time the agent went on talking after the marked
   event (interruption, backchannel, ...) began;
+- ``probe.<task>.pass_rate``: the share of turneval's own calls of that task (barge_in,
+  backchannel, pause_hold, dialogue) that passed (:mod:`turneval.probe.verdicts`);
 - ``fdb.<task folder>.<figure>``: every number of ``turneval fdb``'s task summaries
   (``fdb.candor_turn_taking.tor``, ``fdb.user_interruption.stop_latency_s``, ...).
 """
