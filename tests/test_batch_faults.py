@@ -76,18 +76,18 @@ def finished(out: Path) -> int:
     return len(list((out / "calls").glob("*/report.json")))
 
 
-def interrupt(inputs: Path, out: Path, sig: int) -> str:
-    """Start the batch, stop it with ``sig`` (SIGINT to the process group, as Ctrl-C in a terminal
-    does; SIGTERM to the main process alone, as a process manager does) once a call more is
+def interrupt(inputs: Path, out: Path, sig: int, group: bool) -> str:
+    """Start the batch, stop it with ``sig`` to the process group (as Ctrl-C in a terminal does) or
+    to the main process alone (as a process manager or `timeout -s INT` does) once a call more is
     finished and both workers hold a call; check how it stopped; returns its stderr."""
     before = finished(out)
     proc = start_batch(inputs, out)
     wait_for(lambda: finished(out) > before and len(workers_of(proc.pid)) == 2, proc)
     sent = time.monotonic()
-    if sig == signal.SIGINT:
-        os.killpg(proc.pid, signal.SIGINT)
+    if group:
+        os.killpg(proc.pid, sig)
     else:
-        os.kill(proc.pid, signal.SIGTERM)
+        os.kill(proc.pid, sig)
     proc.wait(timeout=30)
     took = time.monotonic() - sent
     stderr = proc.stderr.read()
@@ -104,11 +104,12 @@ def interrupt(inputs: Path, out: Path, sig: int) -> str:
 
 
 def test_an_interrupted_batch_stops_within_seconds_and_resumes_to_the_same_table(tmp_path):
-    inputs = corpus(tmp_path / "calls", 10, seconds=4)
+    inputs = corpus(tmp_path / "calls", 12, seconds=4)
     out = tmp_path / "fleet"
-    interrupt(inputs, out, signal.SIGINT)
-    interrupt(inputs, out, signal.SIGTERM)
-    assert finished(out) < 10
+    interrupt(inputs, out, signal.SIGINT, group=True)
+    interrupt(inputs, out, signal.SIGTERM, group=False)
+    interrupt(inputs, out, signal.SIGINT, group=False)
+    assert finished(out) < 12
     resumed = subprocess.run([sys.executable, "-m", "turneval.cli", "batch", str(inputs), "--out", str(out), "--workers", "2",
                               *CHEAP], env=ENV, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
