@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     (out / SETTINGS_FILE).write_text(json.dumps(settings, indent=1), encoding="utf-8")
     try:
         summary = run_calls(calls, out, options, workers=args.workers, html=not args.no_html, ray_address=args.ray,
-                            quiet=args.quiet, call_timeout=args.call_timeout, verbose=args.verbose)
+                            quiet=args.quiet, call_timeout=args.call_timeout, verbose=getattr(args, "verbose", False))
     except RuntimeError as err:  # Ray missing or unreachable, workers that cannot load the models
         raise UserError(str(err)) from None
     except KeyboardInterrupt as err:  # the workers are gone by now
