@@ -139,7 +139,7 @@ def test_decision_sub_configs_are_typed_and_written_back_as_they_were(tmp_path):
 
     folder = default_checkpoint("judge")
     config = TurnTakingJudgeConfig.from_pretrained(folder)
-    assert isinstance(config.pause_decision, PauseRule) and isinstance(config.pause_decision_whisper, PauseRule)
+    assert isinstance(config.pause_decision, PauseRule) and isinstance(config.pause_decision_fallback, PauseRule)
     assert isinstance(config.turn_completion_cue, TurnCompletionCueConfig) and isinstance(config.interruption_head, InterruptionRule)
     config.save_pretrained(tmp_path)
     original, saved = (json.loads((path / "config.json").read_text()) for path in (folder, tmp_path))
