@@ -394,14 +394,15 @@ def play_sample(settings: ProbeSettings, url: str, sample: Sample, slot: CallSlo
     return asyncio.run(_run_sample(settings, url, sample, slot.repeat, slot.caller, slot.label))
 
 
-async def _callers_at_once(settings: ProbeSettings, url: str, plan: list[list[CallSlot]]) -> list[SampleOutcome]:
+async def _callers_at_once(settings: ProbeSettings, url: str, plan: list[list[CallSlot]], bar: Any) -> list[SampleOutcome]:
     """Every caller's calls in turn, the callers at the same time (each call its own connection, clock and
-    recording); the outcomes in the order the calls ended."""
+    recording); the outcomes in the order the calls ended (``bar`` counts them)."""
     done: list[SampleOutcome] = []
 
     async def one_caller(slots: list[CallSlot]) -> None:
         for slot in slots:
             done.append(await _run_sample(settings, url, slot.sample, slot.repeat, slot.caller, slot.label))
+            bar.update(1)
 
     await asyncio.gather(*(one_caller(slots) for slots in plan))
     return done
@@ -432,7 +433,10 @@ def run_samples(samples: list[Sample], settings: ProbeSettings, out_dir: Path, u
             on_sample(outcome)
 
     if len(plan) > 1:
-        for outcome in asyncio.run(_callers_at_once(settings, url, plan)):
+        with tqdm(total=sum(map(len, plan)), desc=f"probe, {len(plan)} callers", unit="call", disable=not progress,
+                  leave=False) as bar:
+            finished = asyncio.run(_callers_at_once(settings, url, plan, bar))
+        for outcome in finished:
             keep(outcome)
         return outcomes
     with tqdm(plan[0], desc="probe", unit="call", disable=not progress, leave=False) as bar:
