@@ -11,8 +11,8 @@ so that a caller part can wait for the agent:
 
 ``hold`` defaults to the 0.2 s that bound an IPU (docs/events_and_labels.md), which is also the
 bridge the probe's offline timing joins sound across, so the live events and the written
-recording's speech spans agree to a 5 ms window. Silero's 32 ms frames and its hangover would put
-each event 30-100 ms late; the energy rule is exact on the synthetic and TTS speech agents send.
+recording's speech spans agree to a 5 ms window. The report's Silero VAD decides per 32 ms frame
+and holds its decision over a few frames: too coarse for a caller part placed to the 20 ms frame.
 """
 from __future__ import annotations
 
