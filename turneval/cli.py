@@ -31,6 +31,8 @@ COMMAND_MODULES: list[str] = [
     # benchmarks people already use, in their own layout (issue 15)
     "turneval.commands.full_duplex_bench",
     "turneval.commands.fd_bench",
+    # TurnBench's per-frame submission format and scorer (issue 50)
+    "turneval.commands.turnbench",
     # a live agent driven by scripted callers (issue 33)
     "turneval.commands.probe",
     # the Hugging Face release (issue 45)
