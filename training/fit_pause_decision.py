@@ -2,38 +2,36 @@
 
 Talking Turns' judge decides at the *end* of a silence whether the other party takes the turn,
 so how long nobody has spoken is known at that point. A stopwatch on that silence is a strong
-baseline on real calls; the judge's audio evidence must add to it on every kind of call, not
-only on the one it was fitted on. This stage fits the judge's ``pause_decision`` rule, a
-logistic regression over
+baseline on real calls; the judge's evidence must add to it on every kind of call, not only on
+the one it was fitted on. This stage fits the judge's ``pause_decision`` rule, a logistic
+regression over
 
-* ``turn_complete_p``: the turn-completion cue (smart-turn v3.2 converted into the judge,
-  ``training/convert_smart_turn.py``), which heard real human turn ends, on the pausing
-  speaker's own channel up to ``decision_margin_s`` before the decision, as a probability
-  (bounded: one confident cue cannot outweigh a long silence); ``turn_complete_logit`` is the
-  unbounded alternative;
-* ``log_silence_vs_call``: the log of the silence elapsed at the decision (``silence_elapsed_s``)
-  against the call's own earlier silences (the judge's ``call_tempo``, installed with the rule):
-  a silence is long or short for *this* call, whose pace a listener has heard by then, not for
-  the corpora of the fit; ``log_silence_s``, the plain log, is the alternative and the baseline;
-* optionally ``turn_end_logit``: the judge's own turn-end head (trained on re-voiced audio),
+* ``log_silence_s``: the log of the silence elapsed at the decision (``silence_elapsed_s``);
+* ``whisper_complete_logit``: Whisper tiny.en's punctuation after the pausing speaker's last word
+  (``turneval.whisper_completion``), on that speaker's own channel up to ``decision_margin_s``
+  before the decision;
 
-on the pause decisions of real recordings of **several corpora** (``--corpus NAME RECORDING...``,
-repeated; stereo files with one speaker per channel, or ``LEFT+RIGHT`` pairs of mono files),
-speech found by the report's VAD. The protocol is leave one corpus out: the regularisation
-strength (``--c``) is the one whose rules, each fitted on all corpora but one (every corpus
-weighted alike), beat the silence's length by the most on the corpus they left out, in the
-worst case (:func:`leave_one_corpus_out`); the figures it prints and installs per corpus are
-those held-out ones, beside the silence's length and smart-turn v3.2 200 ms after the IPU end
-(pipecat's way) with paired intervals resampling recordings. The installed rule is then fitted
-on every corpus at that strength, and its scale and bias calibrated (one more logistic
-regression on its score), so that its probabilities, not only its ranking, carry over to the
-agreement thresholds. In-sample figures are kept, labelled as such.
+(``--features`` names others of ``PAUSE_DECISION_FEATURES``: smart-turn's ``turn_complete_p``,
+the call's pace ``log_silence_vs_call``; docs/validation.md lists what each gave), and its
+``pause_decision_fallback`` (the log silence alone) for decisions where Whisper's cue cannot be
+read, on the pause decisions of real recordings of **several corpora** (``--corpus NAME
+RECORDING...``, repeated; stereo files with one speaker per channel, or ``LEFT+RIGHT`` pairs of
+mono files), speech found by the report's VAD. The protocol is leave one corpus out: the
+regularisation strength (``--c``) is the one whose rules, each fitted on all corpora but one
+(every corpus weighted alike), beat the silence's length by the most on the corpus they left
+out, in the worst case (:func:`leave_one_corpus_out`); the figures it prints and installs per
+corpus are those held-out ones, beside the silence's length and smart-turn v3.2 200 ms after
+the IPU end (pipecat's way) with paired intervals resampling recordings. The (a)/(d) agreement
+threshold is chosen on those held-out probabilities (:func:`agreement_threshold`). The
+installed rule is then fitted on every corpus at that strength, and its scale and bias
+calibrated (one more logistic regression on its score), so that its probabilities, not only its
+ranking, carry over to the agreement threshold. In-sample figures are kept, labelled as such.
 
     python -m turneval.training.fit_pause_decision \
         --corpus spokenwoz ../shared/real/spokenwoz/audio/*.flac \
         --corpus harper_valley ../shared/real/harper_valley/audio/*.flac \
         --corpus ami ../shared/real/ami/ES2004a_excerpt/source0.flac+../shared/real/ami/ES2004a_excerpt/source1.flac ... \
-        --install_into checkpoints/turn_taking_judge_swb_revoiced
+        --table runs/pause_table.npz --install_into checkpoints/turn_taking_judge_swb_revoiced
 """
 from __future__ import annotations
 
