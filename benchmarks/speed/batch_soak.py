@@ -125,16 +125,17 @@ def accounting(corpus: Path, out: Path) -> dict[str, int]:
     return {"reported": len(reported), "failed": len(set(errors)), "not_once": twice + missing + stray}
 
 
-def differing_rows(reference: Path, disturbed: Path) -> tuple[int, int]:
-    """Rows of calls.csv that differ between the runs, among the calls both reported; and how many those are."""
+def differing_rows(reference: Path, disturbed: Path) -> tuple[int, int, list[str]]:
+    """Rows of calls.csv that differ between the runs, among the calls both reported; how many
+    those are; and the columns in which they differ."""
     import pandas as pd
 
     a = pd.read_csv(reference / "calls.csv").set_index("id")
     b = pd.read_csv(disturbed / "calls.csv").set_index("id")
     both = sorted(set(a.index[a["status"] == "reported"]) & set(b.index[b["status"] == "reported"]))
     left, right = a.loc[both].drop(columns=["report"], errors="ignore"), b.loc[both].drop(columns=["report"], errors="ignore")
-    same = [left.loc[i].equals(right.loc[i]) for i in both]
-    return len(both) - sum(same), len(both)
+    differs = (left != right) & ~(left.isna() & right.isna())
+    return int(differs.any(axis=1).sum()), len(both), sorted(differs.columns[differs.any(axis=0)])
 
 
 def memory_growth(trace: Path, nth: int = 10) -> tuple[float, int, int]:
@@ -164,7 +165,7 @@ def run(quick: bool) -> list[dict]:
         _, calm_wall, _ = batch(corpus, Path(tmp) / "calm", extra, trace=trace)
         code, wall, kills = batch(corpus, Path(tmp) / "killed", extra, kill_every=kill_every)
         counts = accounting(corpus, Path(tmp) / "killed")
-        differing, compared = differing_rows(Path(tmp) / "calm", Path(tmp) / "killed")
+        differing, compared, columns = differing_rows(Path(tmp) / "calm", Path(tmp) / "killed")
         growth, n_workers, fewest = memory_growth(trace)
     setup = f"{n_calls} calls of {seconds:g} s, 2 workers, {models}"
     return [
@@ -175,7 +176,8 @@ def run(quick: bool) -> list[dict]:
         figure("batch soak: calls failed (their worker killed twice)", counts["failed"], "calls",
                note="a call whose worker dies is tried once more, then recorded in errors.jsonl"),
         figure("batch soak: fleet rows differing from the undisturbed run", differing, "rows",
-               note=f"calls.csv, the {compared} calls both runs reported; target 0"),
+               note=f"calls.csv, the {compared} calls both runs reported; target 0"
+                    + (f"; differing in {', '.join(columns)}" if columns else "")),
         figure("batch soak: worker memory growth, 10th call to last", growth, "%",
                note=f"undisturbed run, the worse of {n_workers} worker(s) with >= 20 calls (>= {fewest} calls each); target < 10 %", headline=True),
         figure("batch soak: wall time with workers killed", wall, "s", reference="batch soak: wall time undisturbed",
