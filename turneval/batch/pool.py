@@ -49,7 +49,7 @@ class WorkerDied(RuntimeError):
 
 def default_call_timeout(audio_s: float) -> float:
     """The time limit of a call without ``--call-timeout``: generous, so that only a stuck call
-    reaches it (5 minutes plus 3 s per audio second; a report takes ~0.04 CPU s per audio second)."""
+    reaches it (5 minutes plus 3 s per audio second: a report runs many times faster than real time)."""
     return 300.0 + 3.0 * audio_s
 
 
