@@ -458,3 +458,22 @@ def test_the_call_tempo_feature_without_its_numbers_is_an_error_that_says_what_t
     readings = judge_pause_readings(judge, dialogue, chunk_labels(dialogue))
     with pytest.raises(ReportError, match="call_tempo"):
         pause_decision_features(judge, dialogue, readings, names=["turn_complete_p", "log_silence_vs_call"])
+
+
+def test_the_agreement_threshold_is_chosen_on_held_out_probabilities():
+    from turneval.training.fit_pause_decision import agreement_threshold
+
+    rng = np.random.default_rng(3)
+    corpus = np.repeat(["x", "y", "z"], 40)
+    shift = np.tile([True] * 20 + [False] * 20, 3)
+    # each corpus ranks its shifts first, around its own level: only P in (0.45, 0.55) splits all three
+    level = {"x": 0.4, "y": 0.5, "z": 0.6}
+    p = np.array([level[c] + (0.15 if s else -0.15) + rng.normal(0, 0.005) for c, s in zip(corpus, shift)])
+    out = agreement_threshold({"shift": shift, "corpus": corpus}, p)
+    chosen = out["installed"]
+    assert 0.45 <= chosen["p_threshold"] < 0.55 and chosen["threshold"] == pytest.approx(2 * chosen["p_threshold"] - 1, abs=0.01)
+    assert all(chosen[k]["speaks_up"] == 1.0 and chosen[k]["lets_continue"] == 1.0 for k in level)
+    # left out, z gets a threshold x and y agree on (0.35-0.55), which its holds (0.45) may exceed
+    z = out["held_out_corpus"]["z"]
+    assert 0.35 <= z["p_threshold"] < 0.55 and z["speaks_up_n"] == 20 and z["lets_continue_n"] == 20
+    assert z["lets_continue"] == (1.0 if z["p_threshold"] >= 0.46 else 0.0)
