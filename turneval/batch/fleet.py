@@ -12,7 +12,7 @@ Written into the batch folder:
   the single report uses, the share of calls outside that range and the worst calls (linked
   to their own report.html); with ``--by COLUMN`` each value of the column side by side, with
   the difference of each slice's mean from the first slice's and its interval, as
-  ``turneval compare`` computes it (:func:`turneval.commands.compare.mean_difference`).
+  ``turneval compare`` computes it (:func:`turneval.metrics.mean_difference.mean_difference`).
 
 Everything is computed from the ``call.json`` each call's folder holds, so the table and
 figures of a resumed run equal those of an uninterrupted one.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import json
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -29,6 +30,7 @@ import numpy as np
 
 from turneval.dataset_scripts.files import atomic_write_bytes, atomic_write_text, to_jsonable
 from turneval.headline_figures import FIGURES, HeadlineFigure
+from turneval.metrics.mean_difference import mean_difference
 
 from .calls import call_dir
 from .discover import Call
@@ -43,45 +45,81 @@ QUANTILES = {"p10": 0.1, "median": 0.5, "p90": 0.9}
 
 
 # --------------------------------------------------------------------------- the table
-def call_rows(calls: Sequence[Call], out_dir: str | Path, errors: Mapping[str, str]) -> list[dict[str, Any]]:
+@dataclass
+class FleetRow:
+    """One call of the fleet table: what calls.csv shows (:meth:`columns`) and, per headline
+    figure, the verdict's mark and the human range that the fleet statistics read."""
+
+    id: str
+    status: str
+    """"reported", "failed" or "not run"."""
+    input: str
+    duration_s: float | None = None
+    figures: dict[str, float | None] = field(default_factory=dict)
+    """Every headline figure by name (stored units), None where not measured."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """The input's metadata columns (a manifest's extra columns)."""
+    report: str | None = None
+    """The call's report.html (else its report.json), relative to the batch folder."""
+    reason: str | None = None
+    marks: dict[str, str | None] = field(default_factory=dict)
+    """Per figure: "within", "above", "below" its human range, or None."""
+    human_ranges: dict[str, list[float] | None] = field(default_factory=dict)
+
+    def columns(self) -> dict[str, Any]:
+        """The row as calls.csv holds it: id, status, input, duration_s, the figures, the metadata
+        columns that do not clash with those, report, reason."""
+        out: dict[str, Any] = {"id": self.id, "status": self.status, "input": self.input, "duration_s": self.duration_s,
+                               **self.figures}
+        out.update({k: v for k, v in self.metadata.items() if k not in out})
+        out["report"], out["reason"] = self.report, self.reason
+        return out
+
+    def get(self, column: str) -> Any:
+        """The value of one calls.csv column (None when the row has no such column)."""
+        return self.columns().get(column)
+
+    @property
+    def reported(self) -> bool:
+        return self.status == "reported"
+
+
+def _call_row(call: Call, out_dir: str | Path, errors: Mapping[str, str]) -> FleetRow:
+    folder = call_dir(out_dir, call.id)
+    summary = folder / "call.json"
+    row = FleetRow(id=call.id, status="reported", input=call.source, metadata=dict(call.metadata), reason=errors.get(call.id))
+    if not summary.is_file():
+        row.status = "failed" if call.id in errors else "not run"
+        row.figures = dict.fromkeys(FIGURES)
+        return row
+    data = json.loads(summary.read_text(encoding="utf-8"))
+    row.duration_s, row.figures = data["duration_s"], dict(data["figures"])
+    row.marks, row.human_ranges = data["marks"], data["human_ranges"]
+    row.report = f"calls/{call.id}/report.html" if (folder / "report.html").is_file() else f"calls/{call.id}/report.json"
+    return row
+
+
+def call_rows(calls: Sequence[Call], out_dir: str | Path, errors: Mapping[str, str]) -> list[FleetRow]:
     """One row per call (see the module docstring), in call-id order."""
-    rows = []
-    for call in sorted(calls, key=lambda c: c.id):
-        folder = call_dir(out_dir, call.id)
-        row: dict[str, Any] = {"id": call.id, "status": "reported", "input": call.source, "duration_s": None}
-        summary = folder / "call.json"
-        if summary.is_file():
-            data = json.loads(summary.read_text(encoding="utf-8"))
-            row["duration_s"] = data["duration_s"]
-            row.update(data["figures"])
-            row["_marks"], row["_ranges"] = data["marks"], data["human_ranges"]
-        else:
-            row["status"] = "failed" if call.id in errors else "not run"
-            row.update(dict.fromkeys(FIGURES))
-        row.update({k: v for k, v in call.metadata.items() if k not in row})
-        row["report"] = f"calls/{call.id}/report.html" if summary.is_file() and (folder / "report.html").is_file() else (
-            f"calls/{call.id}/report.json" if summary.is_file() else None)
-        row["reason"] = errors.get(call.id)
-        rows.append(row)
-    return rows
+    return [_call_row(call, out_dir, errors) for call in sorted(calls, key=lambda c: c.id)]
 
 
-def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def _columns(rows: Sequence[FleetRow]) -> list[str]:
     columns: list[str] = []
     for row in rows:
-        columns += [k for k in row if not k.startswith("_") and k not in columns]
+        columns += [k for k in row.columns() if k not in columns]
     tail = ["report", "reason"]
     return [c for c in columns if c not in tail] + tail
 
 
-def write_table(rows: Sequence[Mapping[str, Any]], out_dir: str | Path) -> dict[str, Path]:
+def write_table(rows: Sequence[FleetRow], out_dir: str | Path) -> dict[str, Path]:
     """calls.parquet and calls.csv (each atomically)."""
     import io
 
     import pandas as pd
 
     columns = _columns(rows)
-    frame = pd.DataFrame([{c: row.get(c) for c in columns} for row in rows], columns=columns)
+    frame = pd.DataFrame([{c: row.columns().get(c) for c in columns} for row in rows], columns=columns)
     for name in FIGURES:
         frame[name] = frame[name].astype("float64")
     for column in columns:  # metadata of mixed types: text, so that parquet takes it
@@ -126,44 +164,43 @@ def badness(figure: HeadlineFigure, value: float, rng: Sequence[float] | None) -
     return max(rng[0] - value, value - rng[1], 0.0)
 
 
-def _common_range(rows: Sequence[Mapping[str, Any]], name: str) -> list[float] | None:
-    ranges = [tuple(r["_ranges"][name]) for r in rows if r.get("_ranges", {}).get(name)]
+def _common_range(rows: Sequence[FleetRow], name: str) -> list[float] | None:
+    ranges = [tuple(r.human_ranges[name]) for r in rows if r.human_ranges.get(name)]
     if not ranges:
         return None
     return list(max(set(ranges), key=ranges.count))
 
 
-def figure_distribution(figure: HeadlineFigure, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def figure_distribution(figure: HeadlineFigure, rows: Sequence[FleetRow]) -> dict[str, Any]:
     """The distribution of one figure over the reported calls (see the module docstring)."""
-    measured = [r for r in rows if r["status"] == "reported" and r.get(figure.name) is not None]
-    entry: dict[str, Any] = {"name": figure.name, "label": figure.label, "unit": figure.unit, "factor": figure.factor,
+    name = figure.name
+    measured = [r for r in rows if r.reported and r.figures.get(name) is not None]
+    entry: dict[str, Any] = {"name": name, "label": figure.label, "unit": figure.unit, "factor": figure.factor,
                              "better": figure.better, "n": len(measured),
-                             "n_not_measured": sum(1 for r in rows if r["status"] == "reported") - len(measured)}
-    values = [float(r[figure.name]) for r in measured]
+                             "n_not_measured": sum(1 for r in rows if r.reported) - len(measured)}
+    values = [float(r.figures[name]) for r in measured]
     entry["mean"] = float(np.mean(values)) if values else None
     entry.update(quantiles_with_intervals(values) if values else {k: None for q in QUANTILES for k in (q, f"{q}_ci95")})
-    entry["human_range"] = _common_range(measured, figure.name)
-    marked = [r["_marks"][figure.name] for r in measured if r.get("_marks", {}).get(figure.name) in ("within", "above", "below")]
+    entry["human_range"] = _common_range(measured, name)
+    marked = [r.marks[name] for r in measured if r.marks.get(name) in ("within", "above", "below")]
     entry["n_with_range"] = len(marked)
     entry["share_outside"] = sum(m != "within" for m in marked) / len(marked) if marked else None
-    ranked = sorted(measured, key=lambda r: (-badness(figure, r[figure.name], (r.get("_ranges") or {}).get(figure.name)), r["id"]))
+    ranked = sorted(measured, key=lambda r: (-badness(figure, r.figures[name], r.human_ranges.get(name)), r.id))
     if figure.better == "inside":
-        ranked = [r for r in ranked if badness(figure, r[figure.name], (r.get("_ranges") or {}).get(figure.name)) > 0]
-    entry["worst"] = [{"id": r["id"], "value": r[figure.name], "report": r["report"]} for r in ranked[:N_WORST]]
+        ranked = [r for r in ranked if badness(figure, r.figures[name], r.human_ranges.get(name)) > 0]
+    entry["worst"] = [{"id": r.id, "value": r.figures[name], "report": r.report} for r in ranked[:N_WORST]]
     return entry
 
 
-def slices(rows: Sequence[Mapping[str, Any]], column: str) -> dict[str, Any]:
+def slices(rows: Sequence[FleetRow], column: str) -> dict[str, Any]:
     """The reported calls split by ``column``: per value each figure's n, mean, median, p10, p90,
     and each later value's difference from the first (mean, 95 % CI, as ``turneval compare``)."""
-    from turneval.commands.compare import mean_difference
-
-    reported = [r for r in rows if r["status"] == "reported"]
+    reported = [r for r in rows if r.reported]
     levels = sorted({str(r.get(column)) for r in reported if r.get(column) is not None})
     out: dict[str, Any] = {"column": column, "levels": [], "differences": []}
     if not levels:
         return out
-    values = {level: {name: [float(r[name]) for r in reported if str(r.get(column)) == level and r.get(name) is not None]
+    values = {level: {name: [float(r.figures[name]) for r in reported if str(r.get(column)) == level and r.figures.get(name) is not None]
                       for name in FIGURES} for level in levels}
     for level in levels:
         figs = {}
@@ -181,18 +218,18 @@ def slices(rows: Sequence[Mapping[str, Any]], column: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- batch.json / .html
-def fleet_summary(rows: Sequence[Mapping[str, Any]], by: Sequence[str] = (), errors: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+def fleet_summary(rows: Sequence[FleetRow], by: Sequence[str] = (), errors: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """batch.json's content (before the gates)."""
-    reported = [r for r in rows if r["status"] == "reported"]
+    reported = [r for r in rows if r.reported]
     for column in by:
-        if not any(column in r for r in rows):
-            known = sorted({k for r in rows for k in r if not k.startswith("_")} - set(FIGURES) - {"status", "report", "reason"})
+        if not any(column in r.columns() for r in rows):
+            known = sorted({k for r in rows for k in r.columns()} - set(FIGURES) - {"status", "report", "reason"})
             raise ValueError(f"--by {column}: no call has this column; the columns are {', '.join(known)}")
     return to_jsonable({
         "n_calls": len(rows),
         "n_reported": len(reported),
-        "n_failed": sum(1 for r in rows if r["status"] == "failed"),
-        "audio_hours": sum(r["duration_s"] or 0.0 for r in reported) / 3600,
+        "n_failed": sum(1 for r in rows if r.status == "failed"),
+        "audio_hours": sum(r.duration_s or 0.0 for r in reported) / 3600,
         "figures": [figure_distribution(f, rows) for f in FIGURES.values()],
         "slices": [slices(rows, column) for column in by],
         "errors": list(errors),

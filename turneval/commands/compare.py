@@ -7,7 +7,8 @@ conversation). For every headline figure of the report summary (statistics, timi
 agreement, naturalness) the command gives each system's mean over its conversations with a
 95 % CI (``mean +- 1.96 sd / sqrt(n)``, :func:`turneval.metrics.intervals.mean_interval`), and
 the difference B - A with the CI ``+- 1.96 sqrt(sd_A^2 / n_A + sd_B^2 / n_B)`` (independent
-samples, normal approximation). With one conversation per system there is no spread to
+samples, normal approximation; :func:`turneval.metrics.mean_difference.mean_difference`, which
+``turneval batch --by`` also uses). With one conversation per system there is no spread to
 estimate: the intervals have zero width and say nothing about significance.
 
 Naturalness m gets more: a percentile-bootstrap interval on B - A that resamples the boundary
@@ -28,6 +29,7 @@ from typing import Any, Sequence
 
 from turneval.cli import UserError
 from turneval.dataset_scripts.files import atomic_write_text, read_json, to_jsonable
+from turneval.metrics.mean_difference import mean_difference
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -73,19 +75,6 @@ def _figures(reports: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             if isinstance(row.get("value"), (int, float)) and math.isfinite(row["value"]):
                 entry["values"].append(float(row["value"]))
     return figures
-
-
-def mean_difference(values_a: Sequence[float], values_b: Sequence[float]) -> dict[str, Any]:
-    """Each side's mean with its 95 % CI (``a``, ``b``) and the difference B - A with the CI
-    ``+- 1.96 sqrt(sd_A^2 / n_A + sd_B^2 / n_B)`` (``difference``; NaN when a side is empty).
-    ``turneval batch --by`` puts its slices side by side with the same numbers."""
-    from turneval.metrics.intervals import Z95, mean_interval
-
-    ci_a, ci_b = mean_interval(values_a), mean_interval(values_b)
-    diff = ci_b.mean - ci_a.mean
-    half = Z95 * math.sqrt(ci_a.var / ci_a.n + ci_b.var / ci_b.n) if ci_a.n and ci_b.n else math.nan
-    return {"a": ci_a.to_dict(), "b": ci_b.to_dict(),
-            "difference": {"mean": diff, "ci95_low": diff - half, "ci95_high": diff + half, "ci95_half_width": half}}
 
 
 def compare_reports(reports_a: Sequence[dict[str, Any]], reports_b: Sequence[dict[str, Any]]) -> dict[str, Any]:
