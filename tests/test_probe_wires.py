@@ -17,7 +17,8 @@ from turneval.probe import telephony
 from turneval.probe.mock_agents import MockAgent
 from turneval.probe.runner import ProbeSettings, play_sample, run_samples
 from turneval.probe.scenarios import build_sample, load_scenarios
-from turneval.probe.transports import AgentAudio, AgentClear, AgentFormatError, AgentMark, AgentMessage, make_transport
+from turneval.probe.transport_registry import make_transport
+from turneval.probe.transports import AgentAudio, AgentClear, AgentFormatError, AgentMark, AgentMessage
 
 
 REPO = Path(__file__).resolve().parents[1]

@@ -25,7 +25,8 @@ from turneval.release.hub_cache import cache_env
 from turneval.release.manifest import check_files, read_manifest
 from turneval.release.model_index import FIGURES, model_index
 from turneval.release.model_repo import check_self_contained
-from turneval.release.plan import ReleaseError, release_plan
+from turneval.release.plan import ReleaseError
+from turneval.release.planning import release_plan
 
 
 ORG = "test-org"

@@ -80,7 +80,7 @@ def _json_arg(text: str) -> dict:
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     from turneval.probe.runner import AGENT_TIMEOUT_S, SETTLE_S
-    from turneval.probe.transports import TRANSPORT_NAMES
+    from turneval.probe.transport_registry import TRANSPORT_NAMES
 
     parser = subparsers.add_parser(
         "probe",

@@ -44,7 +44,8 @@ def _print_plan(plans) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from turneval.release.plan import ReleaseError, release_plan
+    from turneval.release.plan import ReleaseError
+    from turneval.release.planning import release_plan
 
     try:
         plans = release_plan(args.org, sources=args.sources, demo=not args.no_demo)

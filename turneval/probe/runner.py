@@ -32,14 +32,8 @@ from turneval.probe.listener import AgentListener
 from turneval.probe.recorder import Recording, timing, write_sample
 from turneval.probe.scenarios import SAMPLE_RATE, Sample, mix_parts
 from turneval.probe.summary import EXCLUDED
-from turneval.probe.transports import (
-    TRANSPORT_NAMES,
-    AgentDisconnected,
-    AgentTransport,
-    ProbeError,
-    make_transport,
-    transport_class,
-)
+from turneval.probe.transport_registry import TRANSPORT_NAMES, make_transport, transport_class
+from turneval.probe.transports import AgentDisconnected, AgentTransport, ProbeError
 
 
 SETTLE_S = 2.0

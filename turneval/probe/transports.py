@@ -3,7 +3,8 @@
 A transport opens a connection, sends the caller's audio one frame at a time, and hands back
 what the agent sent as events (:class:`AgentAudio`, :class:`AgentClear`, :class:`AgentMessage`).
 It knows nothing about scenarios, timing or recording, so a LiveKit or SIP transport later is
-one more subclass of :class:`AgentTransport` and a line in :data:`TRANSPORTS`.
+one more subclass of :class:`AgentTransport` and a line in
+:data:`turneval.probe.transport_registry.TRANSPORTS`.
 
 - ``raw`` (:class:`RawPCMTransport`): binary WebSocket messages of 16-bit little-endian mono
   PCM both ways, at ``sample_rate``; text messages are JSON control messages. The probe can
@@ -15,7 +16,8 @@ one more subclass of :class:`AgentTransport` and a line in :data:`TRANSPORTS`.
   Pipecat's own clients do; start and end messages travel as ``MessageFrame`` (RTVI).
 - ``twilio``, ``telnyx``, ``plivo``, ``exotel``, ``vonage`` (:class:`TelephonyTransport`): the
   provider's media stream as the provider sends it (:mod:`turneval.probe.telephony`).
-- ``webrtc``: a Pipecat SmallWebRTC call (:mod:`turneval.probe.webrtc`, imported on demand).
+- ``webrtc``: a Pipecat SmallWebRTC call (:mod:`turneval.probe.webrtc`, imported on demand by
+  :mod:`turneval.probe.transport_registry`, which maps each ``--transport`` name to its class).
 
 ``websockets`` is imported when a connection opens, so importing this module stays light.
 """
@@ -365,29 +367,3 @@ def _telephony_transport(wire: type[telephony.ProviderWire]) -> type[TelephonyTr
 
 TELEPHONY_TRANSPORTS: dict[str, type[TelephonyTransport]] = {
     name: _telephony_transport(wire) for name, wire in telephony.WIRES.items()}
-
-
-def _webrtc() -> type[AgentTransport]:
-    from turneval.probe.webrtc import SmallWebRTCTransport
-
-    return SmallWebRTCTransport
-
-
-TRANSPORTS: dict[str, type[AgentTransport]] = {"raw": RawPCMTransport, "pipecat": PipecatTransport, **TELEPHONY_TRANSPORTS}
-"""Transport name (``--transport``) -> class (webrtc is added by :func:`transport_class`, its module on demand)."""
-TRANSPORT_NAMES = (*TRANSPORTS, "webrtc")
-
-
-def transport_class(name: str) -> type[AgentTransport]:
-    """The class behind a ``--transport`` name."""
-    if name == "webrtc":
-        return _webrtc()
-    try:
-        return TRANSPORTS[name]
-    except KeyError:
-        raise ProbeError(f"unknown transport {name!r}; choose one of {', '.join(TRANSPORT_NAMES)}") from None
-
-
-def make_transport(name: str, url: str, **options: Any) -> AgentTransport:
-    """A transport by name; ``options`` go to its constructor."""
-    return transport_class(name)(url, **options)

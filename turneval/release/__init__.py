@@ -13,13 +13,14 @@ metric            one Space per ``evaluate`` module of ``metrics/``           :m
 space             the demo Space (``space/assemble.py``)                      :mod:`.space_repos`
 ================  =========================================================  ===================
 
-What goes where is :mod:`.plan`; which conversations a data set may be built from (and their
+What goes where is :mod:`.plan` and :mod:`.planning`; which conversations a data set may be built from (and their
 licences) is :mod:`.dataset_sources`. ``--as-cache DIR`` lays the same repos out as a
 Hugging Face home folder (:mod:`.hub_cache`), so that ``from_pretrained``, ``load_dataset`` and
 ``evaluate.load`` find them by repo id offline; ``--push`` uploads them (:mod:`.push`).
 The release runs from a source checkout: it reads ``model_cards/``, ``space/`` and ``examples/``.
 """
-from .plan import RepoPlan, release_plan
+from .plan import RepoPlan
+from .planning import release_plan
 
 
 __all__ = ["RepoPlan", "release_plan"]

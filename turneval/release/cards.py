@@ -6,12 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .plan import DATASET_REPOS, MODEL_REPOS, REPO_ROOT, ReleaseError
+
 
 def split_front_matter(card: Path) -> tuple[dict[str, Any], str]:
     """(the YAML metadata as a dict, the Markdown body) of a card; raises naming the file."""
     import yaml
-
-    from .plan import ReleaseError
 
     try:
         text = card.read_text(encoding="utf-8")
@@ -27,6 +27,15 @@ def split_front_matter(card: Path) -> tuple[dict[str, Any], str]:
     except yaml.YAMLError as err:
         raise ReleaseError(f"{card}: the YAML front matter does not parse: {err}") from None
     return dict(meta), text[end + len("\n---\n"):]
+
+
+def card_licence(card: Path) -> str:
+    """The ``license`` of a card's YAML front matter (``other:<license_name>`` for custom ones)."""
+    meta, _ = split_front_matter(card)
+    licence = str(meta.get("license", "")).strip()
+    if not licence:
+        raise ReleaseError(f"{card}: the card's front matter has no 'license'; add one")
+    return f"other:{meta['license_name']}" if licence == "other" and meta.get("license_name") else licence
 
 
 def join_front_matter(meta: dict[str, Any], body: str) -> str:
@@ -73,8 +82,6 @@ class ReleaseLinks:
     @classmethod
     def of(cls, plans: list[Any]) -> "ReleaseLinks":
         """The links of the release whose repos are ``plans`` (RepoPlan objects)."""
-        from .plan import DATASET_REPOS, MODEL_REPOS
-
         org = plans[0].repo_id.split("/")[0] if plans else ""
         cards: dict[str, str] = {}
         docs_space = None
@@ -100,8 +107,6 @@ def absolute_links(body: str, card: Path, links: ReleaseLinks) -> str:
     """``body`` of the card at ``card`` with every relative Markdown link made absolute by ``links``
     (a link without a Hub address keeps its text only). Raises ReleaseError naming a link whose
     file does not exist in the checkout."""
-    from .plan import REPO_ROOT, ReleaseError
-
     def rewrite(match: re.Match) -> str:
         text, target = match.group(1), match.group(2)
         if "://" in target or target.startswith(("#", "mailto:")):
@@ -140,8 +145,6 @@ def check_card_metadata(text: str, repo_type: str, where: str) -> None:
     knows (``other`` with a lowercase ``license_name`` and an absolute ``license_link``)."""
     from huggingface_hub import DatasetCard, ModelCard
 
-    from .plan import ReleaseError
-
     try:
         card = (ModelCard if repo_type == "model" else DatasetCard)(text, ignore_metadata_errors=False)
     except Exception as err:  # huggingface_hub raises ValueError and friends for a malformed model-index
@@ -166,8 +169,6 @@ def check_card_metadata(text: str, repo_type: str, where: str) -> None:
 def _check_dataset_metadata(card: Any, where: str) -> None:
     from datasets.info import DatasetInfosDict
     from datasets.utils.metadata import MetadataConfigs
-
-    from .plan import ReleaseError
 
     sizes = card.data.size_categories or []
     if any(size not in SIZE_CATEGORIES for size in (sizes if isinstance(sizes, list) else [sizes])):

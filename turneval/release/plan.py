@@ -1,4 +1,5 @@
-"""What the release holds: one :class:`RepoPlan` per Hub repo, and where each one's parts come from.
+"""What the release holds: its repo names, the :class:`RepoPlan` of one Hub repo and the error every
+release step raises. The list of repos of a release is :func:`.planning.release_plan`.
 
 One model per job: the judge, the predictor the report uses, and the word-reading predictor
 the README recommends when a transcript exists. The other predictors of earlier generations
@@ -78,36 +79,3 @@ def check_org(org: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}", org or ""):
         raise ReleaseError(f"--org {org!r}: not a Hugging Face user or organisation name (letters, digits, '-', '_', '.')")
     return org
-
-
-def card_licence(card: Path) -> str:
-    """The ``license`` of a card's YAML front matter (``other:<license_name>`` for custom ones)."""
-    from .cards import split_front_matter
-
-    meta, _ = split_front_matter(card)
-    licence = str(meta.get("license", "")).strip()
-    if not licence:
-        raise ReleaseError(f"{card}: the card's front matter has no 'license'; add one")
-    return f"other:{meta['license_name']}" if licence == "other" and meta.get("license_name") else licence
-
-
-def release_plan(org: str, *, sources: tuple[str, ...] | None = None, demo: bool = True) -> list[RepoPlan]:
-    """Every repo of the release under ``org``: models, data sets, the demo Space, metric Spaces.
-
-    ``sources`` picks the conversations the data sets are built from (default: every one whose
-    licence allows shipping, see :mod:`.dataset_sources`); ``demo`` False leaves out the demo Space.
-    """
-    from .dataset_sources import check_sources, dataset_licence
-
-    check_org(org)
-    chosen = check_sources(sources)
-    plans = [
-        RepoPlan(f"{org}/{name}", "model", name, card_licence(REPO_ROOT / "model_cards" / card / "README.md"))
-        for name, card in MODEL_REPOS.items()
-    ]
-    plans += [RepoPlan(f"{org}/{name}", "dataset", name, dataset_licence(chosen), chosen) for name in DATASET_REPOS]
-    if demo:
-        plans.append(RepoPlan(f"{org}/{DEMO_SPACE}", "demo", DEMO_SPACE, card_licence(REPO_ROOT / "space" / "README.md")))
-    plans += [RepoPlan(f"{org}/{name}", "metric", name, CODE_LICENCE) for name in METRIC_REPOS]
-    return plans
-
