@@ -43,7 +43,7 @@ recipes-quick:
 
 # the bundled checkpoints carry copies of modeling/ for trust_remote_code: refresh them after a change
 sync-checkpoints:
-	$(PYTHON) -m turneval.checkpoints
+	$(PYTHON) tools/sync_checkpoints.py
 
 # the evaluate modules carry copies of the turneval code they run (metrics/<name>/turneval_*.py):
 # refresh them after a change to turneval's source (tests/test_evaluate_modules.py fails on a stale copy)

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from tests._nested_env import nested_venv
+from tests.test_switchboard_benchmarks import _load
 from turneval import checkpoints
 from turneval.checkpoints import (
     BUNDLED,
@@ -17,7 +18,6 @@ from turneval.checkpoints import (
     bundled_root,
     default_checkpoint,
     resolve_checkpoint,
-    sync_code_copies,
 )
 
 
@@ -80,16 +80,16 @@ def test_hub_ids_are_never_downloaded_even_online(monkeypatch):
     assert calls == [{"local_files_only": True}]
 
 
-def test_sync_code_copies_rewrites_a_stale_copy(tmp_path, monkeypatch):
-    assert sync_code_copies() == []  # the bundled copies match modeling/ (tests/test_package.py too)
+def test_sync_code_copies_rewrites_a_stale_copy(tmp_path):
+    """tools/sync_checkpoints.py (make sync-checkpoints), the developer tool beside the resolver."""
+    sync = _load("sync_checkpoints", folder="tools")
+    assert sync.sync_code_copies() == []  # the bundled copies match modeling/ (tests/test_package.py too)
     kind = "predictor"
     stale = tmp_path / BUNDLED[kind]
     shutil.copytree(bundled_checkpoint(kind), stale, ignore=shutil.ignore_patterns("*.safetensors"))
     code = sorted(stale.glob("*.py"))[0]
     code.write_text("# stale\n")
-    monkeypatch.setattr(checkpoints, "BUNDLED", {kind: BUNDLED[kind]})
-    monkeypatch.setattr(checkpoints, "bundled_root", lambda: tmp_path)
-    assert sync_code_copies() == [code]
+    assert sync.sync_code_copies([tmp_path]) == [code]
     assert code.read_text() != "# stale\n"
 
 

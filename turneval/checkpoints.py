@@ -19,6 +19,9 @@ do not ship; a source checkout keeps them in ``benchmarks/baselines/`` for the b
 compare generations and the recipes that start from them (:func:`named_checkpoint`), and
 ``training/recipes/`` rebuilds each.
 
+This module only finds checkpoints; refreshing the code and card copies they carry is a developer
+tool, ``make sync-checkpoints`` (tools/sync_checkpoints.py).
+
 >>> sorted(BUNDLED)
 ['judge', 'predictor']
 >>> default_checkpoint("predictor").is_dir()
@@ -126,51 +129,3 @@ def resolve_checkpoint(kind: str, spec: str | os.PathLike | None = None, *, hint
     if spec is None:
         return default_checkpoint(kind)
     return resolve(spec, what=f"{kind} checkpoint", hint=hint)
-
-
-def sync_code_copies() -> list[Path]:
-    """Copy the package's modeling files (and model cards) over the copies that bundled checkpoints carry.
-
-    A checkpoint carries ``configuration_*.py`` / ``modeling_*.py`` for ``trust_remote_code``;
-    they must be the package's own (tests/test_package.py checks it); a checkpoint's README.md is
-    its card in ``model_cards/``. Returns the files rewritten.
-    """
-    import shutil
-
-    import turneval.modeling as modeling_package
-
-    source = Path(modeling_package.__file__).parent
-    rewritten = []
-    # every checkpoint folder that ships, and the earlier generations a checkout keeps (they load the same code)
-    roots = [bundled_root()] + ([EARLIER_GENERATIONS] if EARLIER_GENERATIONS.is_dir() else [])
-    folders = sorted(p for root in roots for p in root.iterdir() if (p / "config.json").is_file())
-    for folder in folders:
-        for copy in sorted(folder.glob("*.py")):
-            original = source / copy.name
-            if not original.is_file():
-                raise FileNotFoundError(f"{copy} has no counterpart in {source}: remove it or add the module")
-            if copy.read_bytes() != original.read_bytes():
-                shutil.copyfile(original, copy)
-                rewritten.append(copy)
-        rewritten += _sync_card(folder)
-    return rewritten
-
-
-def _sync_card(folder: Path) -> list[Path]:
-    """A bundled checkpoint that carries a card carries its model card (``model_cards/``, the
-    one the release publishes), so a local ``from_pretrained`` reader sees the same page."""
-    import shutil
-
-    from turneval.release.plan import MODEL_REPOS, REPO_ROOT
-
-    copy = folder / "README.md"
-    card = REPO_ROOT / "model_cards" / MODEL_REPOS.get(folder.name, "") / "README.md"
-    if not copy.is_file() or folder.name not in MODEL_REPOS or not card.is_file() or copy.read_bytes() == card.read_bytes():
-        return []
-    shutil.copyfile(card, copy)
-    return [copy]
-
-
-if __name__ == "__main__":  # python -m turneval.checkpoints  (make sync-checkpoints)
-    changed = sync_code_copies()
-    print("\n".join(f"rewrote {p}" for p in changed) or "checkpoint code copies are up to date")
