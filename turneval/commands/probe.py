@@ -188,7 +188,9 @@ def run(args: argparse.Namespace) -> int:
         print(result.table())
         if not any(o.status == "ok" for o in result.outcomes):
             raise UserError(_nothing_to_score(args, result.outcomes))
-        report_options = {"judge": False if args.no_judge else None, "predictor": False if args.no_predictor else None}
+        from turneval.reporting import ReportOptions
+
+        report_options = ReportOptions(judge=False if args.no_judge else None, predictor=False if args.no_predictor else None)
         score(result, fdb=not args.no_fdb, report=not args.no_report, asr_model=args.asr_model,
               report_options=report_options, progress=show)
         write_run_files(result, settings, args.scenarios)  # again, now with the gate figures

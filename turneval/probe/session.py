@@ -22,7 +22,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from turneval.probe.runner import (
     CallSlot,
@@ -38,6 +38,10 @@ from turneval.probe.runner import (
 from turneval.probe.scenarios import Sample
 from turneval.probe.summary import gate_figures, task_timing, timing_table, verdict_table
 from turneval.probe.transports import ProbeError
+
+
+if TYPE_CHECKING:  # turneval.reporting loads the report's stages: only when the probe scores
+    from turneval.reporting import ReportOptions
 
 
 MOCK_PREFIX = "mock:"
@@ -122,9 +126,10 @@ def write_run_files(run: ProbeRun, settings: ProbeSettings, scenarios: str) -> N
 
 
 def score(run: ProbeRun, *, fdb: bool = True, report: bool = True, asr_model: str | None = None,
-          report_options: dict[str, Any] | None = None, progress: bool = False,
+          report_options: ReportOptions | None = None, progress: bool = False,
           log: Callable[[str], None] = print) -> None:
-    """Run ``turneval fdb`` on the run folder and ``turneval report`` on conversation.wav; fill ``run.figures``."""
+    """Run ``turneval fdb`` on the run folder and ``turneval report`` on conversation.wav (with
+    ``report_options``, its progress set by ``progress``); fill ``run.figures``."""
     with _libraries_quiet():
         _score(run, fdb, report, asr_model, report_options, progress, log)
 
@@ -158,7 +163,7 @@ def _libraries_quiet() -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _score(run: ProbeRun, fdb: bool, report: bool, asr_model: str | None, report_options: dict[str, Any] | None,
+def _score(run: ProbeRun, fdb: bool, report: bool, asr_model: str | None, report_options: ReportOptions | None,
            progress: bool, log: Callable[[str], None]) -> None:
     ok = [o for o in run.outcomes if o.status == "ok"]
     headline = None
@@ -177,11 +182,13 @@ def _score(run: ProbeRun, fdb: bool, report: bool, asr_model: str | None, report
                 f"{', ...' if len(unheard) > 5 else ''}) but Whisper heard no speech in it (a tone, music or noise?); "
                 "the take-over figures count the agent's words, so those samples read as no turn taken")
     if report and ok:
-        from turneval.reporting import format_summary
+        from dataclasses import replace
+
+        from turneval.reporting import ReportOptions, format_summary
         from turneval.reporting import report as make_report
 
-        run.report = make_report(run.out_dir / "conversation.wav", system_channel=1, progress=progress,
-                                 **(report_options or {}))
+        options = replace(report_options or ReportOptions(), progress=progress)
+        run.report = make_report(run.out_dir / "conversation.wav", system_channel=1, options=options)
         run.report.save(run.out_dir / "report")
         log(format_summary(run.report))
         headline = (run.report.headline or {}).get("figures")
