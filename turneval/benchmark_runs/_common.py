@@ -35,6 +35,11 @@ def load_schema(name: str) -> dict[str, Any]:
     return json.loads(resources.files("turneval").joinpath(f"data/{name}").read_text(encoding="utf-8"))
 
 
+class ResultWriteError(OSError):
+    """A benchmark run's results cannot be written (``--out`` / ``--json``); the message names the
+    file and why. The commands report it as a user error."""
+
+
 class RunResult:
     """JSON, markdown and files of one benchmark run's result; a subclass (a dataclass) sets
     ``FILE_STEM`` and defines ``to_dict()`` and ``to_markdown()``."""
@@ -60,13 +65,11 @@ class RunResult:
 
     def write(self, out_dir: str | Path | None, json_path: str | Path | None) -> list[str]:
         """The files of a command's ``--out DIR`` and ``--json FILE``; the paths written."""
-        from turneval.cli import UserError
-
         try:
             written = [str(p) for p in self.save(out_dir).values()] if out_dir else []
             if json_path:
                 atomic_write_text(json_path, self.to_json() + "\n")
                 written.append(str(json_path))
         except OSError as err:
-            raise UserError(f"cannot write the results: {err.strerror or err} ({err.filename})") from None
+            raise ResultWriteError(f"cannot write the results: {err.strerror or err} ({err.filename})") from None
         return written

@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from turneval.benchmark_runs._common import ResultWriteError
 from turneval.benchmark_runs.fd_bench import evaluate_fd_bench_run
+from turneval.cli import UserError
 
 
 _EPILOG = """\
@@ -75,7 +77,10 @@ def run(args: argparse.Namespace) -> int:
         show_progress=not args.quiet and sys.stderr.isatty(),
     )
     print(result.to_markdown(per_conversation=not args.no_conversations))
-    written = result.write(args.out, args.json)
+    try:
+        written = result.write(args.out, args.json)
+    except ResultWriteError as err:
+        raise UserError(str(err)) from None
     if written:
         print("wrote " + ", ".join(written))
     return 0

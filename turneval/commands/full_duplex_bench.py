@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from turneval.benchmark_runs._common import ResultWriteError
 from turneval.benchmark_runs.full_duplex_bench import evaluate_full_duplex_bench_run, whisper_words
 from turneval.cli import UserError
 
@@ -92,7 +93,10 @@ def run(args: argparse.Namespace) -> int:
         transcribe=transcribe,
     )
     print(result.to_markdown(per_sample=not args.no_samples))
-    written = result.write(args.out, args.json)
+    try:
+        written = result.write(args.out, args.json)
+    except ResultWriteError as err:
+        raise UserError(str(err)) from None
     if written:
         print("wrote " + ", ".join(written))
     return 0
