@@ -221,6 +221,29 @@ def observed_frame_nll(frame_probs, va) -> np.ndarray:
     return vap_targets.frame_nll(frame_probs[:n], labels[:n])
 
 
+@dataclass(frozen=True)
+class NaturalnessOptions:
+    """How a dialogue's units are cut, scored and aggregated (the defaults are TurnNat's).
+
+    Attributes:
+        gamma, lam: tail fraction and mean weight of the aggregation (:func:`aggregate_unit_rows`).
+        unit_pre_s, unit_post_s, min_utterance_s, unit_mode, merge_gap_s,
+        merge_other_max_ratio: unit extraction (:func:`extract_utterance_units`).
+        context_s, min_unit_frames: frames scored per unit (:func:`unit_rows_from_units`).
+    """
+
+    gamma: float = TAIL_GAMMA
+    lam: float = LAMBDA_MEAN
+    unit_pre_s: float = UNIT_PRE_S
+    unit_post_s: float = UNIT_POST_S
+    min_utterance_s: float = MIN_UTTERANCE_S
+    unit_mode: str = "boundaries"
+    merge_gap_s: float = MERGE_GAP_S
+    merge_other_max_ratio: float = MERGE_OTHER_MAX_RATIO
+    context_s: float = CONTEXT_S
+    min_unit_frames: int = MIN_UNIT_FRAMES
+
+
 def score_naturalness(
     va,
     frame_probs=None,
@@ -229,16 +252,7 @@ def score_naturalness(
     duration_s: float | None = None,
     clean: bool = True,
     frame_hz: float = FRAME_HZ,
-    gamma: float = TAIL_GAMMA,
-    lam: float = LAMBDA_MEAN,
-    unit_pre_s: float = UNIT_PRE_S,
-    unit_post_s: float = UNIT_POST_S,
-    min_utterance_s: float = MIN_UTTERANCE_S,
-    unit_mode: str = "boundaries",
-    merge_gap_s: float = MERGE_GAP_S,
-    merge_other_max_ratio: float = MERGE_OTHER_MAX_RATIO,
-    context_s: float = CONTEXT_S,
-    min_unit_frames: int = MIN_UNIT_FRAMES,
+    options: NaturalnessOptions = NaturalnessOptions(),
     segment_id: str = "",
 ) -> NaturalnessResult:
     """Naturalness of one dialogue from a future-activity model's outputs.
@@ -254,10 +268,7 @@ def score_naturalness(
         clean: apply the DualTurn cleanup to ``va`` first (as the reference does to its
             Silero VAD); pass False when ``va`` is already clean.
         frame_hz: the frame rate of ``va`` and the model.
-        gamma, lam: tail fraction and mean weight of the aggregation.
-        unit_pre_s, unit_post_s, min_utterance_s, unit_mode, merge_gap_s,
-        merge_other_max_ratio: unit extraction (:func:`extract_utterance_units`).
-        context_s, min_unit_frames: frames scored per unit (:func:`unit_rows_from_units`).
+        options: unit extraction, unit scoring and aggregation (:class:`NaturalnessOptions`).
         segment_id: a name stored in each unit row.
     """
     if (frame_probs is None) == (frame_nll is None):
@@ -273,17 +284,20 @@ def score_naturalness(
         nll = np.asarray(frame_nll, dtype=np.float32).reshape(-1)
     if duration_s is None:
         duration_s = va.shape[0] / frame_hz
+    o = options
     units: list[BoundaryUnit] = extract_utterance_units(
-        va, duration_s, frame_hz, unit_pre_s, unit_post_s, min_utterance_s, unit_mode, merge_gap_s, merge_other_max_ratio
+        va, duration_s, frame_hz, o.unit_pre_s, o.unit_post_s, o.min_utterance_s, o.unit_mode, o.merge_gap_s,
+        o.merge_other_max_ratio,
     )
-    rows = unit_rows_from_units(nll, units, va, segment_id, frame_hz, context_s, min_unit_frames)
-    agg = aggregate_unit_rows(rows, gamma, lam)
-    return NaturalnessResult(agg.mean_nll, agg.tail_nll, agg.dialog_nll, agg.nat_score, rows, agg.tail_k, gamma, lam)
+    rows = unit_rows_from_units(nll, units, va, segment_id, frame_hz, o.context_s, o.min_unit_frames)
+    agg = aggregate_unit_rows(rows, o.gamma, o.lam)
+    return NaturalnessResult(agg.mean_nll, agg.tail_nll, agg.dialog_nll, agg.nat_score, rows, agg.tail_k, o.gamma, o.lam)
 
 
 __all__ = [
     "LAMBDA_MEAN",
     "TAIL_GAMMA",
+    "NaturalnessOptions",
     "NaturalnessResult",
     "UnitAggregate",
     "aggregate_unit_nll",
