@@ -270,12 +270,13 @@ def fallback_rule(table: dict[str, np.ndarray], c_grid: Sequence[float], source:
     return rule_record(table, FALLBACK_FEATURES, c_grid, source + "; where Whisper's cue cannot be read")[0]
 
 
-def held_out_probabilities(table: dict[str, np.ndarray], features: Sequence[str], c: float) -> np.ndarray:
-    """P(shift) at each decision from the rule fitted (and calibrated) without its corpus."""
-    corpus = table["corpus"].astype(str)
+def held_out_probabilities(table: dict[str, np.ndarray], features: Sequence[str], c: float, group_by: str = "corpus") -> np.ndarray:
+    """P(shift) at each decision from the rule fitted (and calibrated) without its group (corpus,
+    or recording when there is one corpus)."""
+    corpus = np.asarray(table[group_by]).astype(str)
     p = np.zeros(len(corpus))
     for held in sorted(set(corpus)):
-        rule = fit_rule({k: v[corpus != held] for k, v in table.items()}, features, c)
+        rule = fit_rule({k: v[corpus != held] for k, v in table.items()}, features, c, group_by=group_by)
         rows = corpus == held
         p[rows] = 1.0 / (1.0 + np.exp(-(_design(table, features)[rows] @ np.asarray(rule["weight"]) + rule["bias"])))
     return p
@@ -292,12 +293,13 @@ def _worst_direction(p: np.ndarray, shift: np.ndarray, corpus: np.ndarray, thres
     return min(rates) if rates else float("nan")
 
 
-def agreement_threshold(table: dict[str, np.ndarray], p: np.ndarray) -> dict[str, Any]:
+def agreement_threshold(table: dict[str, np.ndarray], p: np.ndarray, group_by: str = "corpus") -> dict[str, Any]:
     """The (a)/(d) threshold on P(shift), chosen on held-out probabilities ``p`` (each corpus's from
     a rule that never saw it): per corpus, the threshold whose worst direction is best on the other
     corpora and the agreement it gives on that corpus (both directions, with counts); and the
-    threshold chosen that way on every corpus, which is installed (``2 P - 1``, the report's scale)."""
-    shift, corpus = table["shift"].astype(bool), table["corpus"].astype(str)
+    threshold chosen that way on every corpus, which is installed (``2 P - 1``, the report's scale).
+    ``group_by``: "recording" when the table has one corpus."""
+    shift, corpus = table["shift"].astype(bool), np.asarray(table[group_by]).astype(str)
     names = sorted(set(corpus))
 
     def best(on: Sequence[str]) -> float:
@@ -352,8 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     if "whisper_complete_logit" in args.features:
         rules["pause_decision_fallback"] = fallback_rule(table, args.c, source)
         out["measured"]["cue_not_read"] = int((~read).sum())
-    p = held_out_probabilities(readable, args.features, rule["c"])
-    out["measured"]["agreement_threshold"] = agreement_threshold(readable, p)
+    p = held_out_probabilities(readable, args.features, rule["c"], rule["group_by"])
+    out["measured"]["agreement_threshold"] = agreement_threshold(readable, p, rule["group_by"])
     return _write(rules, args)
 
 
