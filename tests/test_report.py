@@ -105,6 +105,24 @@ def test_api_is_reachable_from_the_package(conversation):
     assert rep.statistics["speaking_rate_wpm_system"] > 0
 
 
+def test_reading_a_conversation_returns_its_facts_and_changes_no_dialogue(conversation):
+    """The input's facts (files, where the segments came from, band) come back beside the Dialogue,
+    not through its metadata, and a Dialogue handed in is copied, not changed."""
+    from turneval.reporting import ConversationInput, InputSettings, read_conversation
+
+    dialogue, facts = read_conversation(ConversationInput(conversation["json"]), InputSettings())
+    assert facts.segments_source == "annotations" and facts.annotations == str(conversation["json"])
+    assert facts.source == {"audio": str(conversation["wav"])} and facts.bandwidth["input_sample_rate_hz"] == SAMPLE_RATE
+    assert not {"segments_source", "source", "bandwidth", "input_notes"} & set(dialogue.metadata)
+
+    given = conversation["dialogue"]
+    audio, metadata, system = given.audio, dict(given.metadata), given.system_speaker
+    copy, facts = read_conversation(ConversationInput(given, system_channel=0), InputSettings(band_limit="telephone"))
+    assert given.audio is audio and given.metadata == metadata and given.system_speaker == system
+    assert copy.system_speaker == 0 and copy.audio is not audio and facts.segments_source == "given"
+    assert facts.bandwidth["band_limit"] == "telephone"
+
+
 def test_streamed_judge_equals_whole_file_scoring(checkpoints, conversation):
     judge = TurnTakingJudge.from_pretrained(str(checkpoints["judge"])).eval()
     audio = conversation["dialogue"].audio[:, : 9 * SAMPLE_RATE]

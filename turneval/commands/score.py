@@ -24,7 +24,7 @@ from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.dataset_scripts.files import atomic_write_text, to_jsonable
 from turneval.dataset_scripts.readers import AUDIO_SUFFIXES
 from turneval.metrics.intervals import mean_interval
-from turneval.reporting import load_conversation, load_predictor_model
+from turneval.reporting import ConversationInput, InputSettings, load_predictor_model, read_conversation
 
 
 MANIFEST_COLUMNS = ("path", "audio", "file")
@@ -125,9 +125,9 @@ def score_one(name: str, file: Path, model: Any, system_channel: int | None = No
     """The naturalness of one dialogue file (annotation JSON or stereo audio)."""
     from turneval.naturalness_inference import score_dialogue
 
-    dialogue = load_conversation(file, system_channel=system_channel, band_limit=band_limit)
+    dialogue, facts = read_conversation(ConversationInput(file, system_channel), InputSettings(band_limit=band_limit))
     dialogue.id = name
-    band = dialogue.metadata.get("bandwidth") or {}
+    band = facts.bandwidth or {}
     notes = narrow_band_warning(band) if model.config.input_type == "audio" else []
     result = score_dialogue(dialogue, model).to_dict(n_worst=n_worst)
     result.pop("units")

@@ -10,7 +10,8 @@ evaluate modules):
 
 =============  ==========================================================================
 ``inputs``     audio (stereo or two mono files), speech segments by VAD or from an
-               annotation JSON, the system channel -> a Dialogue
+               annotation JSON, the system channel -> a Dialogue and the facts of
+               reading it (:class:`InputFacts`: files, band, VAD settings, notes)
 ``inference``  device, checkpoints (through :mod:`turneval.checkpoints`), the judge
                streamed over a whole conversation
 ``build``      :func:`report`: typed options (:class:`ReportOptions`), the models loaded
@@ -57,7 +58,15 @@ from .inference import (
     turn_end_head_probabilities,
     two_party_judged_instances,
 )
-from .inputs import VAD_BLOCK_S, check_inputs, load_conversation, read_annotations
+from .inputs import (
+    VAD_BLOCK_S,
+    InputFacts,
+    InputSettings,
+    check_inputs,
+    load_conversation,
+    read_annotations,
+    read_conversation,
+)
 from .number_format import format_number
 from .references import reference_lookup, reference_values
 from .result import REPORT_SCHEMA_VERSION, Report, ReportError, report_schema
@@ -87,6 +96,9 @@ __all__ = [
     "judge_pause_probabilities",
     "judge_probabilities",
     "load_conversation",
+    "InputFacts",
+    "InputSettings",
+    "read_conversation",
     "load_judge_model",
     "load_predictor_model",
     "read_annotations",

@@ -52,7 +52,7 @@ from .inference import (
     load_predictor_model,
     pause_rule_name,
 )
-from .inputs import check_inputs, load_conversation
+from .inputs import ConversationInput, InputFacts, InputSettings, check_inputs, read_conversation
 from .judge_validation import mark_validation
 from .result import Report, ReportError
 
@@ -66,18 +66,6 @@ def event_summary(events: TurnTakingEvents) -> dict[str, Any]:
     out = events.to_dict()
     out["speakers"] = list(SPEAKERS)
     return out
-
-
-@dataclass(frozen=True)
-class ConversationInput:
-    """Which conversation a report reads: a stereo file, an annotation JSON or a Dialogue, or two
-    mono files; and which channel is the system (see :func:`report`)."""
-
-    audio: str | Path | Dialogue | None = None
-    system_channel: int | None = 1
-    user_audio: str | Path | None = None
-    system_audio: str | Path | None = None
-    annotations: str | Path | None = None
 
 
 @dataclass(frozen=True)
@@ -164,26 +152,19 @@ def _whisper_completion(models: LoadedModels) -> Any:
     return WhisperCompletion(device=models.device)
 
 
-def _input_stage(source: ConversationInput, options: ReportOptions) -> tuple[Dialogue, list[str]]:
-    """The conversation as a Dialogue, and the notes its input gives (length mismatch, band, empty channel)."""
+def _input_stage(source: ConversationInput, options: ReportOptions) -> tuple[Dialogue, InputFacts, list[str]]:
+    """The conversation as a Dialogue, the facts of reading it, and the notes its input gives
+    (length mismatch, band, empty channel)."""
     from turneval.bandwidth import narrow_band_warning
 
-    dialogue = load_conversation(
-        source.audio,
-        system_channel=source.system_channel,
-        user_audio=source.user_audio,
-        system_audio=source.system_audio,
-        annotations=source.annotations,
-        vad_settings=options.vad_settings,
-        max_seconds=options.max_seconds,
-        progress=options.progress,
-        band_limit=options.band_limit,
-    )
-    notes: list[str] = dialogue.metadata.pop("input_notes", []) + narrow_band_warning(dialogue.metadata.get("bandwidth"))
+    settings = InputSettings(vad_settings=options.vad_settings, max_seconds=options.max_seconds, progress=options.progress,
+                             band_limit=options.band_limit)
+    dialogue, facts = read_conversation(source, settings)
+    notes = facts.notes + narrow_band_warning(facts.bandwidth)
     for speaker, who in ((dialogue.user_speaker, "user"), (dialogue.system_speaker, "system")):
         if not dialogue.segments[speaker]:
             notes.append(f"No speech found on the {who} channel ({speaker}); most metrics are empty.")
-    return dialogue, notes
+    return dialogue, facts, notes
 
 
 def _transcript_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
@@ -281,26 +262,26 @@ def _naturalness_stage(dialogue: Dialogue, models: LoadedModels, options: Report
     out.naturalness = naturalness
 
 
-def _conversation_section(dialogue: Dialogue, events: TurnTakingEvents) -> dict[str, Any]:
+def _conversation_section(dialogue: Dialogue, facts: InputFacts, events: TurnTakingEvents) -> dict[str, Any]:
     return {
         "id": dialogue.id,
-        **dialogue.metadata.get("source", {}),
+        **facts.source,
         "duration_s": dialogue.duration,
         "system_channel": dialogue.system_speaker,
         "user_channel": dialogue.user_speaker,
-        "segments_source": dialogue.metadata.get("segments_source"),
+        "segments_source": facts.segments_source,
         "has_words": events.has_words,
-        "input_sample_rate_hz": (dialogue.metadata.get("bandwidth") or {}).get("input_sample_rate_hz"),
-        "bandwidth": dialogue.metadata.get("bandwidth"),
+        "input_sample_rate_hz": (facts.bandwidth or {}).get("input_sample_rate_hz"),
+        "bandwidth": facts.bandwidth,
     }
 
 
-def _settings_section(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> dict[str, Any]:
+def _settings_section(facts: InputFacts, models: LoadedModels, options: ReportOptions, out: _Sections) -> dict[str, Any]:
     agreement = out.agreement
     return {
         "device": models.device,
         "band_limit": options.band_limit,
-        "vad": dialogue.metadata.get("vad"),
+        "vad": facts.vad,
         "judge": models.judge_name,
         "predictor": models.predictor_name,
         "asr": None if models.transcriber is None else models.transcriber.provenance,
@@ -321,7 +302,7 @@ def check_conversation(source: ConversationInput, options: ReportOptions) -> Non
 
 def build_report(source: ConversationInput, options: ReportOptions, models: LoadedModels) -> Report:
     """The report of one conversation with models already loaded: every stage in order."""
-    dialogue, input_notes = _input_stage(source, options)
+    dialogue, facts, input_notes = _input_stage(source, options)
     out = _Sections(notes=input_notes)
     _transcript_stage(dialogue, models, options, out)
     events, statistics, timing = _events_stage(dialogue, out)
@@ -332,7 +313,7 @@ def build_report(source: ConversationInput, options: ReportOptions, models: Load
     notes = provenance_warnings(model_info) + out.notes  # what the models learned comes first: it qualifies every figure
     system = dialogue.system_speaker
     return Report(
-        conversation=_conversation_section(dialogue, events),
+        conversation=_conversation_section(dialogue, facts, events),
         segments=[[list(s) for s in spk] for spk in dialogue.segments],
         events=event_summary(events),
         statistics=statistics,
@@ -342,7 +323,7 @@ def build_report(source: ConversationInput, options: ReportOptions, models: Load
         agreement=out.agreement,
         naturalness=out.naturalness,
         notes=notes,
-        settings=_settings_section(dialogue, models, options, out),
+        settings=_settings_section(facts, models, options, out),
         models=model_info,
         transcript=out.transcript,
         turn_end_judge=out.turn_end,
