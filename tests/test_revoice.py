@@ -26,6 +26,8 @@ from turneval.dataset_scripts.synthetic.augment import (
     telephone_band,
 )
 from turneval.dataset_scripts.synthetic.revoice import (
+    CallSelection,
+    RevoiceOptions,
     dialogue_units,
     excerpt_bounds,
     main,
@@ -169,7 +171,7 @@ def _rows(split_dir: Path) -> list[dict]:
 
 def test_revoice_split_espeak_fits_real_times_and_labels_come_from_them(swb, tmp_path):
     out = tmp_path / "corpus"
-    manifest = revoice_split(swb, "train", ["espeak"], out, excerpt_s=0, seed=3, progress=False)
+    manifest = revoice_split(swb, "train", ["espeak"], out, options=RevoiceOptions(excerpt_s=0, seed=3), progress=False)
     rows = _rows(out / "train")
     assert len(rows) == 3 and manifest == out / "train" / "manifest.jsonl"
     assert {r["split"] for r in rows} == {"train"}
@@ -204,16 +206,16 @@ def test_revoice_split_espeak_fits_real_times_and_labels_come_from_them(swb, tmp
 
 def test_revoice_is_deterministic_and_resumes(swb, tmp_path):
     a = tmp_path / "a"
-    revoice_split(swb, "val", ["espeak"], a, excerpt_s=0, seed=1, max_calls=2, progress=False)
+    revoice_split(swb, "val", ["espeak"], a, options=RevoiceOptions(excerpt_s=0, seed=1), calls=CallSelection(max_calls=2), progress=False)
     first = {p.name: p.stat().st_mtime_ns for p in (a / "val" / "audio").iterdir()}
     assert len(first) == 2 and (a / "val" / "STATE").read_text().strip() == "complete"
-    revoice_split(swb, "val", ["espeak"], a, excerpt_s=0, seed=1, max_calls=2, progress=False)  # nothing to do
+    revoice_split(swb, "val", ["espeak"], a, options=RevoiceOptions(excerpt_s=0, seed=1), calls=CallSelection(max_calls=2), progress=False)  # nothing to do
     assert {p.name: p.stat().st_mtime_ns for p in (a / "val" / "audio").iterdir()} == first
-    revoice_split(swb, "val", ["espeak"], a, excerpt_s=0, seed=1, max_calls=3, progress=False)  # extends
+    revoice_split(swb, "val", ["espeak"], a, options=RevoiceOptions(excerpt_s=0, seed=1), calls=CallSelection(max_calls=3), progress=False)  # extends
     assert len(list((a / "val" / "audio").iterdir())) == 3
     assert {r["split"] for r in _rows(a / "val")} == {"validation"}
     b = tmp_path / "b"
-    revoice_split(swb, "val", ["espeak"], b, excerpt_s=0, seed=1, max_calls=3, progress=False)
+    revoice_split(swb, "val", ["espeak"], b, options=RevoiceOptions(excerpt_s=0, seed=1), calls=CallSelection(max_calls=3), progress=False)
     for name in first:
         x, _ = sf.read(a / "val" / "clean" / name)
         y, _ = sf.read(b / "val" / "clean" / name)
@@ -225,15 +227,15 @@ def test_first_call_continues_the_same_order_disjointly(swb, tmp_path):
     def calls(folder: Path) -> dict:
         return {r["metadata"]["conversation"]: r["metadata"]["voices"] for r in _rows(folder / "val")}
 
-    revoice_split(swb, "val", ["espeak"], tmp_path / "whole", excerpt_s=0, seed=1, max_calls=3, progress=False)
-    revoice_split(swb, "val", ["espeak"], tmp_path / "head", excerpt_s=0, seed=1, max_calls=1, progress=False)
-    revoice_split(swb, "val", ["espeak"], tmp_path / "rest", excerpt_s=0, seed=1, first_call=1, max_calls=5, progress=False)
+    revoice_split(swb, "val", ["espeak"], tmp_path / "whole", options=RevoiceOptions(excerpt_s=0, seed=1), calls=CallSelection(max_calls=3), progress=False)
+    revoice_split(swb, "val", ["espeak"], tmp_path / "head", options=RevoiceOptions(excerpt_s=0, seed=1), calls=CallSelection(max_calls=1), progress=False)
+    revoice_split(swb, "val", ["espeak"], tmp_path / "rest", options=RevoiceOptions(excerpt_s=0, seed=1), calls=CallSelection(first_call=1, max_calls=5), progress=False)
     head, rest = calls(tmp_path / "head"), calls(tmp_path / "rest")
     assert len(head) == 1 and len(rest) == 2 and not head.keys() & rest.keys()
     assert {**head, **rest} == calls(tmp_path / "whole")  # the same calls, each voiced as in one run
     assert (tmp_path / "rest" / "val" / "STATE").read_text().strip() == "complete"
     with pytest.raises(ValueError, match="first_call"):
-        revoice_split(swb, "val", ["espeak"], tmp_path / "bad", first_call=-1, progress=False)
+        revoice_split(swb, "val", ["espeak"], tmp_path / "bad", calls=CallSelection(first_call=-1), progress=False)
 
 
 def test_cli_with_split_list_and_clear_errors(swb, tmp_path, capsys):
@@ -253,7 +255,7 @@ def test_cli_with_split_list_and_clear_errors(swb, tmp_path, capsys):
 
 
 def test_committed_fixture_revoices(tmp_path):
-    manifest = revoice_split(DATA, "train", ["espeak"], tmp_path, excerpt_s=0, progress=False, augment=False)
+    manifest = revoice_split(DATA, "train", ["espeak"], tmp_path, options=RevoiceOptions(excerpt_s=0, augment=False), progress=False)
     (row,) = _rows(manifest.parent)
     clean, _ = sf.read(row["metadata"]["clean_audio_path"])
     audio, _ = sf.read(row["audio_path"])

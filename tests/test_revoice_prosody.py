@@ -211,8 +211,7 @@ def test_turn_prosody_split_is_deterministic_and_labelled(corpus, tmp_path):
     swb, acts = corpus
     runs = []
     for name in ("a", "b"):
-        manifest = revoice.revoice_split(swb, "train", ["espeak"], tmp_path / name, excerpt_s=0, seed=3, progress=False,
-                                         prosody="turns", dialog_acts=acts.parent)
+        manifest = revoice.revoice_split(swb, "train", ["espeak"], tmp_path / name, options=revoice.RevoiceOptions(excerpt_s=0, seed=3, prosody="turns", dialog_acts=acts.parent), progress=False)
         rows = [json.loads(line) for line in manifest.read_text().splitlines()]
         runs.append([(sf.read(r["audio_path"])[0], r) for r in rows])
     assert len(runs[0]) == 2
@@ -221,12 +220,12 @@ def test_turn_prosody_split_is_deterministic_and_labelled(corpus, tmp_path):
         assert row_a["metadata"]["prosody"] == {"mode": "turns", "dialogue_acts": True}
         assert row_a["metadata"]["fit"]["endings"] == row_b["metadata"]["fit"]["endings"]
         assert row_a["metadata"]["fit"]["endings"]["final question (acts)"] == 2
-    plain = revoice.revoice_split(swb, "train", ["espeak"], tmp_path / "plain", excerpt_s=0, seed=3, progress=False)
+    plain = revoice.revoice_split(swb, "train", ["espeak"], tmp_path / "plain", options=revoice.RevoiceOptions(excerpt_s=0, seed=3), progress=False)
     row = json.loads(plain.read_text().splitlines()[0])
     assert "prosody" not in row["metadata"] and "endings" not in row["metadata"]["fit"]
     assert not np.array_equal(sf.read(row["audio_path"])[0], runs[0][0][0])
     with pytest.raises(ValueError, match="--prosody turns"):
-        revoice.revoice_split(swb, "train", ["espeak"], tmp_path / "c", dialog_acts=acts.parent)
+        revoice.revoice_split(swb, "train", ["espeak"], tmp_path / "c", options=revoice.RevoiceOptions(dialog_acts=acts.parent))
 
 
 def test_cli_prosody_option(corpus, tmp_path):

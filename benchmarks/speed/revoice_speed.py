@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from turneval.dataset_scripts.synthetic.engines import available_engines
-from turneval.dataset_scripts.synthetic.revoice import revoice_split
+from turneval.dataset_scripts.synthetic.revoice import CallSelection, RevoiceOptions, revoice_split
 
 
 SENTENCES = (
@@ -69,7 +69,7 @@ def measure(engine: str, swb_root: Path, calls: int, excerpt_s: float, prosody: 
 
     with tempfile.TemporaryDirectory(prefix="revoice_bench_") as tmp:
         start = _cpu()
-        revoice_split(swb_root, "train", [engine], tmp, max_calls=calls, excerpt_s=excerpt_s, progress=False, prosody=prosody)
+        revoice_split(swb_root, "train", [engine], tmp, options=RevoiceOptions(excerpt_s=excerpt_s, prosody=prosody), calls=CallSelection(max_calls=calls), progress=False)
         cpu = _cpu() - start
         rows = [json.loads(line) for line in (Path(tmp) / "train" / "manifest.jsonl").read_text().splitlines()]
     audio = sum(r["duration"] for r in rows)

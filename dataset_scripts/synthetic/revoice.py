@@ -403,23 +403,53 @@ def _cpu_seconds() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
+@dataclass(frozen=True)
+class RevoiceOptions:
+    """How each call of a split is re-voiced.
+
+    Attributes:
+        excerpt_s: excerpt length in s (0: whole calls).
+        seed: the call order, each call's excerpt, voices and augmentation.
+        voice_names: engine -> the voices it may draw (None: every voice; :func:`parse_voice_names`).
+        augment: store augmented audio as the training audio (False: the clean audio).
+        prosody: :data:`PROSODY_MODES`, as :func:`revoice_dialogue`.
+        dialog_acts: the ``swb_dialog_acts_words`` folder or archive (``prosody="turns"`` only;
+            calls without acts take their endings from the words).
+    """
+
+    excerpt_s: float = 90.0
+    seed: int = 0
+    voice_names: dict[str, list[str]] | None = None
+    augment: bool = True
+    prosody: str = "units"
+    dialog_acts: str | Path | None = None
+
+
+@dataclass(frozen=True)
+class CallSelection:
+    """Which calls of a split are re-voiced: the split lists (``splits_dir``: train.txt/val.txt/
+    test.txt; None: every call found), shuffled by the seed, then calls
+    ``[first_call, first_call + max_calls)`` of that order (``max_calls`` None: all)."""
+
+    max_calls: int | None = None
+    first_call: int = 0
+    splits_dir: str | Path | None = None
+
+
 def revoice_conversation(
     conv: str,
     word_file: Path,
     *,
     engines: Sequence[str],
     split_dir: Path,
-    excerpt_s: float,
-    seed: int,
     split_name: str,
-    voice_names: dict[str, list[str]] | None = None,
-    augment: bool = True,
-    prosody: str = "units",
+    options: RevoiceOptions,
     acts: CallActs | None = None,
 ) -> dict[str, Any] | None:
     """Re-voice one excerpt of a call; write its audio and row; return the row (None: skipped).
 
     ``prosody="turns"`` plans each IPU's ending on the whole call (``acts``: its dialogue acts, if any)."""
+    excerpt_s, seed, prosody = options.excerpt_s, options.seed, options.prosody
     rng = np.random.default_rng([seed, int(conv)])
     full = read_switchboard(word_file, load_audio=False)
     bounds = excerpt_bounds(full, excerpt_s, rng)
@@ -430,10 +460,10 @@ def revoice_conversation(
     excerpt = full.crop(start, end, new_id=ex_id)
     if not any(excerpt.segments[0]) or not any(excerpt.segments[1]):
         return None  # one side silent in this window: no turn-taking to learn
-    voices = draw_speaker_voices(engines, rng, voice_names)
+    voices = draw_speaker_voices(engines, rng, options.voice_names)
     cpu0, wall0 = _cpu_seconds(), time.time()
     clean, fit = revoice_dialogue(excerpt, voices, prosody=prosody, acts=acts, context=full, offset=start)
-    aug = draw_augmentation(rng) if augment else Augmentation()
+    aug = draw_augmentation(rng) if options.augment else Augmentation()
     audio = apply_augmentation(clean, excerpt.segments, aug, rng)
     cpu = _cpu_seconds() - cpu0
     for sub, data in (("clean", clean), ("audio", audio)):
@@ -551,54 +581,54 @@ def parse_voice_names(spec: str | None) -> dict[str, list[str]] | None:
     return out
 
 
+def _check_split_options(split: str, engines: Sequence[str], options: RevoiceOptions, calls: CallSelection) -> None:
+    check_engines(engines)
+    if options.prosody not in PROSODY_MODES:
+        raise ValueError(f"prosody must be one of {', '.join(PROSODY_MODES)}, got {options.prosody!r}")
+    if options.dialog_acts is not None and options.prosody != "turns":
+        raise ValueError("dialogue acts only shape the turn prosody: give --prosody turns with --dialog-acts")
+    if split not in SPLIT_NAMES:
+        raise ValueError(f"unknown split {split!r}; use train, val or test")
+    if calls.first_call < 0:
+        raise ValueError(f"first_call must be >= 0, got {calls.first_call}")
+
+
+def _print_progress(split: str, made: int, target: int, row: dict[str, Any]) -> None:
+    meta = row["metadata"]
+    print(f"revoice {split} {made}/{target} {row['id']} {row['duration']:.1f}s cpu {meta['synthesis_cpu_s']:.1f}s "
+          f"{'/'.join(v['engine'] + ':' + v['name'] for v in meta['voices'])}", file=sys.stderr, flush=True)
+
+
 def revoice_split(
     swb_root: str | Path,
     split: str,
     engines: Sequence[str],
     out: str | Path,
     *,
-    max_calls: int | None = None,
-    first_call: int = 0,
-    excerpt_s: float = 90.0,
-    seed: int = 0,
-    splits_dir: str | Path | None = None,
-    voice_names: dict[str, list[str]] | None = None,
-    augment: bool = True,
+    options: RevoiceOptions = RevoiceOptions(),
+    calls: CallSelection = CallSelection(),
     deadline: float | None = None,
     progress: bool = True,
-    prosody: str = "units",
-    dialog_acts: str | Path | None = None,
 ) -> Path:
-    """Re-voice up to ``max_calls`` calls of a split (one excerpt each); resumable; returns the manifest.
+    """Re-voice the calls ``calls`` picks of a split (one excerpt each); resumable; returns the manifest.
 
     Calls are taken in a seeded random order of the split list; finished excerpts (their
     ``rows/<id>.json``) are skipped, so running again continues, and a larger ``max_calls``
-    extends the same corpus. ``first_call`` skips that many calls of the order: calls
-    ``[first_call, first_call + max_calls)`` are re-voiced, so a corpus can grow with calls an
-    earlier one (same seed) never used, and two processes can build disjoint parts side by side.
-    ``deadline`` (a ``time.time()`` value) stops cleanly before it. ``prosody`` (:data:`PROSODY_MODES`)
-    and ``dialog_acts`` (the ``swb_dialog_acts_words`` folder or archive; calls without acts
-    take their endings from the words) as :func:`revoice_dialogue`.
+    extends the same corpus. ``first_call`` skips that many calls of the order, so a corpus can
+    grow with calls an earlier one (same seed) never used, and two processes can build disjoint
+    parts side by side. ``deadline`` (a ``time.time()`` value) stops cleanly before it.
     """
-    check_engines(engines)
-    if prosody not in PROSODY_MODES:
-        raise ValueError(f"prosody must be one of {', '.join(PROSODY_MODES)}, got {prosody!r}")
-    if dialog_acts is not None and prosody != "turns":
-        raise ValueError("dialogue acts only shape the turn prosody: give --prosody turns with --dialog-acts")
-    if split not in SPLIT_NAMES:
-        raise ValueError(f"unknown split {split!r}; use train, val or test")
-    if first_call < 0:
-        raise ValueError(f"first_call must be >= 0, got {first_call}")
+    _check_split_options(split, engines, options, calls)
     out_root = Path(out)
     split_dir = out_root / split
     split_dir.mkdir(parents=True, exist_ok=True)
     available = find_conversations(swb_root)
-    ids = split_ids(split, splits_dir, available)
-    order = np.random.default_rng([seed, 7]).permutation(len(ids))
-    ids = [ids[i] for i in order][first_call:]
+    ids = split_ids(split, calls.splits_dir, available)
+    order = np.random.default_rng([options.seed, 7]).permutation(len(ids))
+    ids = [ids[i] for i in order][calls.first_call:]
     done = {p.stem.split("_")[0] for p in (split_dir / "rows").glob("sw*.json")}
-    all_acts = read_switchboard_acts(dialog_acts, ids) if dialog_acts is not None else {}
-    target = len(ids) if max_calls is None else min(max_calls, len(ids))
+    all_acts = read_switchboard_acts(options.dialog_acts, ids) if options.dialog_acts is not None else {}
+    target = len(ids) if calls.max_calls is None else min(calls.max_calls, len(ids))
     (split_dir / "STATE").write_text("running\n")
     made = len(done)
     for conv in ids:
@@ -610,9 +640,8 @@ def revoice_split(
         if f"sw{int(conv):04d}" in done:
             continue
         try:
-            row = revoice_conversation(conv, available[conv], engines=engines, split_dir=split_dir, excerpt_s=excerpt_s,
-                                       seed=seed, split_name=SPLIT_NAMES[split], voice_names=voice_names, augment=augment,
-                                       prosody=prosody, acts=all_acts.get(conv))
+            row = revoice_conversation(conv, available[conv], engines=engines, split_dir=split_dir,
+                                       split_name=SPLIT_NAMES[split], options=options, acts=all_acts.get(conv))
         except (SynthesisError, DialogueError) as err:  # one bad call must not stop a long run: log it, go on
             with open(split_dir / "failures.txt", "a", encoding="utf-8") as log:
                 log.write(f"sw{int(conv):04d}\t{err}\n")
@@ -623,9 +652,7 @@ def revoice_split(
         made += 1
         write_manifest(split_dir)
         if progress:
-            meta = row["metadata"]
-            print(f"revoice {split} {made}/{target} {row['id']} {row['duration']:.1f}s cpu {meta['synthesis_cpu_s']:.1f}s "
-                  f"{'/'.join(v['engine'] + ':' + v['name'] for v in meta['voices'])}", file=sys.stderr, flush=True)
+            _print_progress(split, made, target, row)
         if made % 5 == 0:
             write_status(out_root)
     manifest = write_manifest(split_dir)
@@ -657,11 +684,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     deadline = time.time() + args.stop_at if args.stop_at else None
-    manifest = revoice_split(args.swb_root, args.split, engines, args.out, max_calls=args.max_calls, first_call=args.first_call,
-                             excerpt_s=args.excerpt_s,
-                             seed=args.seed, splits_dir=args.splits_dir, voice_names=parse_voice_names(args.voices),
-                             augment=not args.no_augment, deadline=deadline, progress=not args.quiet,
-                             prosody=args.prosody, dialog_acts=args.dialog_acts)
+    options = RevoiceOptions(excerpt_s=args.excerpt_s, seed=args.seed, voice_names=parse_voice_names(args.voices),
+                             augment=not args.no_augment, prosody=args.prosody, dialog_acts=args.dialog_acts)
+    calls = CallSelection(max_calls=args.max_calls, first_call=args.first_call, splits_dir=args.splits_dir)
+    manifest = revoice_split(args.swb_root, args.split, engines, args.out, options=options, calls=calls,
+                             deadline=deadline, progress=not args.quiet)
     print(manifest)
     return 0
 
