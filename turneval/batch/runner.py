@@ -127,22 +127,35 @@ def _run_local(calls: Sequence[Call], out_dir: Path, options: ReportOptions, htm
 
 
 # --------------------------------------------------------------------------- the run
-def run_calls(calls: Sequence[Call], out_dir: str | Path, options: ReportOptions, *, workers: int | None = None,
-              html: bool = True, ray_address: str | None = None, quiet: bool = False, call_timeout: float | None = None,
-              verbose: bool = False) -> RunSummary:
+@dataclass(frozen=True)
+class WorkerSettings:
+    """Where the calls of a batch run and how long each may take.
+
+    Attributes:
+        workers: worker processes (default: the cores; with Ray: the cluster's CPUs).
+        ray_address: run on Ray (``auto``, ``ray://host:10001`` or ``host:6379``); None: local workers.
+        call_timeout: seconds a call may take before it is stopped and fails (None: generous, by
+            the call's length, :func:`~turneval.batch.pool.default_call_timeout`; 0: no limit).
+        verbose: let the libraries' progress bars and warnings through in the workers.
+    """
+
+    workers: int | None = None
+    ray_address: str | None = None
+    call_timeout: float | None = None
+    verbose: bool = False
+
+
+def run_calls(calls: Sequence[Call], out_dir: str | Path, options: ReportOptions, *,
+              settings: WorkerSettings = WorkerSettings(), html: bool = True, quiet: bool = False) -> RunSummary:
     """Evaluate every call not yet finished under ``out_dir``; failures go to ``errors.jsonl``.
 
     Args:
         calls: the batch (:func:`~turneval.batch.discover.discover_calls`).
         out_dir: the batch folder; each call goes to ``calls/<id>/``.
         options: the report options of every call.
-        workers: worker processes (default: the cores; with Ray: the cluster's CPUs).
+        settings: workers, Ray, the per-call time limit (:class:`WorkerSettings`).
         html: write each call's report.html too.
-        ray_address: run on Ray (``auto``, ``ray://host:10001`` or ``host:6379``); None: local workers.
         quiet: no progress line.
-        call_timeout: seconds a call may take before it is stopped and fails (None: generous, by
-            the call's length, :func:`~turneval.batch.pool.default_call_timeout`; 0: no limit).
-        verbose: let the libraries' progress bars and warnings through in the workers.
 
     A worker that dies costs its call a second try, then the call fails ("the worker died ...").
     On Ctrl-C or SIGTERM (``KeyboardInterrupt``) the workers end, the call in progress is
@@ -173,11 +186,13 @@ def run_calls(calls: Sequence[Call], out_dir: str | Path, options: ReportOptions
 
     if not quiet and summary.skipped:
         print(f"{summary.skipped} of {len(calls)} calls already finished in {out}; evaluating the other {len(todo)}", file=sys.stderr)
+    workers, call_timeout, verbose = settings.workers, settings.call_timeout, settings.verbose
     try:
-        if todo and ray_address is not None:
+        if todo and settings.ray_address is not None:
             from .ray_runner import run_on_ray
 
-            run_on_ray(todo, options, html, workers, ray_address, on_outcome, call_timeout=call_timeout, verbose=verbose)
+            run_on_ray(todo, options, html, workers, settings.ray_address, on_outcome, call_timeout=call_timeout,
+                       verbose=verbose)
         elif todo:
             _run_local(todo, out, options, html, max(1, min(workers or default_workers(), len(todo))), on_outcome,
                        call_timeout, verbose)

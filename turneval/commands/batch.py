@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     from turneval.batch.discover import DiscoveryError, discover_calls
     from turneval.batch.fleet import call_rows, fleet_summary, format_fleet, write_fleet, write_table
     from turneval.batch.fleet_gates import fleet_figures
-    from turneval.batch.runner import finished_ids, read_errors, run_calls
+    from turneval.batch.runner import WorkerSettings, finished_ids, read_errors, run_calls
     from turneval.interrupts import exit_code, stop_at_once_on_next_signal
     from turneval.validation import check_output_dir
 
@@ -154,8 +154,9 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / SETTINGS_FILE).write_text(json.dumps(settings, indent=1), encoding="utf-8")
     try:
-        summary = run_calls(calls, out, options, workers=args.workers, html=not args.no_html, ray_address=args.ray,
-                            quiet=args.quiet, call_timeout=args.call_timeout, verbose=getattr(args, "verbose", False))
+        workers = WorkerSettings(workers=args.workers, ray_address=args.ray, call_timeout=args.call_timeout,
+                                 verbose=getattr(args, "verbose", False))
+        summary = run_calls(calls, out, options, settings=workers, html=not args.no_html, quiet=args.quiet)
     except RuntimeError as err:  # Ray missing or unreachable, workers that cannot load the models
         raise UserError(str(err)) from None
     except KeyboardInterrupt as err:  # the workers are gone by now
