@@ -14,7 +14,7 @@ import pytest
 
 from turneval import cli
 from turneval.probe import runner
-from turneval.probe.mock_agents import MockAgent
+from turneval.probe.mock_agents import MockAgent, MockFaults
 from turneval.probe.runner import ProbeSettings, play_sample, run_samples
 from turneval.probe.scenarios import load_scenarios
 from turneval.probe.session import probe
@@ -98,7 +98,7 @@ def test_refused_connection_names_the_url(tmp_path, capsys):
 @pytest.mark.parametrize("wire", ["raw", "pipecat"])
 def test_wrong_sample_rate_stops_with_the_fix(tmp_path, wire):
     (sample,) = load_scenarios(_calls(tmp_path))
-    with MockAgent("eager", wire=wire, wire_rate=24000) as url:
+    with MockAgent("eager", wire=wire, faults=MockFaults(wire_rate=24000)) as url:
         with pytest.raises(AgentFormatError, match=r"24000 Hz.*--sample-rate 24000"):
             play_sample(ProbeSettings(agent=url, transport=wire, settle_s=float(SETTLE)), url, sample)
 
@@ -106,7 +106,7 @@ def test_wrong_sample_rate_stops_with_the_fix(tmp_path, wire):
 def test_silent_agent_times_out_per_sample_and_the_run_goes_on(tmp_path):
     samples = load_scenarios(_calls(tmp_path, n=2, tail_s=0.2))
     settings = ProbeSettings(agent="mock", timeout_s=0.5, settle_s=float(SETTLE))
-    with MockAgent("duplex", silent=True) as url:
+    with MockAgent("duplex", faults=MockFaults(silent=True)) as url:
         outcomes = run_samples(samples, settings, tmp_path / "run", url)
     assert [o.status for o in outcomes] == ["timeout", "timeout"]
     assert "sent no audio" in outcomes[0].detail and url in outcomes[0].detail
@@ -117,7 +117,7 @@ def test_silent_agent_times_out_per_sample_and_the_run_goes_on(tmp_path):
 def test_disconnect_mid_sample_marks_it_and_the_run_goes_on(tmp_path):
     samples = load_scenarios(_calls(tmp_path, n=2))
     settings = ProbeSettings(agent="mock", settle_s=float(SETTLE))
-    with MockAgent("eager", disconnect_after_s=0.4, disconnect_sessions=1) as url:
+    with MockAgent("eager", faults=MockFaults(disconnect_after_s=0.4, disconnect_sessions=1)) as url:
         outcomes = run_samples(samples, settings, tmp_path / "run", url)
     assert [o.status for o in outcomes] == ["disconnected", "ok"]
     assert "closed the connection" in outcomes[0].detail and "1011" in outcomes[0].detail

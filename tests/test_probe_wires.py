@@ -14,7 +14,7 @@ import pytest
 
 from turneval import cli
 from turneval.probe import telephony
-from turneval.probe.mock_agents import MockAgent
+from turneval.probe.mock_agents import MockAgent, MockFaults
 from turneval.probe.runner import ProbeSettings, play_sample, run_samples
 from turneval.probe.scenarios import build_sample, load_scenarios
 from turneval.probe.transport_registry import make_transport
@@ -157,7 +157,7 @@ def test_a_greeting_is_waited_out_before_the_call(tmp_path):
 
 def test_an_agent_that_hangs_up_at_once_gets_the_wire_hint(tmp_path, capsys):
     samples = load_scenarios(_calls(tmp_path, n=2, tail_s=0.2))
-    with MockAgent("eager", disconnect_after_s=0.0, disconnect_sessions=5) as url:
+    with MockAgent("eager", faults=MockFaults(disconnect_after_s=0.0, disconnect_sessions=5)) as url:
         code = cli.main(["probe", url, "--scenarios", str(_calls(tmp_path, n=2, tail_s=0.2)), "--out",
                          str(tmp_path / "run"), "--quiet", "--settle", "0.1", "--no-fdb", "--no-report"])
         outcomes = run_samples(samples, ProbeSettings(agent="mock", settle_s=0.1), tmp_path / "run2", url)

@@ -272,19 +272,28 @@ class _Session:
                 self.talk.cancel()
 
 
+@dataclass(frozen=True)
+class MockFaults:
+    """What makes a mock a bad agent (the tests'): ``wire_rate`` claims another sample rate,
+    ``silent`` never answers, ``disconnect_after_s`` drops the first ``disconnect_sessions``
+    connections after that much caller audio."""
+
+    wire_rate: int | None = None
+    silent: bool = False
+    disconnect_after_s: float | None = None
+    disconnect_sessions: int = 1
+
+
 class MockAgent:
     """A mock agent served on 127.0.0.1 in a thread of its own (its own event loop).
 
     ``with MockAgent("duplex") as url:`` serves it for the block. ``wire`` is raw or pipecat;
-    ``wire_rate`` makes it claim another sample rate, ``silent`` makes it never answer and
-    ``disconnect_after_s`` makes it drop its first ``disconnect_sessions`` connections after
-    that much caller audio (the tests' bad agents); ``single_client`` keeps one session (its
+    ``faults`` (:class:`MockFaults`) make it a bad agent; ``single_client`` keeps one session (its
     clock, its answer in flight) across connections, as a single-client server does.
     """
 
     def __init__(self, behaviour: str | MockBehaviour = "duplex", *, wire: str = "raw", sample_rate: int | None = None,
-                 port: int = 0, wire_rate: int | None = None, silent: bool = False,
-                 disconnect_after_s: float | None = None, disconnect_sessions: int = 1, single_client: bool = False,
+                 port: int = 0, faults: MockFaults = MockFaults(), single_client: bool = False,
                  announce: bool = False, seed: int = 0, **overrides: Any):
         base = MOCK_BEHAVIOURS[behaviour] if isinstance(behaviour, str) else behaviour
         self.behaviour = replace(base, **overrides) if overrides else base
@@ -293,8 +302,8 @@ class MockAgent:
         if sample_rate is None:
             sample_rate = telephony.WIRES[wire].rate if wire in telephony.WIRES else 16000
         self.wire, self.sample_rate, self.port = wire, int(sample_rate), port
-        self.wire_rate, self.silent, self.disconnect_after_s = wire_rate, silent, disconnect_after_s
-        self.disconnect_sessions = disconnect_sessions
+        self.wire_rate, self.silent, self.disconnect_after_s = faults.wire_rate, faults.silent, faults.disconnect_after_s
+        self.disconnect_sessions = faults.disconnect_sessions
         self.single_client = single_client
         if announce and wire != "raw":
             raise ValueError("announce (the mock's own log of each reply as a text message) needs the raw wire")
