@@ -373,7 +373,7 @@ def render_markdown(report: dict[str, Any], title: str = "Benchmark results", ke
     ends with a link to it: a docs page that reads on one screen."""
     lines = [f"# {title}", "", *_provenance(report), "",
              "Reproduce with:", "", "```bash", report["command"], "```", "",
-             "(`turneval bench` takes the same options; `--quick` uses CI-sized inputs. The smart-turn "
+             "(`turneval perf` takes the same options; `--quick` uses CI-sized inputs. The smart-turn "
              "comparison needs the model file of pipecat-ai: `make bench-deps` (pip install --no-deps pipecat-ai).)",
              "",
              "CPU seconds count every thread of the benchmark's process; a real-time factor (RTF) is "
@@ -452,7 +452,7 @@ def write_report(report: dict[str, Any], output_dir: str | os.PathLike, docs: st
 
 # --------------------------------------------------------------------------- command line
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The options of run_all.py (also used by ``turneval bench``)."""
+    """The options of run_all.py (also used by ``turneval perf``)."""
     parser = parser or argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized inputs (the whole run takes a few minutes)")
     parser.add_argument("--only", default=None, help="comma-separated benchmark names (file stems) to run")

@@ -1,4 +1,4 @@
-"""The benchmark harness (benchmarks/run_all.py) and the `turneval bench` command, on tiny benchmarks.
+"""The benchmark harness (benchmarks/run_all.py) and the `turneval perf` command, on tiny benchmarks.
 
 The full ``python benchmarks/run_all.py --quick`` run is CI's separate smoke run; here every
 benchmark is a few lines that run in a second.
@@ -176,17 +176,18 @@ def test_loglog_exponent_and_formatting():
     assert run_all.format_value(float("nan")) == "n/a"
 
 
-def test_turneval_bench_command_runs_a_real_benchmark(tmp_path: Path, capsys):
+def test_turneval_perf_command_runs_a_real_benchmark(tmp_path: Path, capsys):
     from turneval.cli import main
 
     out = tmp_path / "out"
-    assert main(["bench", "--quick", "--only", "cindex_speed", "--output-dir", str(out)]) == 0
+    assert main(["perf", "--quick", "--only", "cindex_speed", "--output-dir", str(out)]) == 0
     report = json.loads((out / "latest.json").read_text(encoding="utf-8"))
     figs = _figures(report, "cindex_speed")
     ours = figs["C-index 10^5 x 10^5: turneval"]
     assert ours["value"] > 0 and ours["ratio"] > 0
     assert "C-index 10^5 x 10^5: turneval" in capsys.readouterr().out
-    assert main(["bench", "--only", "nope", "--output-dir", str(out)]) == 1
+    assert main(["bench", "--only", "nope", "--output-dir", str(out)]) == 1  # the earlier name, an alias
+    assert "turneval bench is now called turneval perf" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- smart-turn peer (turneval.smart_turn: tests/test_smart_turn.py)

@@ -1,4 +1,4 @@
-"""`turneval fdbench`: FD-Bench run logs in the benchmark's layout, built from the golden cases.
+"""`turneval fd-bench`: FD-Bench run logs in the benchmark's layout, built from the golden cases.
 
 Each golden fdbench case holds the conversations FD-Bench's benchmarking.py was fed (scripted
 user rounds, system segments, ground-truth rounds) and its outputs; the tests write them as a
@@ -98,7 +98,7 @@ def test_moshi_preamble_is_dropped_by_default_for_moshi(tmp_path):
 def test_cli_tables_and_files(tmp_path, capsys):
     out = build_run(tmp_path, "multi_conversation")
     dest = tmp_path / "results"
-    assert cli.main(["fdbench", str(out), "--out", str(dest), "--quiet"]) == 0
+    assert cli.main(["fd-bench", str(out), "--out", str(dest), "--quiet"]) == 0
     printed = capsys.readouterr().out
     row = "| Freeze-omni | cosyvoice2-easy | 3 | 42.86 | 100.00 | 100.00 | 0.00 | 0.00 | 400.00 | 0.00 | 0.00 | 550.00 |"
     assert row in printed
@@ -135,8 +135,9 @@ def test_not_a_log_folder(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("just some notes\n")
     with pytest.raises(BenchmarkLayoutError, match=r"no FD-Bench run log found\. Expected .*Found: notes.txt"):
         evaluate_fd_bench_run(tmp_path)
-    assert cli.main(["fdbench", str(tmp_path)]) == 1
-    assert "no FD-Bench run log found" in capsys.readouterr().err
+    assert cli.main(["fdbench", str(tmp_path)]) == 1  # the earlier name, an alias that says the new one
+    err = capsys.readouterr().err
+    assert "no FD-Bench run log found" in err and "turneval fdbench is now called turneval fd-bench" in err
 
 
 def test_malformed_log_line_names_file_and_line(tmp_path):
@@ -153,7 +154,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_docs_worked_example_is_what_the_command_prints(capsys):
-    assert cli.main(["fdbench", str(REPO / "tests" / "data" / "fdbench_run" / "data" / "Toy-output"), "--quiet"]) == 0
+    assert cli.main(["fd-bench", str(REPO / "tests" / "data" / "fdbench_run" / "data" / "Toy-output"), "--quiet"]) == 0
     printed = capsys.readouterr().out
     docs = (REPO / "docs" / "fdbench.md").read_text()
     for line in (

@@ -1,4 +1,4 @@
-"""`turneval fdb`: Full-Duplex-Bench run folders in the benchmark's layout, built from code.
+"""`turneval full-duplex-bench`: Full-Duplex-Bench run folders in the benchmark's layout, built from code.
 
 The fixtures are laid out from the golden fdb cases (the reference scripts' inputs), so the
 figures are checked against the reference's own outputs, plus hand-computed values.
@@ -124,7 +124,7 @@ def test_json_validates_against_the_schema_and_the_schema_can_fail(tmp_path):
 def test_cli_writes_json_and_markdown(tmp_path, capsys):
     run = build_v1_run(tmp_path / "run")
     out = tmp_path / "out"
-    assert cli.main(["fdb", str(run), "--out", str(out), "--model-name", "ToyModel", "--quiet"]) == 0
+    assert cli.main(["full-duplex-bench", str(run), "--out", str(out), "--model-name", "ToyModel", "--quiet"]) == 0
     printed = capsys.readouterr().out
     assert "## Full-Duplex-Bench v1.0" in printed and "| ToyModel |" in printed
     assert "Pause Handling (synthetic_pause_handling) TOR ↓" in printed
@@ -142,7 +142,7 @@ def test_missing_words_say_what_to_do(tmp_path, capsys):
     (run / "candor_turn_taking" / "2" / "output.wav").write_bytes(b"")
     with pytest.raises(BenchmarkLayoutError, match=r"output.json .* missing in 1 of 4 .*asr.py.*--skip-missing"):
         evaluate_full_duplex_bench_run(run)
-    assert cli.main(["fdb", str(run), "--quiet"]) == 1
+    assert cli.main(["full-duplex-bench", str(run), "--quiet"]) == 1
     assert "get_transcript/asr.py" in capsys.readouterr().err
     # --skip-missing scores the rest and lists the gap
     result = evaluate_full_duplex_bench_run(run, skip_missing=True)
@@ -162,8 +162,9 @@ def test_not_a_run_folder(tmp_path, capsys):
     (tmp_path / "notes" / "readme.txt").write_text("hello")
     with pytest.raises(BenchmarkLayoutError, match=r"no Full-Duplex-Bench sample folders found.*Found: notes/"):
         find_full_duplex_bench_tasks(tmp_path)
-    assert cli.main(["fdb", str(tmp_path / "absent")]) == 1
-    assert "no such folder" in capsys.readouterr().err
+    assert cli.main(["fdb", str(tmp_path / "absent")]) == 1  # the earlier name, an alias that says the new one
+    err = capsys.readouterr().err
+    assert "no such folder" in err and "turneval fdb is now called turneval full-duplex-bench" in err
 
 
 def test_unknown_task_folder_asks_for_task(tmp_path):
@@ -190,7 +191,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_docs_worked_example_is_what_the_command_prints(capsys):
-    assert cli.main(["fdb", str(REPO / "tests" / "data" / "fdb_run"), "--model-name", "Toy", "--quiet"]) == 0
+    assert cli.main(["full-duplex-bench", str(REPO / "tests" / "data" / "fdb_run"), "--model-name", "Toy", "--quiet"]) == 0
     printed = capsys.readouterr().out
     docs = (REPO / "docs" / "fdb.md").read_text()
     row = next(line for line in printed.splitlines() if line.startswith("| Toy |"))
@@ -361,7 +362,7 @@ def test_cli_gt_distribution_option_and_json_file(tmp_path, capsys):
     (tmp_path / "run" / "icc_gt_distribution.json").rename(moved)
     # the CLI runs Silero on the (silent) wavs: no speech, no prediction, JSD 1 (the reference's value)
     out = tmp_path / "x.json"
-    assert cli.main(["fdb", str(task), "--gt-distribution", str(moved), "--json", str(out), "--quiet"]) == 0
+    assert cli.main(["full-duplex-bench", str(task), "--gt-distribution", str(moved), "--json", str(out), "--quiet"]) == 0
     data = json.loads(out.read_text())
     (result,) = data["tasks"]
     assert result["summary"]["gt_distribution_file"] == str(moved)
@@ -438,7 +439,7 @@ def test_transcribe_without_the_recogniser_says_so(monkeypatch):
 
 
 def test_cli_asr_model_needs_transcribe(tmp_path, capsys):
-    assert cli.main(["fdb", str(build_v1_run(tmp_path / "run")), "--asr-model", "x", "--quiet"]) == 1
+    assert cli.main(["full-duplex-bench", str(build_v1_run(tmp_path / "run")), "--asr-model", "x", "--quiet"]) == 1
     assert "--asr-model goes with --transcribe" in capsys.readouterr().err
 
 

@@ -59,7 +59,7 @@ def test_probe_end_to_end_writes_runs_that_fdb_and_report_score(tmp_path, capsys
     assert {t["name"] for t in fdb["tasks"]} == {"candor_turn_taking", "synthetic_pause_handling"}
     assert "transport delay" in printed.lower() and "requirements: all 2 passed" in printed
     # the folder is a Full-Duplex-Bench run that the fdb command scores on its own too
-    assert cli.main(["fdb", str(out), "--transcribe", "--quiet", "--no-samples"]) == 0
+    assert cli.main(["full-duplex-bench", str(out), "--transcribe", "--quiet", "--no-samples"]) == 0
 
 
 def test_an_earlier_run_is_refused_unless_overwritten(tmp_path):

@@ -22,7 +22,7 @@ _LAZY_NAMES: dict[str, str] = {
     "Word": ".dataset_scripts.dialogue",
     "report": ".reporting",
     "Report": ".reporting",
-    # benchmarks people already use, scored in their own layout (turneval fdb = full-duplex-bench, fdbench = fd-bench)
+    # benchmarks people already use, scored in their own layout (turneval full-duplex-bench, turneval fd-bench)
     "evaluate_full_duplex_bench_run": ".benchmark_runs.full_duplex_bench",
     "evaluate_fd_bench_run": ".benchmark_runs.fd_bench",
 }

@@ -21,7 +21,8 @@ COMMAND_MODULES: list[str] = [
     "turneval.commands.synth",
     "turneval.commands.stats",
     "turneval.commands.dataset",
-    "turneval.commands.bench",
+    # this project's own speed, memory and quality runs (was `bench`)
+    "turneval.commands.perf",
     "turneval.commands.report",
     # the report over a corpus, in parallel, into one fleet report (issue 43)
     "turneval.commands.batch",
@@ -44,6 +45,11 @@ COMMAND_MODULES: list[str] = [
 
 class UserError(Exception):
     """An error the user can fix (bad input file, wrong option); printed without a traceback."""
+
+
+RENAMED: dict[str, str] = {"bench": "perf", "fdb": "full-duplex-bench", "fdbench": "fd-bench"}
+"""Earlier command name -> its name now (one word, one meaning: ``perf`` is this project's runs,
+``full-duplex-bench`` and ``fd-bench`` the two benchmarks'). The old names stay as aliases."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,6 +80,10 @@ def _run_command(argv: list[str] | None) -> int:
         if not hasattr(args, "_run"):
             parser.print_help()
             return 2
+        if args.command in RENAMED:
+            print(f"turneval {args.command} is now called turneval {RENAMED[args.command]}; the old name still works",
+                  file=sys.stderr)
+            args.command = RENAMED[args.command]
         command = f"turneval {args.command}"
         with cli_warnings(args.command, quiet=bool(getattr(args, "quiet", False)), verbose=bool(getattr(args, "verbose", False))):
             return int(args._run(args) or 0)

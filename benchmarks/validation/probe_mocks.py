@@ -3,7 +3,7 @@
     python benchmarks/validation/probe_mocks.py [--suite fdb] [--mocks cascaded,eager,duplex] [--wire raw]
 
 Each mock agent (turneval.probe.mock_agents) is served on 127.0.0.1 and probed in real time
-with a scenario suite; the run folder is scored by `turneval fdb` (the agent's words by
+with a scenario suite; the run folder is scored by `turneval full-duplex-bench` (the agent's words by
 offline Whisper tiny.en). Checked against the mock's settings:
 
 - response latency (caller turn end -> first agent sound, from arrival times) on the smooth

@@ -1,7 +1,7 @@
-"""`turneval fdbench`: score FD-Bench run logs with the benchmark's rules and scripted round times.
+"""`turneval fd-bench`: score FD-Bench run logs with the benchmark's rules and scripted round times.
 
-    turneval fdbench data/Moshi-output/                    # every run log (*.txt) in the folder
-    turneval fdbench data/VITA-1.5-output/easy.txt --ground-truth openai/data_gen/output_all.jsonl
+    turneval fd-bench data/Moshi-output/                    # every run log (*.txt) in the folder
+    turneval fd-bench data/VITA-1.5-output/easy.txt --ground-truth openai/data_gen/output_all.jsonl
 """
 from __future__ import annotations
 
@@ -31,16 +31,16 @@ figures (FD-Bench's benchmarking.py, analyze_VAD_interruption_new2 + analyze_VAD
   WER and C-PPL are not computed (Whisper-X, Llama 3)
 
 examples:
-  turneval fdbench data/Moshi-output/ --out results/moshi          # Moshi: first segment (greeting) dropped
-  turneval fdbench run.txt --ground-truth output_all.jsonl --model-name MyModel --preamble keep
-  turneval fdbench data/Freeze-omni-output/ --skip-missing --json freeze.json --quiet
+  turneval fd-bench data/Moshi-output/ --out results/moshi          # Moshi: first segment (greeting) dropped
+  turneval fd-bench run.txt --ground-truth output_all.jsonl --model-name MyModel --preamble keep
+  turneval fd-bench data/Freeze-omni-output/ --skip-missing --json freeze.json --quiet
 """
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "fdbench",
-        aliases=["fd-bench"],  # the short name is Full-Duplex-Bench's neighbour: the long one says which benchmark
+        "fd-bench",
+        aliases=["fdbench"],  # the earlier name, too close to Full-Duplex-Bench's (cli.RENAMED says the new one on stderr)
         help="score FD-Bench run logs (SRR, SIR, SRIR, EIR, NIR, FSED, ERT, EIT, IRD) with the scripted round times",
         description="Evaluate FD-Bench run logs exactly as the benchmark's benchmarking.py does, from the scripted user "
         "round times and the system's speech segments the logs hold, with each round's scripted type (first inquiry, "

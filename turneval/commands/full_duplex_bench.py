@@ -1,8 +1,8 @@
-"""`turneval fdb`: score a Full-Duplex-Bench run folder with the benchmark's own rules.
+"""`turneval full-duplex-bench`: score a Full-Duplex-Bench run folder with the benchmark's own rules.
 
-    turneval fdb runs/moshi/                         # every task folder below it
-    turneval fdb runs/moshi/v1.0/candor_turn_taking  # one task folder
-    turneval fdb runs/moshi/ --out results/ --gt-distribution icc_gt_distribution.json
+    turneval full-duplex-bench runs/moshi/                         # every task folder below it
+    turneval full-duplex-bench runs/moshi/v1.0/candor_turn_taking  # one task folder
+    turneval full-duplex-bench runs/moshi/ --out results/ --gt-distribution icc_gt_distribution.json
 """
 from __future__ import annotations
 
@@ -34,17 +34,17 @@ figures (the benchmark's definitions; see docs/fdb.md):
             (content_tag.json), stop and response latency (get_timing: Silero VAD, merged pauses)
 
 examples:
-  turneval fdb runs/moshi/ --out results/moshi --model-name Moshi
-  turneval fdb runs/x/icc_backchannel --gt-distribution Full-Duplex-Bench/v1_v1.5/evaluation/icc_gt_distribution.json
-  turneval fdb runs/x/ --skip-missing --json x.json --quiet
-  turneval fdb runs/x/ --transcribe          # no ASR files yet: words by turneval's offline Whisper
+  turneval full-duplex-bench runs/moshi/ --out results/moshi --model-name Moshi
+  turneval full-duplex-bench runs/x/icc_backchannel --gt-distribution Full-Duplex-Bench/v1_v1.5/evaluation/icc_gt_distribution.json
+  turneval full-duplex-bench runs/x/ --skip-missing --json x.json --quiet
+  turneval full-duplex-bench runs/x/ --transcribe          # no ASR files yet: words by turneval's offline Whisper
 """
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "fdb",
-        aliases=["full-duplex-bench"],  # the short name is FD-Bench's neighbour: the long one says which benchmark
+        "full-duplex-bench",
+        aliases=["fdb"],  # the earlier name, too close to FD-Bench's (cli.RENAMED says the new one on stderr)
         help="score a Full-Duplex-Bench run folder (v1.0 tasks, v1.5 overlap) in the benchmark's own layout",
         description="Evaluate a Full-Duplex-Bench run folder exactly as the benchmark's evaluation scripts do: "
         "pause handling, backchannel, smooth turn-taking and user interruption (v1.0), and the v1.5 overlap "

@@ -43,7 +43,7 @@ waited for and when it left), calls/<task>/<id>/ for turneval's own calls (calle
 verdict in probe.json), failed/ for samples the agent broke (disconnected, timeout, stalled, busy),
 excluded/, conversation.wav (all samples, caller left, agent right), probe.json and probe.md (the probe's
 timing beside the transport delay, the calls' pass/fail, latency against --concurrency; load.png),
-fdb/ (turneval fdb, words by offline Whisper) and report/ (turneval report).
+fdb/ (turneval full-duplex-bench, words by offline Whisper) and report/ (turneval report).
 
 examples:
   turneval probe mock:duplex --scenarios smoke --out runs/mock --overwrite
@@ -87,7 +87,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="test a live voice agent: stream scripted callers over WebSocket, record both sides, score them",
         description="Stream scripted callers to a running voice agent in real time (20 ms frames), record the "
         "agent's audio with the time each frame arrived, write each call as a Full-Duplex-Bench sample folder and "
-        "the stereo recording, then score the run with `turneval fdb` and `turneval report`. The transport's own "
+        "the stereo recording, then score the run with `turneval full-duplex-bench` and `turneval report`. The transport's own "
         "delay is measured with a loopback echo agent and printed beside every latency.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -139,7 +139,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     calls.add_argument("--seed", type=int, default=0,
                        help="the callers' random draws (gaps of `delay: human`); the same seed gives the same calls")
     after = parser.add_argument_group("scoring")
-    after.add_argument("--no-fdb", action="store_true", help="do not run turneval fdb on the run folder")
+    after.add_argument("--no-fdb", action="store_true", help="do not run turneval full-duplex-bench on the run folder")
     after.add_argument("--no-report", action="store_true", help="do not run turneval report on conversation.wav")
     after.add_argument("--no-judge", action="store_true", help="report without the judge (faster)")
     after.add_argument("--no-predictor", action="store_true", help="report without the naturalness score (faster)")

@@ -10,7 +10,7 @@ heard live), :mod:`~turneval.probe.recorder` (both sides on one clock, sample fo
 :mod:`~turneval.probe.call` (one call's real-time loop), :mod:`~turneval.probe.runner` (calls in
 turn, repeated, or many callers at once), :mod:`~turneval.probe.verdicts` (pass or fail per call),
 :mod:`~turneval.probe.load` (latency against concurrency),
-:mod:`~turneval.probe.summary` (the probe's figures, then ``turneval fdb`` and ``turneval report``),
+:mod:`~turneval.probe.summary` (the probe's figures, then ``turneval full-duplex-bench`` and ``turneval report``),
 :mod:`~turneval.probe.mock_agents` (loopback agents for tests and docs). Nothing heavy is
 imported here; websockets (aiortc for WebRTC) is loaded when a connection opens.
 """

@@ -4,7 +4,7 @@ The probe's own timing figures (when the agent starts and stops talking) need sa
 precision, which Silero's 32 ms frames do not give; the scripted caller and the mock agents
 are clean synthetic speech, so a level threshold finds their edges to 5 ms. The threshold
 matches the synthesizer's trimming (-40 dB below its 0.8 peak), so a caller's scripted speech
-end and the mock's own reading of it agree. ``turneval fdb`` and ``turneval report`` still
+end and the mock's own reading of it agree. ``turneval full-duplex-bench`` and ``turneval report`` still
 use Silero on the written files, as their rules ask.
 """
 from __future__ import annotations

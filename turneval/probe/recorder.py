@@ -8,7 +8,7 @@ interruption frame) drops what was queued but not yet played. Each chunk's arriv
 kept, so the log shows jitter and bursts.
 
 A sample folder is written under a hidden temporary name and renamed when complete, so an
-interrupted run leaves complete samples only (``turneval fdb`` ignores hidden folders).
+interrupted run leaves complete samples only (``turneval full-duplex-bench`` ignores hidden folders).
 """
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ SCORED = "ok"
 FDB_AUDIO = ("input.wav", "output.wav")
 CALL_AUDIO = ("caller.wav", "agent.wav")
 """turneval's own calls (calls/) name their audio for who speaks: they are not Full-Duplex-Bench sample folders, and
-`turneval fdb` leaves them alone."""
+`turneval full-duplex-bench` leaves them alone."""
 
 
 def _int16(audio: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ report``: the report's headline figures (when the report ran) plus
   event (interruption, backchannel, ...) began;
 - ``probe.<task>.pass_rate``: the share of turneval's own calls of that task (barge_in,
   backchannel, pause_hold, dialogue) that passed (:mod:`turneval.probe.verdicts`);
-- ``fdb.<task folder>.<figure>``: every number of ``turneval fdb``'s task summaries
+- ``fdb.<task folder>.<figure>``: every number of ``turneval full-duplex-bench``'s task summaries
   (``fdb.candor_turn_taking.tor``, ``fdb.user_interruption.stop_latency_s``, ...).
 """
 from __future__ import annotations

@@ -1,8 +1,11 @@
-"""`turneval bench`: speed, memory and quality benchmarks side by side with peers.
+"""`turneval perf`: this project's own speed, memory and quality runs, side by side with peers
+(not a benchmark of other systems: those are `turneval full-duplex-bench` and `turneval fd-bench`).
 
-    turneval bench --quick                        # CI-sized inputs, a few minutes on 2 cores
-    turneval bench --docs docs/performance.md     # full sizes; regenerate the performance page
-    turneval bench --list
+    turneval perf --quick                        # CI-sized inputs, a few minutes on 2 cores
+    turneval perf --docs docs/performance.md     # full sizes; regenerate the performance page
+    turneval perf --list
+
+`turneval bench`, its earlier name, still works and says the new one on stderr.
 
 The benchmarks live in the ``benchmarks/`` folder of a source checkout (they are not part of
 the installed package); this command is ``python benchmarks/run_all.py`` with the same options.
@@ -44,7 +47,8 @@ def _run_all_module(folder: Path) -> ModuleType:
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "bench",
+        "perf",
+        aliases=["bench"],  # the earlier name (cli.RENAMED says the new one on stderr)
         help="speed, memory and quality benchmarks (judge, predictor, VAD, labels, smart-turn peer)",
         description="Run every benchmarks/speed/*.py and benchmarks/validation/*.py in its own process and collect their figures into one JSON file "
         "and a markdown table (machine, versions, date), each stated as a ratio to a reference measured in "
