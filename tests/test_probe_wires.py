@@ -212,8 +212,8 @@ def test_mock_agents_refuse_webrtc_with_the_fix(tmp_path):
 def test_fdb_markdown_gives_jsd_once_when_it_is_not_measured():
     import math
 
+    from turneval.benchmark_runs.full_duplex_bench_scorers import FullDuplexBenchTaskResult
     from turneval.benchmark_runs.full_duplex_bench_tables import run_markdown
-    from turneval.benchmark_runs.full_duplex_bench_tasks import FullDuplexBenchTaskResult
 
     note = "JSD: n/a; it needs the benchmark's human timing distributions"
     task = FullDuplexBenchTaskResult("icc_backchannel", "backchannel", "v1.0", "x", 1,

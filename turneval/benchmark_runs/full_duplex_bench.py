@@ -16,7 +16,7 @@ for the layout):
   ``output.wav`` as ``get_timing.py`` computes them.
 
 The work is split by concern: :mod:`~turneval.benchmark_runs.full_duplex_bench_sources` (words, speech
-and which samples are usable), :mod:`~turneval.benchmark_runs.full_duplex_bench_tasks` (one scorer per task
+and which samples are usable), :mod:`~turneval.benchmark_runs.full_duplex_bench_scorers` (one scorer per task
 kind), :mod:`~turneval.benchmark_runs.full_duplex_bench_tables` (markdown); this module is the entry point.
 
 Example:
@@ -38,15 +38,15 @@ from turneval.dataset_scripts.readers.full_duplex_bench import (
 )
 
 from ._common import RunResult, load_schema
-from .full_duplex_bench_sources import VadFunction, WordsFunction, WordSource, silero_segments, whisper_words
-from .full_duplex_bench_tables import run_markdown
-from .full_duplex_bench_tasks import (
+from .full_duplex_bench_scorers import (
     FullDuplexBenchTaskResult,
     score_backchannel,
     score_overlap,
     score_pause_handling,
     score_take_turn,
 )
+from .full_duplex_bench_sources import VadFunction, WordsFunction, WordSource, silero_segments, whisper_words
+from .full_duplex_bench_tables import run_markdown
 
 
 __all__ = ["FULL_DUPLEX_BENCH_SCHEMA_VERSION", "FullDuplexBenchTaskResult", "FullDuplexBenchRunResult", "evaluate_full_duplex_bench_run", "full_duplex_bench_schema", "silero_segments", "whisper_words"]

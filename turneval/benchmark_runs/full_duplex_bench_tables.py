@@ -13,7 +13,7 @@ from .full_duplex_bench_sources import TASK_TITLES
 
 if TYPE_CHECKING:
     from .full_duplex_bench import FullDuplexBenchRunResult
-    from .full_duplex_bench_tasks import FullDuplexBenchTaskResult
+    from .full_duplex_bench_scorers import FullDuplexBenchTaskResult
 
 
 _V1_COLUMNS = {
