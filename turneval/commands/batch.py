@@ -131,8 +131,8 @@ def run(args: argparse.Namespace) -> int:
     from turneval.batch.fleet import call_rows, fleet_summary, format_fleet, write_fleet, write_table
     from turneval.batch.fleet_gates import fleet_figures
     from turneval.batch.runner import WorkerSettings, finished_ids, read_errors, run_calls
+    from turneval.input_checks import check_output_dir
     from turneval.interrupts import exit_code, stop_at_once_on_next_signal
-    from turneval.validation import check_output_dir
 
     options = report_options(args, progress=False)
     if args.workers is not None and args.workers < 1:

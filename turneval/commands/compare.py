@@ -149,7 +149,7 @@ def format_comparison(result: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.out:
-        from turneval.validation import check_output_file
+        from turneval.input_checks import check_output_file
 
         check_output_file(args.out)
     result = compare_reports(load_reports(args.system_a), load_reports(args.system_b))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from turneval.cli import UserError
 from turneval.dataset_scripts.readers import read_corpus
-from turneval.validation import check_output_dir
+from turneval.input_checks import check_output_dir
 
 
 KINDS = ("chunks", "perturbations", "questions")

@@ -154,13 +154,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from turneval.gates import run_gates
+    from turneval.input_checks import check_output_dir
     from turneval.probe.load import parse_levels
     from turneval.probe.runner import ProbeSettings
     from turneval.probe.scenarios import load_scenarios
     from turneval.probe.session import prepare_run_dir, probe, score, write_run_files
     from turneval.probe.summary import EXCLUDED
     from turneval.probe.transports import ProbeError
-    from turneval.validation import check_output_dir
 
     check_output_dir(args.out)
     headers = {}

@@ -15,10 +15,10 @@ import sys
 from turneval.cli import UserError
 from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.gates import REQUIRE_HELP, requirement_arg, run_gates
+from turneval.input_checks import check_output_dir, seconds_limit
 from turneval.reporting import ReportOptions, format_summary, report
 from turneval.smart_turn import SmartTurnUnavailable
 from turneval.transcribe import TranscriptionError
-from turneval.validation import check_output_dir, seconds_limit
 
 
 EXAMPLES = """examples:

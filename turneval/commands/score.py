@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
 
 
     if args.out:
-        from turneval.validation import check_output_file
+        from turneval.input_checks import check_output_file
 
         check_output_file(args.out)
     items = collect_inputs(args.inputs)

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ipu_silence < 0 or args.max_backchannel < 0:
         raise UserError("--ipu-silence and --max-backchannel must be >= 0")
     if args.json:
-        from turneval.validation import check_output_file
+        from turneval.input_checks import check_output_file
 
         check_output_file(args.json, "--json")
     phrases = load_backchannel_words(args.backchannel_words) if args.backchannel_words else None

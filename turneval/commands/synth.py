@@ -11,7 +11,7 @@ from turneval.cli import UserError
 from turneval.dataset_scripts.synthetic import generate_corpus
 from turneval.dataset_scripts.synthetic.corpus import AUDIO_FORMATS
 from turneval.dataset_scripts.synthetic.timing import STYLES
-from turneval.validation import check_output_dir
+from turneval.input_checks import check_output_dir
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -12,7 +12,7 @@ from pathlib import Path
 from turneval.cli import UserError
 from turneval.dataset_scripts.readers import write_vad_csv
 from turneval.dataset_scripts.vad import VAD_BANDS, SileroVAD, VADConfig, dialogue_from_audio
-from turneval.validation import seconds_limit
+from turneval.input_checks import seconds_limit
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if out is not None and out.suffix.lower() not in (".csv", ".json"):
         raise UserError(f"--out {out}: use a .csv (VAD CSV) or .json (turneval annotations) file name")
     if out is not None:
-        from turneval.validation import check_output_file
+        from turneval.input_checks import check_output_file
 
         check_output_file(out)
     try:

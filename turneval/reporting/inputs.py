@@ -14,7 +14,7 @@ from turneval.dataset_scripts.dialogue import Dialogue
 from turneval.dataset_scripts.grids import SAMPLE_RATE
 from turneval.dataset_scripts.readers._common import resolve_audio_reference
 from turneval.dataset_scripts.vad import SileroVAD
-from turneval.validation import read_annotation_data
+from turneval.input_checks import read_annotation_data
 
 from .progress import progress_bar
 from .result import ReportError
@@ -38,7 +38,7 @@ def vad_segments(audio: np.ndarray, vad_settings: Mapping[str, Any] | None, prog
 
 
 def read_annotations(path: Path) -> dict[str, Any]:
-    """The checked annotation dict, from any format turneval reads (:mod:`turneval.validation`)."""
+    """The checked annotation dict, from any format turneval reads (:mod:`turneval.input_checks`)."""
     return read_annotation_data(path)
 
 
@@ -165,7 +165,7 @@ def read_conversation(source: ConversationInput, settings: InputSettings) -> tup
                                        data, settings.max_seconds)
     samples, facts.bandwidth = prepare_band(samples, input_sample_rates(list(facts.source.values())), settings.band_limit)
     if data is not None:
-        from turneval.validation import annotated_dialogue
+        from turneval.input_checks import annotated_dialogue
 
         dialogue, more_notes = annotated_dialogue(data, annotations, samples, system_channel)
         facts.notes += more_notes
@@ -205,7 +205,7 @@ def _read_audio(source: ConversationInput, data: Mapping[str, Any] | None, max_s
             raise ReportError("give both --user and --system mono files (or one stereo file)")
         if audio is not None:
             raise ReportError("give either a stereo file or --user/--system mono files, not both")
-        from turneval.validation import compare_mono_lengths
+        from turneval.input_checks import compare_mono_lengths
 
         facts = InputFacts(source={"user_audio": str(user_audio), "system_audio": str(system_audio)},
                            notes=compare_mono_lengths(user_audio, system_audio))
