@@ -13,7 +13,7 @@ from turneval.dataset_scripts.synthetic import generate_dialogue
 from turneval.metrics.naturalness_difference import bootstrap_m_difference, difference_sentence
 from turneval.metrics.naturalness_score import aggregate_unit_nll
 from turneval.naturalness_range import checkpoint_key, human_m_range, naturalness_ranges
-from turneval.reporting import report
+from turneval.reporting import report, save_report
 
 
 BUNDLED_PREDICTORS = ("future_activity_predictor_lookahead", "future_activity_predictor_words")
@@ -60,7 +60,7 @@ def test_range_file_names_its_sources_and_both_bundled_predictors():
 def _reports(tmp_path, predictor, systems=(("A", "human"), ("B", "eager_duplex"))):
     for system, style in systems:
         rep = report(generate_dialogue(5, duration_s=40.0, style=style, system_speaker=1), judge=False, predictor=predictor, progress=False)
-        rep.save(tmp_path / system / "session0", html=False)
+        save_report(rep, tmp_path / system / "session0", html=False)
 
 
 def test_compare_gives_the_m_difference_an_interval_and_a_sentence(tmp_path, capsys):

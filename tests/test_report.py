@@ -20,7 +20,7 @@ from turneval.modeling.configuration_future_activity_predictor import FutureActi
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
-from turneval.reporting import Report, format_summary, judge_probabilities, report, report_schema
+from turneval.reporting import Report, format_summary, judge_probabilities, report, report_schema, save_report
 
 
 TINY_WHISPER = {"d_model": 64, "encoder_layers": 2, "encoder_attention_heads": 4, "encoder_ffn_dim": 128, "max_source_positions": 1500}
@@ -73,6 +73,25 @@ def test_report_has_every_section_with_times(full_report, conversation):
     assert rep.full_duplex_timing["fdbench"]["n_rounds"] >= 1
     assert "derived" in rep.full_duplex_timing["derived_from"]
     assert rep.statistics["ipu_count"] > 0 and rep.backchannel_timing["listener"] == "system"
+
+
+def test_every_section_is_a_dataclass_of_its_own(full_report):
+    """No section's figures in an untyped dict: each is a Section with named fields, read by
+    attribute or, as report.json names it, by key."""
+    from dataclasses import fields
+
+    from turneval.reporting import Section
+
+    for f in fields(Report):
+        assert "dict[str, Any]" not in str(f.type), f.name
+        value = getattr(full_report, f.name)
+        if f.name not in ("segments", "notes", "summary", "transcript", "turn_end_judge"):
+            assert isinstance(value, Section), f.name
+    assert full_report.statistics.gap_mean_s == full_report.statistics["gap_mean_s"]
+    assert full_report.naturalness.lambda_ == full_report.naturalness["lambda"] == full_report.to_dict()["naturalness"]["lambda"]
+    assert "audio" in full_report.conversation and "user_audio" not in full_report.conversation.to_dict()
+    with pytest.raises(TypeError, match="no field for surprise"):
+        type(full_report.statistics).from_dict({**full_report.statistics.to_dict(), "surprise": 1})
 
 
 def test_json_round_trip_and_references(full_report):
@@ -211,7 +230,7 @@ def test_failed_html_leaves_no_json(full_report, tmp_path, monkeypatch):
 
     monkeypatch.setattr(html_page, "render_html", broken)
     with pytest.raises(RuntimeError):
-        full_report.save(tmp_path / "out")
+        save_report(full_report, tmp_path / "out")
     assert not (tmp_path / "out" / "report.json").exists()
 
 
@@ -275,8 +294,8 @@ def test_system_channel_defaults_to_the_annotations(conversation, tmp_path, caps
 
 def test_json_only_save_removes_an_older_page(full_report, tmp_path):
     out = tmp_path / "out"
-    assert set(full_report.save(out)) == {"report.json", "report.html"}
-    assert set(full_report.save(out, html=False)) == {"report.json"}
+    assert set(save_report(full_report, out)) == {"report.json", "report.html"}
+    assert set(save_report(full_report, out, html=False)) == {"report.json"}
     assert not (out / "report.html").exists()  # the old page no longer described this report.json
 
 

@@ -17,7 +17,7 @@ from turneval.dataset_scripts.synthetic import generate_dialogue, write_dialogue
 from turneval.metrics.intervals import Z95
 from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
-from turneval.reporting import report
+from turneval.reporting import report, save_report
 
 from ._launch import accelerate_two_ranks
 
@@ -111,7 +111,7 @@ def test_compare_two_systems(tmp_path, capsys):
     for system, style in (("A", "human"), ("B", "cascaded")):
         for seed in range(2):
             rep = report(generate_dialogue(seed, duration_s=30.0, style=style, system_speaker=1), judge=False, predictor=False, progress=False)
-            rep.save(tmp_path / system / f"session{seed}", html=False)
+            save_report(rep, tmp_path / system / f"session{seed}", html=False)
     out = tmp_path / "comparison.json"
     assert main(["compare", str(tmp_path / "A"), str(tmp_path / "B"), "--out", str(out)]) == 0
     assert "B - A" in capsys.readouterr().out

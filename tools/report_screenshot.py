@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{FIGURES}: the figures are today's")
         return 0
     with tempfile.TemporaryDirectory(prefix="turneval-screenshot-") as work:
-        rep.save(work)
+        from turneval.reporting import save_report
+
+        save_report(rep, work)
         png = Path(work) / PICTURE.name
         screenshot(Path(work) / "report.html", png)
         shutil.move(str(png), str(PICTURE))

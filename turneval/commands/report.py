@@ -16,7 +16,7 @@ from turneval.cli import UserError
 from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.gates import REQUIRE_HELP, requirement_arg, run_gates
 from turneval.input_checks import check_output_dir, seconds_limit
-from turneval.reporting import ReportOptions, format_summary, report
+from turneval.reporting import ReportOptions, format_summary, report, save_report
 from turneval.smart_turn import SmartTurnUnavailable
 from turneval.transcribe import TranscriptionError
 
@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, TranscriptionError, SmartTurnUnavailable) as err:  # option values, the recogniser, smart-turn
         raise UserError(str(err)) from None
     try:
-        written = result.save(args.out, html=not args.no_html)
+        written = save_report(result, args.out, html=not args.no_html)
     except OSError as err:
         raise UserError(f"cannot write the report to {args.out}: {err.strerror or err}") from None
     print(format_summary(result))  # the verdict says "About the models" once; not repeated as a warning

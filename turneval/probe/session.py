@@ -184,12 +184,12 @@ def _score(run: ProbeRun, fdb: bool, report: bool, asr_model: str | None, report
     if report and ok:
         from dataclasses import replace
 
-        from turneval.reporting import ReportOptions, format_summary
+        from turneval.reporting import ReportOptions, format_summary, save_report
         from turneval.reporting import report as make_report
 
         options = replace(report_options or ReportOptions(), progress=progress)
         run.report = make_report(run.out_dir / "conversation.wav", system_channel=1, options=options)
-        run.report.save(run.out_dir / "report")
+        save_report(run.report, run.out_dir / "report")
         log(format_summary(run.report))
         headline = (run.report.headline or {}).get("figures")
     run.figures = gate_figures(run.timing, run.delay, run.fdb, headline)

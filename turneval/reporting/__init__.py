@@ -2,32 +2,33 @@
 
     >>> import turneval                                              # doctest: +SKIP
     >>> rep = turneval.report("call.wav", system_channel=1)
-    >>> rep.save("out/")                                             # report.json + report.html
+    >>> turneval.reporting.save_report(rep, "out/")                  # report.json + report.html
 
 The package holds the stages of a report, each in its own module; the metric rules they
 apply live in :mod:`turneval.metrics` (shared with ``turneval score``, the Space and the
 evaluate modules):
 
-=============  ==========================================================================
-``inputs``     audio (stereo or two mono files), speech segments by VAD or from an
-               annotation JSON, the system channel -> a Dialogue and the facts of
-               reading it (:class:`InputFacts`: files, band, VAD settings, notes)
-``inference``  device, checkpoints (through :mod:`turneval.checkpoints`), the judge
-               streamed over a whole conversation
-``build``      :func:`report`: typed options (:class:`ReportOptions`), the models loaded
-               once (:func:`load_models`), one stage per section (events, statistics,
-               full-duplex timing, agreement, naturalness, backchannel timing) -> a
-               :class:`Report` (:func:`build_report`)
-``result``     :class:`Report`, its JSON form and schema
-``headline``   the values of the headline figures (their registry:
-               :mod:`turneval.headline_figures`; what ``--require`` gates)
-``verdict``    those figures beside the human ranges measured on real conversations, marked
-               when outside; the response-gap plot; the one note about the models
-``summary``    the terminal text (verdict first) and the full table beside the papers' values
-``numbers``    how a number is printed
-``references`` the papers' human reference values
-``html``       the self-contained HTML page
-=============  ==========================================================================
+=================  =========================================================================
+``inputs``         audio (stereo or two mono files), speech segments by VAD or from an
+                   annotation JSON, the system channel -> a Dialogue and the facts of
+                   reading it (:class:`InputFacts`: files, band, VAD settings, notes)
+``inference``      device, checkpoints (through :mod:`turneval.checkpoints`), the judge
+                   streamed over a whole conversation
+``build``          :func:`report`: typed options (:class:`ReportOptions`), the models loaded
+                   once (:func:`load_models`), one stage per section (events, statistics,
+                   full-duplex timing, agreement, naturalness, backchannel timing) -> a
+                   :class:`Report` (:func:`build_report`)
+``result``         :class:`Report`: one dataclass per section, its JSON form and schema
+``report_files``   :func:`save_report`: report.json and report.html
+``headline``       the values of the headline figures (their registry:
+                   :mod:`turneval.headline_figures`; what ``--require`` gates)
+``verdict``        those figures beside the human ranges measured on real conversations, marked
+                   when outside; the response-gap plot; the one note about the models
+``summary``        the terminal text (verdict first) and the full table beside the papers' values
+``number_format``  how a number is printed
+``references``     the papers' human reference values
+``html_report``    the self-contained HTML page
+=================  =========================================================================
 
 (The package is ``turneval.reporting`` rather than ``turneval.report`` so that the function
 ``turneval.report`` is not shadowed by a subpackage of the same name.)
@@ -69,7 +70,24 @@ from .inputs import (
 )
 from .number_format import format_number
 from .references import reference_lookup, reference_values
-from .result import REPORT_SCHEMA_VERSION, Report, ReportError, report_schema
+from .report_files import save_report
+from .result import (
+    ABSENT,
+    REPORT_SCHEMA_VERSION,
+    BackchannelTiming,
+    ConversationFacts,
+    Events,
+    FullDuplexTiming,
+    Headline,
+    JudgeSection,
+    Models,
+    Report,
+    ReportError,
+    Section,
+    Settings,
+    SummaryRow,
+    report_schema,
+)
 from .summary import format_summary, summary_rows
 
 
@@ -106,6 +124,18 @@ __all__ = [
     "reference_values",
     "report",
     "report_schema",
+    "save_report",
+    "ABSENT",
+    "BackchannelTiming",
+    "ConversationFacts",
+    "Events",
+    "FullDuplexTiming",
+    "Headline",
+    "JudgeSection",
+    "Models",
+    "Section",
+    "Settings",
+    "SummaryRow",
     "resolve_checkpoint",
     "summary_rows",
     "turn_end_head_probabilities",

@@ -3,7 +3,7 @@
     >>> import turneval                                              # doctest: +SKIP
     >>> rep = turneval.report("call.wav", system_channel=1)
     >>> rep.naturalness["naturalness_score"], rep.agreement["metrics"]["a"]
-    >>> rep.save("out/")                                             # report.json + report.html
+    >>> turneval.reporting.save_report(rep, "out/")                  # report.json + report.html
 
 Pipeline: load the audio (a stereo file, or the user's and the system's mono files), find
 speech per channel with Silero VAD (or take the segments and words of a turneval annotation
@@ -54,7 +54,27 @@ from .inference import (
 )
 from .inputs import ConversationInput, InputFacts, InputSettings, check_inputs, read_conversation
 from .judge_validation import mark_validation
-from .result import Report, ReportError
+from .result import (
+    Agreement,
+    BackchannelTiming,
+    ConversationFacts,
+    Events,
+    FullDuplexTiming,
+    Headline,
+    JudgeSection,
+    Models,
+    Naturalness,
+    Report,
+    ReportError,
+    Section,
+    Settings,
+    Statistics,
+    SummaryRow,
+    Transcript,
+    TurnEndJudgeSection,
+)
+from .summary import summary_rows
+from .verdict import predictor_of, verdict_rows
 
 
 N_WORST_UNITS = 5
@@ -106,7 +126,7 @@ class _Sections:
 
     notes: list[str] = field(default_factory=list)
     transcript: dict[str, Any] | None = None
-    judge: dict[str, Any] | None = None
+    judge: JudgeSection | None = None
     agreement: dict[str, Any] | None = None
     judge_thresholds: Any = None
     turn_end: dict[str, Any] | None = None
@@ -214,18 +234,18 @@ def _judge_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOption
     p_floor_taken = judge_interruption_probabilities(judge_model, dialogue, labels)
     out.agreement = mark_validation(conversation_agreement(dialogue, probs, labels, out.judge_thresholds, p_turn_end, p_floor_taken),
                                     getattr(judge_model.config, "agreement_validation", None))
-    out.judge = {
-        "checkpoint": models.judge_name,
-        "context_mode": judge_model.config.context_mode,
-        "turn_end_head": getattr(judge_model.config, "turn_end_head", None),
-        "pause_rule": pause_rule_name(judge_model, models.whisper_completion),
-        "interruption_head": None if judge_model.config.interruption_head is None else judge_model.config.interruption_head.to_dict(),
-        "label_names": list(judge_model.config.label_names),
-        "chunk_s": CHUNK_S,
-        "layout": "row t: distribution over the label of chunk t + 1 (starting at 0.04 (t + 1) s), from the audio up to the end of chunk t",
-        "probabilities": np.round(probs.astype(np.float64), 4),
-        "labels": list(labels.labels[: probs.shape[0]]),
-    }
+    out.judge = JudgeSection(
+        checkpoint=models.judge_name,
+        context_mode=judge_model.config.context_mode,
+        turn_end_head=getattr(judge_model.config, "turn_end_head", None),
+        pause_rule=pause_rule_name(judge_model, models.whisper_completion),
+        interruption_head=None if judge_model.config.interruption_head is None else judge_model.config.interruption_head.to_dict(),
+        label_names=list(judge_model.config.label_names),
+        chunk_s=CHUNK_S,
+        layout="row t: distribution over the label of chunk t + 1 (starting at 0.04 (t + 1) s), from the audio up to the end of chunk t",
+        probabilities=np.round(probs.astype(np.float64), 4),
+        labels=list(labels.labels[: probs.shape[0]]),
+    )
 
 
 def _turn_end_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
@@ -262,36 +282,37 @@ def _naturalness_stage(dialogue: Dialogue, models: LoadedModels, options: Report
     out.naturalness = naturalness
 
 
-def _conversation_section(dialogue: Dialogue, facts: InputFacts, events: TurnTakingEvents) -> dict[str, Any]:
-    return {
-        "id": dialogue.id,
-        **facts.source,
-        "duration_s": dialogue.duration,
-        "system_channel": dialogue.system_speaker,
-        "user_channel": dialogue.user_speaker,
-        "segments_source": facts.segments_source,
-        "has_words": events.has_words,
-        "input_sample_rate_hz": (facts.bandwidth or {}).get("input_sample_rate_hz"),
-        "bandwidth": facts.bandwidth,
-    }
+def _conversation_section(dialogue: Dialogue, facts: InputFacts, events: TurnTakingEvents) -> ConversationFacts:
+    files = {k: str(v) for k, v in facts.source.items() if k in ("audio", "user_audio", "system_audio")}
+    return ConversationFacts(
+        id=dialogue.id,
+        **files,
+        duration_s=dialogue.duration,
+        system_channel=dialogue.system_speaker,
+        user_channel=dialogue.user_speaker,
+        segments_source=facts.segments_source,
+        has_words=events.has_words,
+        input_sample_rate_hz=(facts.bandwidth or {}).get("input_sample_rate_hz"),
+        bandwidth=facts.bandwidth,
+    )
 
 
-def _settings_section(facts: InputFacts, models: LoadedModels, options: ReportOptions, out: _Sections) -> dict[str, Any]:
+def _settings_section(facts: InputFacts, models: LoadedModels, options: ReportOptions, out: _Sections) -> Settings:
     agreement = out.agreement
-    return {
-        "device": models.device,
-        "band_limit": options.band_limit,
-        "vad": facts.vad,
-        "judge": models.judge_name,
-        "predictor": models.predictor_name,
-        "asr": None if models.transcriber is None else models.transcriber.provenance,
-        "turn_end_judge": None if out.turn_end is None else out.turn_end["model_file"],
-        "agreement_thresholds": None if agreement is None else agreement["thresholds"],
-        "agreement_thresholds_source": None if agreement is None else (
+    return Settings(
+        device=models.device,
+        band_limit=options.band_limit,
+        vad=facts.vad,
+        judge=models.judge_name,
+        predictor=models.predictor_name,
+        asr=None if models.transcriber is None else models.transcriber.provenance,
+        turn_end_judge=None if out.turn_end is None else out.turn_end["model_file"],
+        agreement_thresholds=None if agreement is None else agreement["thresholds"],
+        agreement_thresholds_source=None if agreement is None else (
             "the judge checkpoint's agreement_thresholds (tuned on its validation data); the paper's for the rest"
             if out.judge_thresholds else "Talking Turns' thresholds (the paper's judge)"
         ),
-    }
+    )
 
 
 def check_conversation(source: ConversationInput, options: ReportOptions) -> None:
@@ -312,26 +333,41 @@ def build_report(source: ConversationInput, options: ReportOptions, models: Load
     model_info = models_section((models.judge_name, models.judge), (models.predictor_name, models.predictor))
     notes = provenance_warnings(model_info) + out.notes  # what the models learned comes first: it qualifies every figure
     system = dialogue.system_speaker
-    return Report(
+    rep = Report(
         conversation=_conversation_section(dialogue, facts, events),
         segments=[[list(s) for s in spk] for spk in dialogue.segments],
-        events=event_summary(events),
-        statistics=statistics,
-        full_duplex_timing=timing,
-        backchannel_timing=system_backchannel_timing(dialogue, events),
+        events=Events.from_dict(event_summary(events)),
+        statistics=Statistics.from_dict(statistics),
+        full_duplex_timing=FullDuplexTiming.from_dict(timing),
+        backchannel_timing=BackchannelTiming.from_dict(system_backchannel_timing(dialogue, events)),
         judge=out.judge,
-        agreement=out.agreement,
-        naturalness=out.naturalness,
+        agreement=_typed(Agreement, out.agreement),
+        naturalness=_typed(Naturalness, out.naturalness),
         notes=notes,
         settings=_settings_section(facts, models, options, out),
-        models=model_info,
-        transcript=out.transcript,
-        turn_end_judge=out.turn_end,
-        headline={
-            "figures": headline_figures(events, system, out.agreement, out.naturalness),
-            "response_gaps_s": [round(g, 3) for g in response_gaps(events, system)],
-        },
+        models=Models.from_dict(model_info),
+        transcript=_typed(Transcript, out.transcript),
+        turn_end_judge=_typed(TurnEndJudgeSection, out.turn_end),
+        headline=Headline(
+            figures=headline_figures(events, system, out.agreement, out.naturalness),
+            response_gaps_s=[round(g, 3) for g in response_gaps(events, system)],
+        ),
     )
+    return _with_verdict_and_summary(rep)
+
+
+def _typed(section: type[Section], data: dict[str, Any] | None) -> Any:
+    """The section of a stage's dict (None stays None: the stage was skipped)."""
+    return None if data is None else section.from_dict(data)
+
+
+def _with_verdict_and_summary(rep: Report) -> Report:
+    """The figures read off the finished sections: each headline figure beside its human range
+    (the verdict) and the compact table."""
+    if rep.headline is not None:
+        rep.headline.verdict = verdict_rows(rep.headline.figures, bool(rep.conversation.has_words), predictor_of(rep))
+    rep.summary = [SummaryRow(**row) for row in summary_rows(rep)]
+    return rep
 
 
 _INPUT_FIELDS = {f.name for f in fields(ConversationInput)} - {"audio"}
