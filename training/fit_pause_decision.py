@@ -87,7 +87,7 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
 
     from turneval.dataset_scripts.labels import chunk_labels
     from turneval.reporting.inference import heard_echo, judge_pause_readings, pause_decision_features
-    from turneval.smart_turn import pauser_audio
+    from turneval.smart_turn_pauses import pauser_audio
 
     extra = ["smart_turn_logit"] if smart_turn is not None else []
     columns: dict[str, list] = {"shift": [], "recording": [], "corpus": [], "silence_elapsed_s": [], **{f: [] for f in [*features, *extra]}}

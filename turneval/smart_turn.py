@@ -24,37 +24,19 @@ replicated step by step:
 4. ``onnxruntime`` with pipecat's session options (sequential, one inter-op thread); the
    output is the sigmoid probability that the turn is complete (> 0.5: complete).
 
-When it is asked (:func:`pause_decisions`): pipecat asks smart-turn once its VAD has heard
-``stop_secs`` = 200 ms of silence after the speaker's IPU; the audio given ends there (on the
-40 ms grid), or earlier when the other party starts speaking first.
+This module is the model. When it is asked (the (a)/(d) pauses and the audio it hears) is
+:mod:`turneval.smart_turn_pauses`; the report's section of its agreement is
+:mod:`turneval.smart_turn_report`.
 """
 from __future__ import annotations
 
 import importlib.util
-import math
-import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from turneval.dataset_scripts.agreement_instances import (
-    AgreementInstance,
-    dialogue_agreement_instances,
-    floor_owners,
-    pause_readings,
-    silence_start_chunk,
-)
-from turneval.dataset_scripts.grids import CHUNK_S
-from turneval.dataset_scripts.labels import chunk_labels
-from turneval.dataset_scripts.pauses import Pause
-from turneval.metrics.agreement import agreement
-
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from turneval.dataset_scripts.dialogue import Dialogue
-    from turneval.dataset_scripts.labels import ChunkLabels
 
 SAMPLE_RATE = 16000
 WINDOW_S = 8
@@ -154,125 +136,6 @@ def load_turn_end_judge(name: Any) -> SmartTurnV3:
     return SmartTurnV3()
 
 
-# ---------------------------------------------------------------------------------------
-# When smart-turn is asked: the (a)/(d) decisions and what the pausing speaker said
-# ---------------------------------------------------------------------------------------
-
-
-def pause_decisions(
-    dialogue: "Dialogue", labels: "ChunkLabels | None" = None, metrics: Sequence[str] = ("a", "d"), stop_s: float = VAD_STOP_S
-) -> list[Pause]:
-    """The (a)/(d) agreement instances of ``dialogue`` whose silence starts where one of the
-    pauser's IPUs ends (a silence entered otherwise, e.g. after an overlap, is left out), as
-    :class:`~turneval.dataset_scripts.pauses.Pause` records of what a turn-end model hears.
-
-    The fields as measured here: ``speech_end`` is where the pauser's IPU ended (s, off the
-    grid); ``horizon`` ``stop_s`` after it on the 40 ms grid, or the decision time if that comes
-    first; ``turn_start`` the start of the pauser's first IPU after the other party last held
-    the floor; ``silence_elapsed_s`` as
-    :func:`~turneval.dataset_scripts.agreement_instances.pause_readings` measures it; and
-    ``until_pauser_resumes_s`` the seconds until the pauser speaks again (inf: never).
-    ``silence_until_next_s`` is not measured."""
-    bad = [m for m in metrics if m not in ("a", "d")]
-    if bad:
-        raise ValueError(f"turn-end decisions exist for metrics a and d only, got {bad}")
-    if labels is None:
-        labels = chunk_labels(dialogue)
-    n = len(labels)
-    placeholder = np.full((n, 5), 0.2)  # the instances only need the decisions, not a judge
-    instances = dialogue_agreement_instances(dialogue, placeholder, labels=labels, metrics=tuple(metrics))
-    elapsed = {chunk: r.silence_elapsed_s for chunk, r in pause_readings(labels, [i.chunk for i in instances], stop_s).items()}
-    owners = floor_owners(labels.floor)
-    out = []
-    for inst in instances:
-        pauser = dialogue.user_speaker if inst.metric == "a" else dialogue.system_speaker
-        segments = dialogue.segments[pauser]
-        decision_start = float(labels.chunk_starts[inst.chunk])
-        silence_start = float(labels.chunk_starts[silence_start_chunk(labels.labels, inst.chunk)])
-        # The pauser's IPU must end where the silence starts (the labels look one chunk ahead).
-        ends = [e for s, e in segments if silence_start - 4 * CHUNK_S <= e <= silence_start + 2 * CHUNK_S]
-        if not ends:
-            continue
-        ipu_end = max(ends)
-        grid_end = math.ceil(ipu_end / CHUNK_S - 1e-9) * CHUNK_S
-        horizon = round(min(grid_end + stop_s, decision_start) / CHUNK_S) * CHUNK_S
-        # The pauser's turn began after the other party last held the floor (backchannels do not take it).
-        other_floor = np.flatnonzero(owners[: inst.chunk] == 1 - pauser)
-        since = float(labels.chunk_ends[other_floor[-1]]) if len(other_floor) else 0.0
-        starts = [s for s, e in segments if s >= since - 1e-9 and s < ipu_end]
-        turn_start = min(starts) if starts else max(0.0, ipu_end - WINDOW_S)
-        later = [s for s, e in segments if s > ipu_end + 1e-9]
-        out.append(Pause(
-            session=dialogue.id, chunk=inst.chunk, pauser=pauser, speech_end=ipu_end, time=inst.time, horizon=horizon,
-            turn_start=turn_start, silence_elapsed_s=elapsed[inst.chunk],
-            until_pauser_resumes_s=(min(later) - ipu_end) if later else math.inf, decision=inst.decision, metric=inst.metric,
-        ))
-    return out
-
-
-def pauser_audio(dialogue: "Dialogue", pause: Pause) -> np.ndarray:
-    """What pipecat hands smart-turn: the pauser's channel from the turn start minus the
-    pre-speech margin to the pause's horizon."""
-    lo = int(max(0.0, pause.turn_start - PRE_SPEECH_S) * SAMPLE_RATE)
-    return dialogue.audio[pause.pauser, lo : int(round(pause.horizon * SAMPLE_RATE))]
-
-
-# ---------------------------------------------------------------------------------------
-# The report's section
-# ---------------------------------------------------------------------------------------
-
-RULE = (
-    f"{NAME} hears the pausing speaker's own channel from the start of their turn (minus 0.5 s) to 200 ms after "
-    "their IPU ends (pipecat's VAD stop_secs; earlier if the other party speaks first), the last 8 s of it; "
-    "P(turn complete) > 0.5 is the label T (the other party takes the turn), else C. Instances: the report's (a) and "
-    "(d) instances whose silence follows the pauser's IPU. The TurnTakingJudge figures beside it are on the same "
-    "instances, at its own decision time (the end of the silence)."
-)
-
-
-def turn_end_judge_section(
-    dialogue: "Dialogue",
-    model: SmartTurnV3,
-    labels: "ChunkLabels | None" = None,
-    judge_agreement: dict[str, Any] | None = None,
-    progress: bool = False,
-) -> dict[str, Any]:
-    """Agreement of ``model`` with the (a)/(d) decisions taken, and the TurnTakingJudge's on
-    the same instances (from the report's ``agreement`` section, when the judge ran)."""
-    from tqdm.auto import tqdm
-
-
-    if dialogue.audio is None:
-        raise ValueError(f"dialogue {dialogue.id!r} has no audio for the turn-end judge")
-    decisions = pause_decisions(dialogue, labels)
-    judged = {}
-    if judge_agreement is not None:
-        judged = {(row["metric"], row["chunk"]): row for row in judge_agreement.get("instances", []) if row["metric"] in ("a", "d")}
-    ours, judge_same, rows = [], [], []
-    for d in tqdm(decisions, desc=NAME, unit="pause", disable=not progress or len(decisions) < 2, leave=False, file=sys.stderr):
-        p = model.probability(pauser_audio(dialogue, d))
-        # p_T = P(complete), p_C = 1 - p: the metrics' rule p_T - p_C > 0 is exactly p > 0.5.
-        ours.append(AgreementInstance(d.metric, d.decision, (0.0, 0.0, 0.0, p, 1.0 - p), d.session, d.time, d.chunk))
-        label = "T" if p > 0.5 else "C"
-        row = {"metric": d.metric, "time": d.time, "chunk": d.chunk, "decision": d.decision, "ipu_end": round(d.speech_end, 4),
-               "horizon": round(d.horizon, 4), "turn_start": round(d.turn_start, 4), "p_complete": round(p, 4),
-               "label": label, "agrees": label == d.decision}
-        judge_row = judged.get((d.metric, d.chunk))
-        if judge_row is not None:
-            judge_same.append(judge_row)
-            row.update(judge_label=judge_row["judge_label"], judge_agrees=judge_row["agrees"])
-        rows.append(row)
-    return {
-        "name": NAME,
-        "model_file": str(model.path),
-        "rule": RULE,
-        "n_instances": len(rows),
-        "metrics": agreement(ours) if ours else {},
-        "judge_same_instances": (agreement(judge_same) if judge_same else {}) if judge_agreement is not None else None,
-        "instances": rows,
-    }
-
-
 __all__ = [
     "INSTALL_HINT",
     "NAME",
@@ -282,8 +145,5 @@ __all__ = [
     "load_turn_end_judge",
     "log_mel_features",
     "model_path",
-    "pauser_audio",
     "pipecat_segment",
-    "pause_decisions",
-    "turn_end_judge_section",
 ]

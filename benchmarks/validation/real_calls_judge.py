@@ -60,7 +60,7 @@ def pause_rows(dialogues: list, judge: Any, smart_turn: Any | None) -> list[dict
 
     from turneval.dataset_scripts.labels import chunk_labels
     from turneval.reporting.inference import judge_pause_probabilities, judge_pause_readings
-    from turneval.smart_turn import pause_decisions, pauser_audio
+    from turneval.smart_turn_pauses import pause_decisions, pauser_audio
 
     rows = []
     for dialogue in dialogues:

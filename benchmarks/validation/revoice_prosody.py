@@ -91,7 +91,7 @@ def pitch_rows(pairs: Sequence[tuple[Any, Any]], audio: np.ndarray) -> list[dict
 
 def decision_rows(excerpt: Any, audio: np.ndarray, turn_end: Any) -> list[dict[str, Any]]:
     """Per (a)/(d) pause decision: shift or hold (real timing) and smart-turn's score."""
-    from turneval.smart_turn import pause_decisions, pauser_audio
+    from turneval.smart_turn_pauses import pause_decisions, pauser_audio
 
     view = replace(excerpt, audio=audio, system_speaker=1)
     decisions = pause_decisions(view)

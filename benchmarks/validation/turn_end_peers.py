@@ -43,10 +43,10 @@ SILENCE_THRESHOLDS_MS = (200, 500, 700)
 
 def metric_a_decisions(dialogue, system_speaker: int) -> list:
     """The metric (a) pause decisions of ``dialogue`` with ``system_speaker`` as the system
-    (:func:`turneval.smart_turn.pause_decisions`, the report's owner of this geometry)."""
+    (:func:`turneval.smart_turn_pauses.pause_decisions`, the report's owner of this geometry)."""
     from dataclasses import replace as dc_replace
 
-    from turneval.smart_turn import pause_decisions
+    from turneval.smart_turn_pauses import pause_decisions
 
     return pause_decisions(dc_replace(dialogue, system_speaker=system_speaker), metrics=("a",))
 
@@ -102,7 +102,8 @@ def run(quick: bool) -> list[dict]:
     from turneval.dataset_scripts.synthetic import conversation_seed, generate_dialogue
     from turneval.metrics.agreement import DEFAULT_THRESHOLDS, judge_scores, turn_end_head_threshold
     from turneval.reporting import turn_end_head_probabilities
-    from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3, pauser_audio
+    from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
+    from turneval.smart_turn_pauses import pauser_audio
 
     threads = limit_threads()
     n_conversations, duration_s = (3, 60.0) if quick else (24, 120.0)

@@ -22,7 +22,7 @@ pause's silence is read (the word *silence* always means that nobody speaks):
 
 A producer fills what it measures and leaves the rest None:
 :func:`~turneval.dataset_scripts.agreement_instances.pause_readings` (the judge's (a)/(d)
-decisions on the 40 ms grid) and :func:`turneval.smart_turn.pause_decisions` (the same
+decisions on the 40 ms grid) and :func:`turneval.smart_turn_pauses.pause_decisions` (the same
 decisions where the silence follows one of the pauser's IPUs, at smart-turn's stop time).
 Switchboard's word-level :class:`~turneval.dataset_scripts.turn_end_decisions.TurnEndDecision`
 carries the same silence names.

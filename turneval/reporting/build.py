@@ -251,7 +251,7 @@ def _judge_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOption
 def _turn_end_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
     if models.turn_end is None:
         return
-    from turneval.smart_turn import turn_end_judge_section
+    from turneval.smart_turn_report import turn_end_judge_section
 
     out.turn_end = turn_end_judge_section(dialogue, models.turn_end, chunk_labels(dialogue), out.agreement, options.progress)
 
