@@ -147,6 +147,14 @@ def test_no_import_cycles() -> None:
     )
 
 
+def test_only_the_command_line_imports_the_command_line() -> None:
+    """Layers in one direction: the library (readers, models, metrics, the report, batch, probe)
+    never imports ``turneval.cli`` or a command; errors live where the layer that raises them lives."""
+    cli = {"turneval.cli"} | {m for m in import_graph() if m.startswith("turneval.commands")}
+    upward = {name: sorted(targets & cli) for name, targets in import_graph().items() if name not in cli and targets & cli}
+    assert upward == {}, f"these library modules import the CLI: {upward}"
+
+
 def test_the_walk_finds_a_cycle(tmp_path: Path) -> None:
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)

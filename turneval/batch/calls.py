@@ -92,12 +92,12 @@ def write_call(out_dir: str | Path, call_id: str, documents: dict[str, str]) -> 
 
 def failure_reason(err: BaseException) -> str:
     """The one line ``turneval report`` prints for this error (after ``error:``), or, for an error
-    the report does not expect, its type and message so that it can be reported."""
-    from turneval.cli import UserError
+    the report does not expect, its type and message so that it can be reported. (The CLI's
+    UserError is not among them: only the commands raise it, and a call runs the library.)"""
     from turneval.dataset_scripts.dialogue import DialogueError
 
     text = " ".join(str(err).split()) or type(err).__name__
-    if isinstance(err, (UserError, DialogueError, FileNotFoundError, ValueError)):
+    if isinstance(err, (DialogueError, FileNotFoundError, ValueError)):
         return text
     return f"internal error ({type(err).__name__}): {text}"
 
