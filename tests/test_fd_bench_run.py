@@ -156,7 +156,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_docs_worked_example_is_what_the_command_prints(capsys):
     assert cli.main(["fd-bench", str(REPO / "tests" / "data" / "fdbench_run" / "data" / "Toy-output"), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    docs = (REPO / "docs" / "fdbench.md").read_text()
+    docs = (REPO / "docs" / "fd_bench.md").read_text()
     for line in (
         "| Toy | easy | 3 | 50.00 | 75.00 | 100.00 | 0.00 | 20.00 | 500.00 | 250.00 | 0.00 | 500.00 |",
         "| Third-Party Noise | 1 | 0 | 0 |",

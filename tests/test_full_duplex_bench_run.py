@@ -193,7 +193,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_docs_worked_example_is_what_the_command_prints(capsys):
     assert cli.main(["full-duplex-bench", str(REPO / "tests" / "data" / "fdb_run"), "--model-name", "Toy", "--quiet"]) == 0
     printed = capsys.readouterr().out
-    docs = (REPO / "docs" / "fdb.md").read_text()
+    docs = (REPO / "docs" / "full_duplex_bench.md").read_text()
     row = next(line for line in printed.splitlines() if line.startswith("| Toy |"))
     cells = row.strip("| ").split(" | ")
     # the word-only figures are exact; the backchannel columns (Silero VAD) are checked below

@@ -22,7 +22,7 @@ layout (FD-Bench's own):
       {'round-1': {'user': ..., 'interruption': 'Topic Shift'}, 'round-2': {...}, ...}
       round 1 is the First Inquiry; round k takes the interruption type that round k-1 announces
 
-figures (FD-Bench's benchmarking.py, analyze_VAD_interruption_new2 + analyze_VAD_marks; see docs/fdbench.md):
+figures (FD-Bench's benchmarking.py, analyze_VAD_interruption_new2 + analyze_VAD_marks; see docs/fd_bench.md):
   SRR   replies to ordinary rounds / rounds               SIR   yielded interruptions / interruptions
   SRIR  replies after a yielded interruption / yielded    EIR   system starts > 0.5 s before the user ends / rounds
   NIR   short system segments ending >= 2.5 s before the next round / gaps (can exceed 100 %)

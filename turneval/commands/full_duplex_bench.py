@@ -25,7 +25,7 @@ layout (the benchmark's own; one folder per sample inside each task folder):
   output.json / input.json are the benchmark's ASR word timestamps
   ({"text", "chunks": [{"text", "timestamp": [start_s, end_s]}]}) written by its get_transcript/asr.py.
 
-figures (the benchmark's definitions; see docs/fdb.md):
+figures (the benchmark's definitions; see docs/full_duplex_bench.md):
   TOR       take-over: 0 when the system says nothing, or at most 3 words spanning < 1 s; else 1
   latency   first output word start - user turn end (turn_taking.json[0].timestamp[0]) or
             interruption end (interrupt.json[0].timestamp[1]); negatives count as 0; TOR=1 samples only
