@@ -6,7 +6,7 @@ PIP := $(PYTHON) -m pip
 EXAMPLE ?= examples/cascaded_like.wav
 REPORT_DIR ?= reports/cascaded_like
 
-.PHONY: install demo test bench-deps bench bench-quick sync-checkpoints sync-metrics space synth-deps recipes-quick release dist wheel-check metric-env-check screenshot
+.PHONY: install demo test perf-deps perf perf-quick bench-deps bench bench-quick sync-checkpoints sync-metrics space synth-deps recipes-quick release dist wheel-check metric-env-check screenshot
 
 # torch first, pinned: a looser pin would pull the CUDA build with several GB of packages.
 install:
@@ -27,13 +27,18 @@ test: install
 # the benchmarks) is the ONNX model inside pipecat-ai; `install` adds pipecat-ai without its own (large)
 # dependency tree, plus the few packages its bots need at run time (examples/agents/requirements.txt: the
 # example Pipecat bots the probe's end-to-end tests serve on loopback), keeping the project's soundfile.
-bench-deps: install
+perf-deps: install
 
-bench: bench-deps
+# this project's own speed, memory and quality runs (`turneval perf`); bench* are their earlier names
+perf: perf-deps
 	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py --docs docs/performance.md
 
-bench-quick: bench-deps
+perf-quick: perf-deps
 	HF_HUB_OFFLINE=1 $(PYTHON) benchmarks/run_all.py --quick --jobs 2 --output-dir runs/bench
+
+bench-deps: perf-deps
+bench: perf
+bench-quick: perf-quick
 
 # every bundled checkpoint's recipe at its CI size (made-up data, tiny models, a few steps; docs/training.md)
 recipes-quick:

@@ -374,7 +374,7 @@ def render_markdown(report: dict[str, Any], title: str = "Benchmark results", ke
     lines = [f"# {title}", "", *_provenance(report), "",
              "Reproduce with:", "", "```bash", report["command"], "```", "",
              "(`turneval perf` takes the same options; `--quick` uses CI-sized inputs. The smart-turn "
-             "comparison needs the model file of pipecat-ai: `make bench-deps` (pip install --no-deps pipecat-ai).)",
+             "comparison needs the model file of pipecat-ai: `make perf-deps` (pip install --no-deps pipecat-ai).)",
              "",
              "CPU seconds count every thread of the benchmark's process; a real-time factor (RTF) is "
              "processing time divided by audio time (below 1 is faster than real time). A ratio is the "

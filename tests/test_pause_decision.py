@@ -97,7 +97,7 @@ def test_bundled_judge_carries_smart_turn_and_reproduces_its_recorded_logits():
 
 
 @pytest.mark.skipif(importlib.util.find_spec("onnx") is None or importlib.util.find_spec("pipecat") is None,
-                    reason="the conversion reads pipecat-ai's ONNX file with onnx (make bench-deps; pip install onnx)")
+                    reason="the conversion reads pipecat-ai's ONNX file with onnx (make perf-deps; pip install onnx)")
 def test_conversion_maps_every_onnx_weight_onto_the_bundled_cue():
     from turneval.checkpoints import default_checkpoint
     from turneval.modeling.judge_loading import load_judge
