@@ -27,7 +27,8 @@ report's VAD, no transcript. Skips with one NaN figure without them.
    corpus, asked with the silence so far.
 The judge's rule reads Whisper's punctuation after the pauser's last word (every report does);
 in the end-of-turn view its streamed decision hears Whisper's cue on the clip that ends at the
-stop time, so that every time asked is after what it heard.
+stop time, so that every time asked is after what it heard (a second Whisper pass a pause: not
+with ``--quick``, where the view shows the VAD timer and smart-turn only).
 """
 from __future__ import annotations
 
@@ -144,7 +145,10 @@ def detector_scores(judge: Any, cue: np.ndarray, rule: dict[str, Any], grid: Seq
     if call_mean_log_silence is not None:
         features["log_silence_vs_call"] = features["log_silence_s"] - np.asarray(call_mean_log_silence, dtype=float)[:, None]
     fitted = PauseRule(features=rule["features"], weight=rule["weight"], bias=rule["bias"])  # converts the fit's arrays
-    return {"VAD timer": elapsed, "smart-turn v3.2": p_cue, "judge": judge.pause_decision_probabilities(features, fitted)}
+    scores = {"VAD timer": elapsed, "smart-turn v3.2": p_cue}
+    if all(name in features for name in fitted.features):  # without Whisper's cue at the stop time (--quick) the judge sits out
+        scores["judge"] = judge.pause_decision_probabilities(features, fitted)
+    return scores
 
 
 def eot_figures(where: str, scores: dict[str, np.ndarray], shift: np.ndarray, silence: np.ndarray, grid: Sequence[float]) -> list[dict]:
@@ -249,7 +253,7 @@ def run_on(quick: bool, root: str | None = None) -> list[dict]:
             d = d if d.system_speaker is not None else replace(d, system_speaker=1)
             readings = list(judge_pause_readings(judge, d, chunk_labels(d)).values())
             cues.append(streamed_cue_logits(judge, d, readings, grid))
-            if reader is not None:
+            if reader is not None and not quick:  # a second Whisper pass a pause: the full run only
                 stops.append(whisper_at_stop(reader, judge, d, readings))
         cue = np.concatenate(cues) if cues else np.zeros((0, len(grid)))
         stop = np.concatenate(stops) if stops else None
