@@ -151,6 +151,12 @@ def onnx_to_cue_state(path: str | Path) -> dict[str, np.ndarray]:
             raise ConversionError(f"a projection without bias reads {layer_input}, which no q_proj reads")
         put_linear(f"layers.{q_inputs[layer_input]}.self_attn.k_proj", weight, matmul=True, bias=None)
 
+    return _cue_names(state, floats)
+
+
+def _cue_names(state: dict[str, np.ndarray], floats: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``state`` (the ONNX file's linears) under the cue's names, with the ONNX file's norms and
+    positions added."""
     # the judge's cue names its attention projections without the "self_attn." level
     state = {k.replace(".self_attn.", ".").replace("self_attn.", ""): v for k, v in state.items()}
     for key, value in floats.items():
