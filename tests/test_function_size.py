@@ -42,7 +42,6 @@ KNOWN_LONG: dict[str, tuple[int, int]] = {
     "metrics/full_duplex_timing/full_duplex_timing.py:FullDuplexTiming._compute_fd_bench": (39, 9),
     "metrics/swoz_backchannels.py:backchannel_timing": (46, 9),
     "metrics/turnnat_units.py:extract_utterance_units": (14, 9),
-    "training/common.py:train": (92, 3),
     "training/judge_features.py:build_cache": (29, 9),
 }
 """Functions not yet shortened -> (lines, parameters) they had when listed; the list only shrinks,

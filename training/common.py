@@ -298,10 +298,7 @@ def train(recipe: Recipe, args: TrainingArguments, recipe_args: Any = None) -> d
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
     state = TrainState()
     accelerator.register_for_checkpointing(state)
-    resume = resolve_resume(args.resume_from_checkpoint, output_dir)
-    if resume is not None:
-        accelerator.load_state(str(resume))
-        accelerator.print(f"resumed from {resume} at step {state.step}")
+    resume = _resume(accelerator, args.resume_from_checkpoint, output_dir, state)
     log = MetricsLog(output_dir / "metrics.jsonl", accelerator.is_main_process, fresh=resume is None)
     last_step = min(max_steps, args.stop_after_steps or max_steps)
     bar = tqdm(total=max_steps, initial=state.step, disable=not accelerator.is_local_main_process, desc=f"train {recipe.name}")
@@ -343,13 +340,7 @@ def train(recipe: Recipe, args: TrainingArguments, recipe_args: Any = None) -> d
     bar.close()
     if summary["losses"] and not math.isfinite(summary["losses"][-1]):
         raise RuntimeError(f"train {recipe.name}: training diverged (the last loss is not finite)")
-    compute = {
-        "optimizer_steps": state.step,
-        "wall_seconds": round(state.elapsed_s, 1),
-        "processes": accelerator.num_processes,
-        "device": str(accelerator.device),
-        "torch_threads": torch.get_num_threads(),
-    }
+    compute = _compute_record(state, accelerator)
     summary.update(step=state.step, finished=state.step >= max_steps, compute=compute)
     if state.step < max_steps:  # a time-limited session: the checkpoints are the result
         accelerator.print(f"stopped at step {state.step} of {max_steps}; continue with --resume_from_checkpoint latest")
@@ -359,14 +350,40 @@ def train(recipe: Recipe, args: TrainingArguments, recipe_args: Any = None) -> d
         summary["validation"] = _evaluate(recipe, model, accelerator, state.step, log)
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
-        final = output_dir / "final"
-        recipe.save_final(accelerator.unwrap_model(model), final)
-        options = {"training": dataclasses.asdict(args), recipe.name: dataclasses.asdict(recipe_args) if dataclasses.is_dataclass(recipe_args) else recipe_args}
-        (final / "training_args.json").write_text(json.dumps(options, indent=2, default=str), encoding="utf-8")
-        for path in (final / "training_compute.json", output_dir / "compute.json"):
-            path.write_text(json.dumps(compute, indent=2), encoding="utf-8")
+        _save_final(recipe, accelerator.unwrap_model(model), args, recipe_args, compute)
     accelerator.end_training()
     return summary
+
+
+def _resume(accelerator: Any, spec: str | None, output_dir: Path, state: TrainState) -> Path | None:
+    """The checkpoint ``--resume_from_checkpoint`` names, loaded (None: a fresh start)."""
+    resume = resolve_resume(spec, output_dir)
+    if resume is not None:
+        accelerator.load_state(str(resume))
+        accelerator.print(f"resumed from {resume} at step {state.step}")
+    return resume
+
+
+def _compute_record(state: TrainState, accelerator: Any) -> dict[str, Any]:
+    """What the run cost (compute.json): optimizer steps, wall time, processes, device, threads."""
+    return {
+        "optimizer_steps": state.step,
+        "wall_seconds": round(state.elapsed_s, 1),
+        "processes": accelerator.num_processes,
+        "device": str(accelerator.device),
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+def _save_final(recipe: Recipe, model: torch.nn.Module, args: TrainingArguments, recipe_args: Any, compute: dict[str, Any]) -> None:
+    """The finished model in ``<output_dir>/final`` with the options and compute that made it."""
+    output_dir = Path(args.output_dir)
+    final = output_dir / "final"
+    recipe.save_final(model, final)
+    options = {"training": dataclasses.asdict(args), recipe.name: dataclasses.asdict(recipe_args) if dataclasses.is_dataclass(recipe_args) else recipe_args}
+    (final / "training_args.json").write_text(json.dumps(options, indent=2, default=str), encoding="utf-8")
+    for path in (final / "training_compute.json", output_dir / "compute.json"):
+        path.write_text(json.dumps(compute, indent=2), encoding="utf-8")
 
 
 def _evaluate(recipe: Recipe, model: torch.nn.Module, accelerator: Any, step: int, log: MetricsLog) -> dict[str, Any] | None:
