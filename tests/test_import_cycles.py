@@ -34,10 +34,6 @@ NAMESPACE_DIRS = {
 }
 """setup.py's package_dir, less the checkpoint folders (their code copies are generated)."""
 
-KNOWN_CYCLES: list[set[str]] = []
-"""Cycles not yet broken, each with the reason; the list only shrinks."""
-
-
 def module_files(root: Path, dirs: dict[str, str]) -> dict[str, Path]:
     """Every module of the namespace by dotted name: the .py files of each mapped folder and of
     its subfolders that are packages (have an __init__.py)."""
@@ -141,7 +137,7 @@ def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 
 
 def test_no_import_cycles() -> None:
-    found = [c for c in cycles(import_graph()) if c not in KNOWN_CYCLES]
+    found = cycles(import_graph())
     assert found == [], "break these import cycles (move the shared piece to a lower module): " + "; ".join(
         " <-> ".join(sorted(c)) for c in found
     )
