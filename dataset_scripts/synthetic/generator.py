@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -390,7 +390,22 @@ def generate_dialogue(
     if snr_db is not None:
         audio = add_noise(audio, segments, snr_db, rng)
     events = sorted(timeline.events, key=lambda e: e["start"])
-    metadata = {
+    metadata = _metadata(seed, style, snr_db, voices, behaviours, placed, events)
+    return Dialogue(
+        id=dialogue_id or f"synth_{style}_{seed}",
+        segments=segments,
+        words=words,
+        audio=audio,
+        system_speaker=system_speaker,
+        duration=duration_s,
+        metadata=metadata,
+    )
+
+
+def _metadata(seed: int, style: str, snr_db: float | None, voices: Sequence[Voice], behaviours: Sequence[SpeakerBehaviour],
+              placed: list[Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+    """A generated dialogue's ``metadata``: how it was made, its IPUs and its planned events."""
+    return {
         "generator": "turneval.dataset_scripts.synthetic",
         "generator_version": GENERATOR_VERSION,
         "seed": int(seed),
@@ -410,12 +425,3 @@ def generate_dialogue(
             "floor_taking_interruptions": sum(e["type"] == "interruption" and e["floor_taking"] for e in events),
         },
     }
-    return Dialogue(
-        id=dialogue_id or f"synth_{style}_{seed}",
-        segments=segments,
-        words=words,
-        audio=audio,
-        system_speaker=system_speaker,
-        duration=duration_s,
-        metadata=metadata,
-    )
