@@ -289,17 +289,7 @@ def analyze_conversation(
     if drop_first_system_segment:
         system = system[1:]
     n = len(user)
-    marks = ConversationMarks(
-        conversation_id=conversation_id,
-        n_rounds=n,
-        n_gaps=n - 1,
-        response_delay=[0] * n,
-        response_delay_to_interruption=[0] * n,
-        interrupt_delay=[0] * n,
-        lead_times=[0] * n,
-        lead_times_to_interruption=[0] * n,
-        wrong_interrupt_leads=[[] for _ in range(n)],
-    )
+    marks = _empty_marks(conversation_id, n)
     early_margin = thresholds.wrong_interrupt_lead
     for i, (u_start, u_end) in enumerate(user):
         is_last = i == n - 1
@@ -341,16 +331,38 @@ def analyze_conversation(
                         marks.response_delay[i] = s_start - u_end
                 elif not state.responded_to_interruption():
                     state.response_to_interruption(marks.response_delay_to_interruption, s_start - u_end, s_end - u_start)
+    marks.noise_interrupts += _noise_interrupts(user, system, thresholds)
+    return marks
+
+
+def _empty_marks(conversation_id: str, n: int) -> ConversationMarks:
+    """The marks of a conversation of ``n`` user rounds before any round is read."""
+    return ConversationMarks(
+        conversation_id=conversation_id,
+        n_rounds=n,
+        n_gaps=n - 1,
+        response_delay=[0] * n,
+        response_delay_to_interruption=[0] * n,
+        interrupt_delay=[0] * n,
+        lead_times=[0] * n,
+        lead_times_to_interruption=[0] * n,
+        wrong_interrupt_leads=[[] for _ in range(n)],
+    )
+
+
+def _noise_interrupts(user: list[tuple[int, int]], system: list[tuple[int, int]], thresholds: FDBenchThresholds) -> int:
+    """System segments that end long before the next user turn and are short: talk over noise
+    (counted once per user gap they fall in, as FD-Bench does)."""
+    count = 0
     for s_start, s_end in system:
         for (_, u_end), (next_start, _) in zip(user[:-1], user[1:]):
-            # a short system segment ending long before the next user turn: it talked over noise
             if (
                 u_end < s_end < next_start
                 and next_start - s_end >= thresholds.noise_min_silence
                 and s_end - s_start < thresholds.noise_max_segment
             ):
-                marks.noise_interrupts += 1
-    return marks
+                count += 1
+    return count
 
 
 @dataclass(frozen=True)

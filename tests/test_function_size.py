@@ -37,7 +37,6 @@ KNOWN_LONG: dict[str, tuple[int, int]] = {
     "dataset_scripts/readers/_common.py:build_dialogue": (30, 11),
     "dataset_scripts/sampler.py:BalancedChunkSampler.__init__": (41, 10),
     "dataset_scripts/synthetic/corpus.py:generate_corpus": (68, 9),
-    "metrics/fd_bench_rounds.py:analyze_conversation": (95, 6),
     "metrics/full_duplex_timing/full_duplex_timing.py:FullDuplexTiming._compute_fd_bench": (39, 9),
     "metrics/swoz_backchannels.py:backchannel_timing": (46, 9),
     "metrics/turnnat_units.py:extract_utterance_units": (14, 9),
