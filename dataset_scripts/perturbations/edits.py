@@ -413,6 +413,41 @@ def _backchannel_clip_bounds(seg: Segment, words: list[Word], sr: int, frame_ms:
     return seg.start_sample(sr, frame_ms), seg.end_sample(sr, frame_ms), seg.text
 
 
+def _spaced_frames(frames: list[int], min_gap: int, count: int) -> list[int]:
+    """Up to ``count`` of ``frames`` (taken in their order) at least ``min_gap`` apart, sorted."""
+    chosen: list[int] = []
+    for f in frames:
+        if all(abs(f - g) >= min_gap for g in chosen):
+            chosen.append(f)
+            if len(chosen) == count:
+                break
+    return sorted(chosen)
+
+
+def _paste_backchannels(dialogue: Dialogue, draft: "_Draft", lc: int, words: list, starts: list[int], order: list[dict], gain: float) -> list[dict]:
+    """Paste each source clip of ``order`` at the sample of ``starts`` into channel ``lc`` of
+    ``draft``, with its speech and words; returns what was inserted (ms)."""
+    sr = SAMPLE_RATE
+    inserted = []
+    for at, src in zip(starts, order):
+        clip = audio_ops.edge_faded(dialogue.audio[lc][src["start"] : src["end"]], sr)
+        audio_ops.paste_add(draft.audio[lc], clip, at, gain)
+        shift = (at - src["start"]) / sr
+        draft.segments[lc] += _speech_in(dialogue.segments[lc], src["start"] / sr, src["end"] / sr, shift) or [
+            (at / sr, (at + len(clip)) / sr)
+        ]
+        draft.words[lc] += _words_in(words, src["start"] / sr, src["end"] / sr, shift)
+        inserted.append({
+            "start_ms": _ms(at),
+            "end_ms": _ms(at + len(clip)),
+            "source_start_ms": _ms(src["start"]),
+            "source_end_ms": _ms(src["end"]),
+            "text": src["text"],
+        })
+    draft.segments[lc].sort()
+    return inserted
+
+
 def make_excessive_backchannel(
     dialogue: Dialogue,
     rng: random.Random,
@@ -456,35 +491,12 @@ def make_excessive_backchannel(
             lo, hi = window.start, min(len(other_vad), window.end + 1 - max_frames)
             frames = [f for f in range(lo, max(lo, hi)) if other_vad[f] and not own_vad[f : f + max_frames].any()]
             rng.shuffle(frames)
-            chosen: list[int] = []
-            for f in frames:
-                if all(abs(f - g) >= min_gap for g in chosen):
-                    chosen.append(f)
-                    if len(chosen) == count:
-                        break
+            chosen = _spaced_frames(frames, min_gap, count)
             if len(chosen) < count:
                 continue
-            chosen.sort()
             order = [src for _ in range(max_uses_per_source) for src in rng.sample(sources, len(sources))][:count]
             draft = _Draft(dialogue)
-            inserted = []
-            for f, src in zip(chosen, order):
-                at = f * flen
-                clip = audio_ops.edge_faded(dialogue.audio[lc][src["start"] : src["end"]], sr)
-                audio_ops.paste_add(draft.audio[lc], clip, at, gain)
-                shift = (at - src["start"]) / sr
-                draft.segments[lc] += _speech_in(dialogue.segments[lc], src["start"] / sr, src["end"] / sr, shift) or [
-                    (at / sr, (at + len(clip)) / sr)
-                ]
-                draft.words[lc] += _words_in(words[lc], src["start"] / sr, src["end"] / sr, shift)
-                inserted.append({
-                    "start_ms": _ms(at),
-                    "end_ms": _ms(at + len(clip)),
-                    "source_start_ms": _ms(src["start"]),
-                    "source_end_ms": _ms(src["end"]),
-                    "text": src["text"],
-                })
-            draft.segments[lc].sort()
+            inserted = _paste_backchannels(dialogue, draft, lc, words[lc], [f * flen for f in chosen], order, gain)
             return draft.finish("excessive_backchannel", {
                 "source_channel": CHANNELS[lc],
                 "speaker_channel": CHANNELS[1 - lc],
