@@ -31,7 +31,6 @@ KNOWN_LONG: dict[str, tuple[int, int]] = {
     "dataset_scripts/perturbations/candidates.py:find_active_alone_shift_points_bidir": (47, 11),
     "dataset_scripts/perturbations/candidates.py:proper_hold_transition": (18, 9),
     "dataset_scripts/perturbations/candidates.py:proper_transition": (20, 10),
-    "dataset_scripts/perturbations/edits.py:make_shift_instead_of_hold": (83, 9),
     "dataset_scripts/perturbations/segments.py:candidate_context": (39, 9),
     "dataset_scripts/readers/_common.py:build_dialogue": (30, 11),
     "dataset_scripts/sampler.py:BalancedChunkSampler.__init__": (41, 10),

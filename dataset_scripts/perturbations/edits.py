@@ -318,18 +318,38 @@ def make_hold_instead_of_shift(
     })
 
 
-def make_shift_instead_of_hold(
-    dialogue: Dialogue,
-    rng: random.Random,
-    *,
-    min_gap_ms: float = 300.0,
-    max_gap_ms: float = 1000.0,
-    min_insert_s: float = 1.0,
-    max_insert_s: float = 4.0,
-    avoid_window_ms: float = 15000.0,
-    insert_gain: float = 0.9,
-    frame_ms: float = FRAME_MS,
-) -> EditResult:
+@dataclass(frozen=True)
+class HoldShiftOptions:
+    """The settings of :func:`make_shift_instead_of_hold` (TurnNat's): the hold's pause length, the
+    inserted turn's length and distance, its gain, and the frame grid."""
+
+    min_gap_ms: float = 300.0
+    max_gap_ms: float = 1000.0
+    min_insert_s: float = 1.0
+    max_insert_s: float = 4.0
+    avoid_window_ms: float = 15000.0
+    insert_gain: float = 0.9
+    frame_ms: float = FRAME_MS
+
+
+def _insertable_turns(ctx: Any, ic: int, curr: Any, nxt: Any, o: HoldShiftOptions) -> list:
+    """The other speaker's substantive turns of the allowed length, far enough from the hold."""
+    sr, frame_ms = SAMPLE_RATE, o.frame_ms
+    avoid = int(round(o.avoid_window_ms / frame_ms))
+    pool = []
+    for seg in ctx.segs_b if ic == 1 else ctx.segs_a:
+        dur = seg.end_sample(sr, frame_ms) - seg.start_sample(sr, frame_ms)
+        if (
+            has_text(seg, min_words=3)
+            and is_substantive_turn(seg, min_frames=10, min_words=3)
+            and (seg.end < max(0, curr.start - avoid) or seg.start > nxt.end + avoid)
+            and int(round(sr * o.min_insert_s)) <= dur <= int(round(sr * o.max_insert_s))
+        ):
+            pool.append(seg)
+    return pool
+
+
+def make_shift_instead_of_hold(dialogue: Dialogue, rng: random.Random, options: HoldShiftOptions = HoldShiftOptions()) -> EditResult:
     """Insert a turn of the other speaker into a pause of a holding speaker.
 
     Candidates: proper holds (A alone 1 s before and after a mutually silent pause) with
@@ -337,6 +357,7 @@ def make_shift_instead_of_hold(
     the other speaker from at least 15 s away, pasted at the middle of the pause; both
     channels get the same length of room tone there, so everything after moves later.
     """
+    frame_ms, min_gap_ms, max_gap_ms, insert_gain = options.frame_ms, options.min_gap_ms, options.max_gap_ms, options.insert_gain
     sr = SAMPLE_RATE
     flen = frame_length(sr, frame_ms)
     ctx = dialogue_context(dialogue, frame_ms=frame_ms, min_transcript_ms=40.0)
@@ -345,22 +366,12 @@ def make_shift_instead_of_hold(
         if has_text(x[1]) and has_text(x[2]) and distinct_text(x[1], x[2])
     ]
     rng.shuffle(holds)
-    avoid = int(round(avoid_window_ms / frame_ms))
     for hold_ch, curr, nxt in holds:
         gap_s, gap_e = curr.end_sample(sr, frame_ms), nxt.start_sample(sr, frame_ms)
         if not min_gap_ms <= _ms(gap_e - gap_s) <= max_gap_ms:
             continue
         ic = 1 - CHANNELS.index(hold_ch)
-        pool = []
-        for seg in ctx.segs_b if ic == 1 else ctx.segs_a:
-            dur = seg.end_sample(sr, frame_ms) - seg.start_sample(sr, frame_ms)
-            if (
-                has_text(seg, min_words=3)
-                and is_substantive_turn(seg, min_frames=10, min_words=3)
-                and (seg.end < max(0, curr.start - avoid) or seg.start > nxt.end + avoid)
-                and int(round(sr * min_insert_s)) <= dur <= int(round(sr * max_insert_s))
-            ):
-                pool.append(seg)
+        pool = _insertable_turns(ctx, ic, curr, nxt, options)
         if not pool:
             continue
         src = rng.choice(pool)
