@@ -128,11 +128,13 @@ def test_report_require_sets_the_exit_code_after_writing(tmp_path, capsys):
     annotations.write_text(json.dumps({**data, "audio_path": str(wav)}))
     out = tmp_path / "out"
     base = ["report", str(annotations), "--system-channel", "1", "--no-judge", "--no-predictor", "--no-html", "--quiet", "--out", str(out)]
-    assert main(base + ["--require", "response_latency_s<=0.8", "--require", "overlap_share<0.25"]) == 0
+    assert main([a for a in base if a != "--quiet"] + ["--require", "response_latency_s<=0.8", "--require", "overlap_share<0.25"]) == 0
     assert "requirements: all 2 passed" in capsys.readouterr().out
+    assert main(base + ["--require", "response_latency_s<=0.8"]) == 0
+    assert capsys.readouterr().out == ""  # --quiet: errors only, and a passed gate is none
     code = main(base + ["--require", "response_latency_s<=0.3", "--require", "judge_agreement_a>=0.7"])
-    printed = capsys.readouterr().out
-    assert code == GATE_FAILED_EXIT and "2 of 2 failed" in printed
+    captured = capsys.readouterr()
+    assert captured.out == "" and code == GATE_FAILED_EXIT and "2 of 2 failed" in captured.err  # --quiet still says why
     written = json.loads((out / "report.json").read_text())  # the report is written even when a gate fails
     assert set(written["headline"]["figures"]) == set(HEADLINE_FIGURES)
     assert written["headline"]["figures"]["response_latency_s"] == pytest.approx(0.5)

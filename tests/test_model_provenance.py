@@ -104,7 +104,7 @@ def test_unknown_provenance_warns(tmp_path):
 def test_report_json_html_and_cli_name_the_models(checkpoints, conversation, tmp_path, capsys):
     out = tmp_path / "out"
     code = main(["report", str(conversation["json"]), "--judge", str(checkpoints["judge"]),
-                 "--predictor", str(checkpoints["predictor"]), "--out", str(out), "--quiet"])
+                 "--predictor", str(checkpoints["predictor"]), "--out", str(out)])
     captured = capsys.readouterr()
     assert code == 0
     assert captured.out.count("About the models: ") == 1 and "synthetic sound" in captured.out  # once, in the verdict

@@ -164,7 +164,7 @@ def test_two_mono_files_equal_the_stereo_file(conversation, tmp_path):
 def test_cli_writes_json_and_self_contained_html(conversation, checkpoints, tmp_path, capsys):
     out = tmp_path / "out"
     code = main(["report", str(conversation["wav"]), "--system-channel", "1", "--judge", str(checkpoints["judge"]),
-                 "--predictor", str(checkpoints["predictor"]), "--out", str(out), "--quiet"])
+                 "--predictor", str(checkpoints["predictor"]), "--out", str(out)])
     printed = capsys.readouterr().out
     assert code == 0
     assert "reference (human)" in printed and "15.9 %" in printed

@@ -58,7 +58,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--annotations", metavar="X.json", default=None,
                         help="turneval annotation JSON with ground-truth segments (and words) to use instead of VAD")
     parser.add_argument("--out", metavar="DIR", default="turneval_report", help="output folder (default ./turneval_report)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars, no warnings (the report's notes keep them)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="errors only: no progress, no summary (report.json and report.html keep everything); "
+                             "a failed --require still prints its table, on stderr")
     parser.add_argument("--require", metavar="'NAME<=X'", action="append", type=requirement_arg, default=[], help=REQUIRE_HELP)
     asr = add_report_options(parser)
     asr.add_argument("--reference-text", metavar="FILE", default=None,
@@ -145,10 +147,12 @@ def run(args: argparse.Namespace) -> int:
         written = save_report(result, args.out, html=not args.no_html)
     except OSError as err:
         raise UserError(f"cannot write the report to {args.out}: {err.strerror or err}") from None
-    print(format_summary(result))  # the verdict says "About the models" once; not repeated as a warning
-    print("wrote " + ", ".join(str(p) for p in written.values()))
+    if not args.quiet:
+        print(format_summary(result))  # the verdict says "About the models" once; not repeated as a warning
+        print("wrote " + ", ".join(str(p) for p in written.values()))
     if not args.require:
         return 0
     table, code = run_gates(args.require, result.headline["figures"])  # after writing: a failed gate keeps its report
-    print(table)
+    if code != 0 or not args.quiet:  # a failed gate is an error: --quiet still says which
+        print(table, file=sys.stderr if args.quiet else sys.stdout)
     return code

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -48,7 +49,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--n-worst", type=int, default=3, help="worst boundary units kept per dialogue (default 3)")
     parser.add_argument("--band-limit", choices=("none", "telephone"), default="none",
                         help="telephone: low-pass every input to the telephone band first (compare 8 kHz and wideband audio)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars, no warnings")
+    parser.add_argument("--quiet", action="store_true", help="errors only: no progress, no table of scores")
     parser.add_argument("--skip-errors", action="store_true",
                         help="score the other dialogues when one cannot be read; the errors are listed (and kept in --out)")
     return parser
@@ -201,14 +202,15 @@ def run(args: argparse.Namespace) -> int:
     errors = [r for r in gathered if "error" in r]
     summary = aggregate(results)
     summary["n_errors"] = len(errors)
-    if results:
+    if results and not args.quiet:
         print(format_scores(results, summary))
     for err in errors:
-        print(f"not scored: {err['error']}")
+        print(f"not scored: {err['error']}", file=sys.stderr if args.quiet else sys.stdout)
     if not results:
         raise UserError(f"none of the {len(items)} dialogue(s) could be scored (errors above)")
     if args.out:
         document = {"predictor": checkpoint, "n_processes": accelerator.num_processes, "aggregate": summary, "dialogues": results, "errors": errors}
         atomic_write_text(args.out, json.dumps(document, indent=1, allow_nan=False))
-        print(f"wrote {args.out}")
+        if not args.quiet:
+            print(f"wrote {args.out}")
     return 0
