@@ -68,10 +68,13 @@ class WhisperCompletion:
         model, processor: an already loaded ``WhisperForConditionalGeneration`` and its processor
             (the report's transcriber lends its own), instead of ``source``.
         batch_size: clips encoded and decoded together (the cue of a clip does not depend on it).
+        threads: torch threads while it reads (restored after): 1 by default, since a second
+            thread costs more CPU than it saves (0.61 CPU s a clip on 1, 1.37-1.43 on 2 with the
+            machine shared; 2026-11-27).
     """
 
     def __init__(self, source: str | os.PathLike | None = None, *, model: Any = None, processor: Any = None,
-                 device: str = "cpu", batch_size: int = 8) -> None:
+                 device: str = "cpu", batch_size: int = 8, threads: int = 1) -> None:
         import torch
 
         if model is None or processor is None:
@@ -79,7 +82,7 @@ class WhisperCompletion:
 
             model, processor, _ = load_whisper_asr(source, device=device)
         self.device = torch.device(device)
-        self.model, self.processor, self.batch_size = model, processor, batch_size
+        self.model, self.processor, self.batch_size, self.threads = model, processor, batch_size, threads
         self.encoder = model.model.encoder
         tokenizer = processor.tokenizer
         self.end_ids, self.continue_ids = _mark_ids(tokenizer, END_MARKS), _mark_ids(tokenizer, CONTINUE_MARKS)
@@ -105,10 +108,15 @@ class WhisperCompletion:
         # digital silence has nothing to read (Whisper would make words up)
         heard = [i for i, c in enumerate(tails) if len(c) and float(np.sqrt(np.mean(np.square(c, dtype=np.float64)))) >= MIN_VOICED_RMS]
         order = sorted(heard, key=lambda i: len(tails[i]))  # similar lengths decode to similar lengths: a batch ends together
-        with torch.inference_mode():
-            for first in range(0, len(order), self.batch_size):
-                rows = order[first : first + self.batch_size]
-                out[rows] = self._batch([tails[i] for i in rows])
+        saved = torch.get_num_threads()
+        torch.set_num_threads(self.threads)
+        try:
+            with torch.inference_mode():
+                for first in range(0, len(order), self.batch_size):
+                    rows = order[first : first + self.batch_size]
+                    out[rows] = self._batch([tails[i] for i in rows])
+        finally:
+            torch.set_num_threads(saved)
         return out
 
     def _batch(self, clips: Sequence[np.ndarray]) -> np.ndarray:
