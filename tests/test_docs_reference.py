@@ -17,7 +17,7 @@ MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 DATE = re.compile(rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:{MONTHS})[a-z]*\.? \d{{1,2}}\b")
 FENCE = re.compile(r"^\s*(```|~~~)")
 NOT_YET_REFERENCE = {
-    "batch.md", "events_and_labels.md", "full_duplex_bench.md", "history.md", "inputs.md",
+    "full_duplex_bench.md", "history.md", "inputs.md",
     "judge.md", "naturalness.md", "performance.md", "performance_figures.md", "probe.md",
     "report.md", "space.md", "switchboard.md", "turnbench.md", "validation.md",
 }
