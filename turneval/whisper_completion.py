@@ -17,7 +17,7 @@ a plain loop over the decoder's own key/value buffers (the cue read at each step
 keeping every step's scores; a row leaves the batch when it ends its sentence), which gives
 transformers' ``generate`` values to 1e-5; a call's clips are decoded 8 at a time, sorted by
 length; each clip goes through the encoder alone, so its cue never depends on the clips beside
-it. What was measured and not kept: int8 Linear layers (the cue moves, r = 0.95-0.98 with
+it; it reads on one torch thread (a second costs more CPU than it saves). What was measured and not kept: int8 Linear layers (the cue moves, r = 0.95-0.98 with
 float32, and with the decoder quantized too it depends on the batch), Whisper's encoder cut to a
 10 or 15 s window (r = 0.87, 0.93: the padding after the speech is part of what it reads), and
 ONNX Runtime (no faster than torch here). The encoder's 30 s window is most of the cost.
