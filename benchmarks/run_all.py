@@ -272,16 +272,31 @@ def _ratio_cell(fig: dict[str, Any]) -> str:
     return ""
 
 
+NOTE_IN_CELL_MAX = 100
+"""A note longer than this goes under the table as a numbered note (docs/ keeps cells short)."""
+
+
+def _escape(cell: Any) -> str:
+    return str(cell).replace("|", "\\|").replace("\n", " ")
+
+
 def _rows(figures: list[tuple[str, dict[str, Any]]], with_benchmark: bool) -> list[str]:
+    """A figure table; notes longer than :data:`NOTE_IN_CELL_MAX` are numbered and listed
+    under it, so that every cell stays short."""
     head = ("| Benchmark " if with_benchmark else "") + "| Figure | Value | Unit | Ratio to reference | Note |"
     rule = ("|---" if with_benchmark else "") + "|---|---:|---|---|---|"
-    lines = [head, rule]
+    lines, notes = [head, rule], []
     for bench, fig in figures:
         note = fig.get("note", "")
         if fig.get("ratio_note"):
             note = "; ".join(filter(None, [note, fig["ratio_note"]]))
+        if len(note) > NOTE_IN_CELL_MAX:
+            notes.append(note)
+            note = f"note {len(notes)}"
         cells = ([bench] if with_benchmark else []) + [fig["name"], format_value(fig["value"]), fig["unit"], _ratio_cell(fig), note]
-        lines.append("| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+        lines.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+    if notes:
+        lines += ["", "Notes:", ""] + [f"{n}. {_escape(text)}" for n, text in enumerate(notes, start=1)]
     return lines
 
 
@@ -321,7 +336,18 @@ def _provenance(report: dict[str, Any]) -> list[str]:
         f"{format_value(report['total_seconds'])} s wall and {format_value(report.get('total_cpu_seconds', float('nan')))} CPU s in all){', commit ' + report['git_commit'] if report.get('git_commit') else ''}.",
         f"Machine: {m['cpu']}, {m['cores']} cores ({m['usable_cores']} usable), {m['ram_gib']} GiB RAM; {m['os']}; Python {m['python']}.",
         f"Versions: {versions}.",
-    ] + ([report["note"]] if report.get("note") else [])
+    ] + ([report["note"]] if report.get("note") else []) + _measured_code(report)
+
+
+def _measured_code(report: dict[str, Any]) -> list[str]:
+    """Which commit's code the figures describe: a page re-rendered with ``--render`` keeps the
+    run's commit, and code changed after it is not measured here."""
+    commit = report.get("git_commit")
+    if not commit:
+        return ["The run did not record its commit: which code it measured is unknown."]
+    return [f"The code measured is commit {commit}. This page may be re-rendered later (`--render`) "
+            f"without a new run: it then still describes commit {commit}, not the commit it sits in; "
+            f"`git log {commit}..HEAD` lists what changed since, and a full run replaces it."]
 
 
 def _headline_sections(report: dict[str, Any]) -> list[str]:
