@@ -256,23 +256,42 @@ def statistics_rows(result: dict[str, Any]) -> list[tuple[str, float, float | No
     return rows
 
 
+WHY_IN_CELL_MAX = 100
+"""A longer "why they differ" goes under its table as a numbered note (docs/ keeps cells short)."""
+
+
+def _why_cell(why: str, notes: list[str]) -> str:
+    if len(why) <= WHY_IN_CELL_MAX:
+        return why
+    notes.append(why)
+    return f"note {len(notes)}"
+
+
+def _notes(notes: list[str]) -> list[str]:
+    return ["", *(f"{n}. {text}" for n, text in enumerate(notes, start=1))] if notes else []
+
+
 def markdown(result: dict[str, Any], split: str, seconds: float) -> str:
     head = (f"Switchboard ms98, split `{split}`: {result['n_calls']} calls, {result['hours']:.1f} h; "
             f"computed {result.get('computed_at', '(date not recorded)')} in {seconds:.0f} s "
             f"({result.get('workers', 1)} process(es)), code at commit {result.get('commit') or '(not recorded)'}.")
     lines = [head, "", "### Talking Turns Table 2: occurrence rates of the 40 ms labels (human, in domain)", "",
              "| figure | ours | paper | difference | source | why they differ |", "|---|---|---|---|---|---|"]
+    notes: list[str] = []
     for label, ours, paper, source, why in table2_rows(result):
         digits = 2 if paper < 1 else 1
-        lines.append(f"| {label} | {_fmt(ours, digits)} % | {paper} % | {ours - paper:+.{digits}f} | {source} | {why} |")
+        lines.append(f"| {label} | {_fmt(ours, digits)} % | {paper} % | {ours - paper:+.{digits}f} | {source} | {_why_cell(why, notes)} |")
     occ = result["occurrence"]
+    lines += _notes(notes)
+    notes = []
     lines += ["", "Instances: " + ", ".join(f"({m}) {occ[m]['n_instances']}" for m in "abcde") + "; "
               f"system-speaking chunks {occ['speaker_interruption']['n_instances']}.", "",
               "### Talking Turns §3.2, Table 8 and §A.8: corpus statistics", "",
               "| figure | ours | paper | difference | source | why they differ |", "|---|---|---|---|---|---|"]
     for label, ours, paper, source, why in statistics_rows(result):
         diff = "" if paper is None or ours is None else f"{ours - paper:+.1f}"
-        lines.append(f"| {label} | {_fmt(ours, 2)} | {'' if paper is None else paper} | {diff} | {source} | {why} |")
+        lines.append(f"| {label} | {_fmt(ours, 2)} | {'' if paper is None else paper} | {diff} | {source} | {_why_cell(why, notes)} |")
+    lines += _notes(notes)
     shares = result["label_shares"]
     lines += ["", "Label shares: " + ", ".join(f"{k} {100 * v:.2f} %" for k, v in shares.items()) + ".", "",
               "### Turn-end decisions, VAP events and offsets at speaker changes", "",
