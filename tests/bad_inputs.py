@@ -199,9 +199,17 @@ def render_table(rows: list[tuple[Case, Outcome]]) -> str:
         "| input | command | exit | answer |",
         "|---|---|---|---|",
     ]
+    notes = []  # answers too long for a cell (docs/ keeps cells under 250 characters)
     for case, outcome in rows:
         command = "turneval " + " ".join(case.argv)
-        lines.append(f"| {cell(case.input)} | `{cell(command)}` | {outcome.code} | {cell(outcome.answer(case))} |")
+        answer = outcome.answer(case).replace("\n", " ")
+        if len(cell(answer)) > 200:
+            notes.append(answer)
+            answer = f"note {len(notes)}"
+        lines.append(f"| {cell(case.input)} | `{cell(command)}` | {outcome.code} | {cell(answer)} |")
+    if notes:
+        lines += ["", "Answers too long for the table:", ""]
+        lines += [f"{n}. {text}" for n, text in enumerate(notes, start=1)]
     return "\n".join(lines) + "\n"
 
 
