@@ -345,9 +345,12 @@ def _measured_code(report: dict[str, Any]) -> list[str]:
     commit = report.get("git_commit")
     if not commit:
         return ["The run did not record its commit: which code it measured is unknown."]
-    return [f"The code measured is commit {commit}. This page may be re-rendered later (`--render`) "
-            f"without a new run: it then still describes commit {commit}, not the commit it sits in; "
-            f"`git log {commit}..HEAD` lists what changed since, and a full run replaces it."]
+    rendered_at = _git_commit()
+    if rendered_at and not rendered_at.startswith(commit.rstrip("+")) and not commit.startswith(rendered_at):
+        return [f"**The code measured is commit {commit}, not the current code**: this page was re-rendered "
+                f"(`--render`) at commit {rendered_at} without a new run. `git log {commit}..HEAD` lists what "
+                "changed since; a full run replaces these figures."]
+    return [f"The code measured is commit {commit}."]
 
 
 def _headline_sections(report: dict[str, Any]) -> list[str]:
