@@ -159,7 +159,7 @@ def provenance_warnings(models: Mapping[str, Any] | None) -> list[str]:
             sources = ", ".join(info.get("sound_sources") or []) or "synthesised speech"
             checked = info.get("validated_on_real_speech")
             if checked:
-                out.append(f"WARNING: {what} was trained on synthetic sound ({sources}); on real speech only {checked} are validated.")
+                out.append(f"WARNING: {what} was trained on synthetic sound ({sources}); validated on real speech: {checked}.")
             else:
                 out.append(f"WARNING: {what} was trained on synthetic sound ({sources}); its figures on real speech are not validated.")
         elif str(info.get("provenance", "")).startswith("invalid"):
