@@ -227,11 +227,11 @@ def run_all(
 
     def one(path: Path) -> dict[str, Any]:
         if progress:
-            print(f"[bench] {path.stem} ...", file=sys.stderr, flush=True)
+            print(f"[perf] {path.stem} ...", file=sys.stderr, flush=True)
         record = run_benchmark(path, quick, timeout_s, threads)
         if progress:
             status = "FAILED: " + record["error"].splitlines()[0] if record["error"] else f"{len(record['figures'])} figures"
-            print(f"[bench] {path.stem}: {record['seconds']:.1f} s ({record['cpu_seconds']:.1f} CPU s), peak {record['peak_rss_mib']:.0f} MiB, {status}", file=sys.stderr, flush=True)
+            print(f"[perf] {path.stem}: {record['seconds']:.1f} s ({record['cpu_seconds']:.1f} CPU s), peak {record['peak_rss_mib']:.0f} MiB, {status}", file=sys.stderr, flush=True)
         return record
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:  # each benchmark is its own process; threads only wait
@@ -522,7 +522,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     if args.render:
         report = load_report(args.render)
         paths = write_report(report, args.output_dir, args.docs)
-        print(f"[bench] wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
+        print(f"[perf] wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
         return 0
     if args.list:
         for path in discover(args.benchmarks_dir, only):
@@ -532,7 +532,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     report = run_all(args.benchmarks_dir, quick=args.quick, only=only, timeout_s=args.timeout, threads=args.threads, jobs=args.jobs)
     paths = write_report(report, args.output_dir, args.docs)
     print(render_markdown(report))
-    print(f"[bench] wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
+    print(f"[perf] wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
     return 1 if any(r["error"] for r in report["benchmarks"]) else 0
 
 
