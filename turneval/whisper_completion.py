@@ -86,7 +86,10 @@ class WhisperCompletion:
         self.encoder = model.model.encoder
         tokenizer = processor.tokenizer
         self.end_ids, self.continue_ids = _mark_ids(tokenizer, END_MARKS), _mark_ids(tokenizer, CONTINUE_MARKS)
-        self.end_index, self.continue_index = torch.tensor(self.end_ids), torch.tensor(self.continue_ids)
+        # the marks' log-probabilities are all a step keeps: the cue is read from them afterwards
+        self.mark_index = torch.tensor(self.end_ids + self.continue_ids)
+        n_end = len(self.end_ids)
+        self.marks_end, self.marks_continue = range(n_end), range(n_end, n_end + len(self.continue_ids))
         generation = model.generation_config
         self.eos = int(tokenizer.eos_token_id)  # Whisper's special and timestamp tokens all follow <|endoftext|>
         self.prompt = [int(generation.decoder_start_token_id), int(generation.no_timestamps_token_id)]
@@ -127,42 +130,40 @@ class WhisperCompletion:
         # one clip at a time through the encoder (1,500 positions fill its matrix products): less
         # memory, and a clip's cue never depends on the clips beside it
         encoded = torch.cat([self.encoder(features[i : i + 1].to(self.device)).last_hidden_state for i in range(len(clips))])
-        tokens, cues = self._greedy(encoded)
+        tokens, marks = self._greedy(encoded)
         out = np.full(len(clips), np.nan)
         for row in range(len(clips)):
             words = [k for k, t in enumerate(tokens[row]) if self._is_word(t)]
             if words and words[-1] + 1 < len(tokens[row]):
-                out[row] = cues[row][words[-1] + 1]
+                out[row] = completion_logit(marks[row][words[-1] + 1], self.marks_end, self.marks_continue)
         return out
 
-    def _greedy(self, encoded: Any) -> tuple[list[list[int]], list[list[float]]]:
+    def _greedy(self, encoded: Any) -> tuple[list[list[int]], list[list[np.ndarray]]]:
         """Greedy decoding of each row until it ends (``<|endoftext|>``) or :data:`MAX_TOKENS`:
-        the tokens, and at each step the cue of that step's next-token distribution. A row that
-        has ended leaves the batch."""
+        the tokens, and at each step the log-probabilities of the marks (end marks, then continue
+        marks) in that step's next-token distribution. A row that has ended leaves the batch."""
         import torch
 
         n = encoded.shape[0]
         state = _DecoderState(self.model, encoded, MAX_TOKENS)
         tokens: list[list[int]] = [[] for _ in range(n)]
-        cues: list[list[float]] = [[] for _ in range(n)]
+        marks: list[list[np.ndarray]] = [[] for _ in range(n)]
         rows = list(range(n))  # the original row of each row still decoding
         device = encoded.device
         for position, token in enumerate(self.prompt[:-1]):  # the prompt, one token a step: no mask needed
             state.step(torch.full((n,), token, dtype=torch.long, device=device), position)
         ids = torch.full((n,), self.prompt[-1], dtype=torch.long, device=device)
         suppress, begin_suppress = self.suppress.to(device), self.begin_suppress.to(device)
+        mark_index = self.mark_index.to(device)
         for step in range(MAX_TOKENS - len(self.prompt)):
             scores = state.step(ids, len(self.prompt) - 1 + step).float()
             scores = scores.masked_fill(begin_suppress if step == 0 else suppress, float("-inf"))
-            log_p = torch.log_softmax(scores, -1)
-            p_end = log_p[:, self.end_index.to(device)].exp().sum(-1).double()
-            p_continue = log_p[:, self.continue_index.to(device)].exp().sum(-1).double()
-            cue = (torch.log(p_end + EPS) - torch.log(p_continue + EPS)).tolist()
+            step_marks = torch.log_softmax(scores, -1)[:, mark_index].cpu().numpy()
             chosen = scores.argmax(-1)
             going_on = []
             for k, token in enumerate(chosen.tolist()):
                 tokens[rows[k]].append(token)
-                cues[rows[k]].append(cue[k])
+                marks[rows[k]].append(step_marks[k])
                 if token != self.eos:
                     going_on.append(k)
             if not going_on:
@@ -171,7 +172,7 @@ class WhisperCompletion:
                 state.keep(going_on)
                 rows = [rows[k] for k in going_on]
             ids = chosen[going_on]
-        return tokens, cues
+        return tokens, marks
 
 
 class _DecoderState:
