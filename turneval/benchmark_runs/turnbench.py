@@ -52,8 +52,6 @@ FP_REFRACTORY_S = 1.0
 MAX_EOT_FPR = 0.1
 """EOT recall and latency are read at the lowest threshold that fires in at most 10 % of holds."""
 THRESHOLDS = tuple(round(0.01 * k, 2) for k in range(1, 100))
-IPU_JOIN_S = 0.2
-"""A speaker's speech segments closer than this are one stretch of speech (an IPU)."""
 
 
 class TurnBenchError(ValueError):
@@ -80,16 +78,6 @@ def conversations(folder: str | Path) -> dict[str, tuple[Path, Path | None]]:
     return found
 
 
-def _ipus(segments: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    out: list[list[float]] = []
-    for start, end in sorted(segments):
-        if out and start - out[-1][1] < IPU_JOIN_S:
-            out[-1][1] = max(out[-1][1], end)
-        else:
-            out.append([start, end])
-    return [(a, b) for a, b in out]
-
-
 def _speaking(ipus: Sequence[tuple[float, float]], n_frames: int) -> np.ndarray:
     """Per frame: does the speaker speak in it (any part of the 40 ms)?"""
     out = np.zeros(n_frames, dtype=bool)
@@ -101,6 +89,7 @@ def _speaking(ipus: Sequence[tuple[float, float]], n_frames: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- export
 def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np.ndarray]:
     """The four score arrays of one two-channel conversation (see the module docstring)."""
+    from turneval.dataset_scripts.events import merge_into_ipus
     from turneval.dataset_scripts.pauses import Pause
     from turneval.modeling.modeling_turn_taking_judge import log_silence
     from turneval.reporting.inference import default_whisper_completion, heard_echo, judge_probabilities
@@ -111,7 +100,7 @@ def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np
                              f"this one reads {None if rule is None else list(rule.features)}")
     audio = np.asarray(dialogue.audio)
     n = int(audio.shape[1] / 16000 * FRAME_RATE_HZ)
-    ipus = [_ipus(dialogue.segments[k]) for k in (0, 1)]
+    ipus = [[(u.start, u.end) for u in merge_into_ipus(dialogue.segments[k], k)] for k in (0, 1)]  # the report's IPUs
     speaking = [_speaking(ipus[k], n) for k in (0, 1)]
     anyone = speaking[0] | speaking[1]
     stop_s, cue = judge.config.pause_stop_s, judge.config.turn_completion_cue
