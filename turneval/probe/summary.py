@@ -19,12 +19,12 @@ report``: the report's headline figures (when the report ran) plus
 """
 from __future__ import annotations
 
-import math
 import statistics
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from turneval.metrics.intervals import wilson_interval as shared_wilson
 from turneval.probe.scenarios import CALL_TASKS, V10_TASKS, V15_TASKS
 
 
@@ -65,13 +65,11 @@ def median_interval(values: Iterable[Any], level: float = 0.95, n_boot: int = 20
 
 
 def wilson_interval(k: int, n: int, z: float = 1.96) -> list[float] | None:
-    """The Wilson 95 % interval of a rate k / n (None for n = 0)."""
+    """The Wilson 95 % interval of a rate k / n, rounded for the tables (None for n = 0)."""
     if n == 0:
         return None
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
+    low, high = shared_wilson(k, n, z=z)
+    return [round(low, 4), round(high, 4)]
 
 
 def task_timing(outcomes: Iterable[Any]) -> dict[str, dict[str, Any]]:
