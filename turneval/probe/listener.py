@@ -34,12 +34,15 @@ class AgentListener:
 
     sample_rate: int
     runs: list[list[float]] = field(default_factory=list)  # [start_s, end_s], sorted, disjoint
+    # the caller asks up to three times per 20 ms frame and the runs grow all call: joined once per change
+    _joined: dict[float, list[tuple[float, float]]] = field(default_factory=dict, init=False, repr=False)
 
     def add(self, samples: np.ndarray, placed_s: float) -> None:
         """A chunk of agent audio (int16) that plays from ``placed_s``."""
         loud = loud_windows(np.asarray(samples, dtype=np.float32) / 32768.0, self.sample_rate)
         if not loud.any():
             return
+        self._joined.clear()
         duration = np.asarray(samples).size / self.sample_rate
         edges = np.flatnonzero(np.diff(np.concatenate([[0], loud.astype(np.int8), [0]])))
         for a, b in zip(edges[::2], edges[1::2]):
@@ -57,15 +60,19 @@ class AgentListener:
             if start < at_s:
                 kept.append([start, min(end, at_s)])
         self.runs = kept
+        self._joined.clear()
 
     def _stretches(self, hold_s: float) -> list[tuple[float, float]]:
+        if hold_s in self._joined:
+            return self._joined[hold_s]
         out: list[list[float]] = []
         for start, end in self.runs:
             if out and start - out[-1][1] < hold_s:
                 out[-1][1] = max(out[-1][1], end)
             else:
                 out.append([start, end])
-        return [(s, e) for s, e in out]
+        self._joined[hold_s] = [(s, e) for s, e in out]
+        return self._joined[hold_s]
 
     def start_after(self, t_s: float, hold_s: float = HOLD_S) -> float | None:
         """The first time the agent starts speaking at or after ``t_s`` (None: not yet)."""
