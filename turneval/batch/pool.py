@@ -53,6 +53,20 @@ def default_call_timeout(audio_s: float) -> float:
     return 300.0 + 3.0 * audio_s
 
 
+def call_limit(call: Call, call_timeout: float | None) -> float:
+    """The seconds ``call`` may take under ``--call-timeout`` (None: :func:`default_call_timeout`
+    of its length; 0: no limit)."""
+    if call_timeout is None:
+        return default_call_timeout(audio_seconds(call))
+    return call_timeout if call_timeout > 0 else float("inf")
+
+
+def timed_out_reason(limit_s: float) -> str:
+    """The failure reason of a call stopped at its time limit (local workers and Ray alike)."""
+    return (f"stopped after {limit_s:.0f} s (--call-timeout): the call did not finish; give a larger "
+            "--call-timeout if it is long")
+
+
 # --------------------------------------------------------------------------- in the worker
 def resident_mib() -> float | None:
     """This process's resident memory now (Linux; None elsewhere)."""
@@ -260,11 +274,6 @@ class LocalPool:
             _stop_helpers()
 
     # ------------------------------------------------------------------ calls
-    def _limit(self, call: Call) -> float:
-        if self.call_timeout is None:
-            return default_call_timeout(audio_seconds(call))
-        return self.call_timeout if self.call_timeout > 0 else float("inf")
-
     def _hand_out(self, queue: deque) -> None:
         for slot in self.slots:
             if slot.ready and slot.call is None and queue:
@@ -276,7 +285,7 @@ class LocalPool:
                     slot.ready = False
                     continue
                 slot.call, slot.attempt = call, attempt
-                slot.limit_s = self._limit(call)
+                slot.limit_s = call_limit(call, self.call_timeout)
                 slot.deadline = time.monotonic() + slot.limit_s
 
     def _replace(self, slot: _Slot, queue: deque, outcome_of: Callable[[Call, int], CallOutcome | None]) -> CallOutcome | None:
@@ -327,9 +336,7 @@ class LocalPool:
         if slot.call is not None and time.monotonic() > slot.deadline:
             call, limit = slot.call, slot.limit_s
             return self._replace(slot, queue, lambda c, a: CallOutcome(
-                call.id, False, audio_seconds(call), wall_s=limit,
-                reason=f"stopped after {limit:.0f} s (--call-timeout): the call did not finish; give a larger "
-                       "--call-timeout if it is long"))
+                call.id, False, audio_seconds(call), wall_s=limit, reason=timed_out_reason(limit)))
         return None
 
     def run(self, calls: Sequence[Call], out_dir: str | Path, on_outcome: Callable[[CallOutcome], None]) -> None:

@@ -19,6 +19,7 @@ from turneval.reporting.build import ReportOptions
 
 from .calls import CallEvaluator, CallOutcome, audio_seconds
 from .discover import Call
+from .pool import ATTEMPTS, WorkerDied, call_limit, timed_out_reason
 
 
 class RayUnavailable(RuntimeError):
@@ -89,8 +90,6 @@ class _Actors:
 
     def started(self, ref) -> None:  # noqa: ANN001
         """An actor answered its readiness task (or died loading the models: started again, a few times)."""
-        from .pool import WorkerDied
-
         slot = self.starting.pop(ref)
         try:
             self.ray.get(ref)
@@ -123,18 +122,8 @@ class _Actors:
                 pass
 
 
-def _limit(call: Call, call_timeout: float | None) -> float:
-    from .pool import default_call_timeout
-
-    if call_timeout is None:
-        return default_call_timeout(audio_seconds(call))
-    return call_timeout if call_timeout > 0 else float("inf")
-
-
 def _finish(ray, actors: _Actors, ref, queue: deque) -> CallOutcome | None:  # noqa: ANN001
     """The outcome of a finished task; a dead actor is replaced and its call requeued (None) or failed."""
-    from .pool import ATTEMPTS
-
     slot, _, call, attempt, _ = actors.running.pop(ref)
     try:
         return ray.get(ref)
@@ -155,9 +144,8 @@ def _overdue(actors: _Actors, call_timeout: float | None) -> list[CallOutcome]:
         if time.monotonic() > deadline:
             del actors.running[ref]
             actors.replace(slot)
-            outcomes.append(CallOutcome(call.id, False, audio_seconds(call), reason=(
-                f"stopped after {_limit(call, call_timeout):.0f} s (--call-timeout): the call did not finish; give a larger "
-                "--call-timeout if it is long")))
+            outcomes.append(CallOutcome(call.id, False, audio_seconds(call),
+                                        reason=timed_out_reason(call_limit(call, call_timeout))))
     return outcomes
 
 
@@ -178,7 +166,7 @@ def run_on_ray(calls: Sequence[Call], options: ReportOptions, html: bool, worker
         for slot in actors.idle():
             if queue:
                 call, attempt = queue.popleft()
-                actors.submit(slot, call, attempt, _limit(call, call_timeout))
+                actors.submit(slot, call, attempt, call_limit(call, call_timeout))
 
     try:
         while queue or actors.running:
