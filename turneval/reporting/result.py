@@ -9,6 +9,7 @@ take a :class:`Report`; this module imports none of them.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from typing import Any, Iterator
@@ -37,60 +38,46 @@ class _Absent:
 ABSENT: Any = _Absent()
 
 
-class Section:
+class Section(Mapping):
     """A section of report.json: a dataclass whose fields are the section's keys, in order.
 
     As transformers' ``ModelOutput``, a section also reads like the dict report.json holds
-    (``section["key"]``, ``section.get("key")``, ``"key" in section``), so code written against
-    report.json reads a Report the same way. A field set to :data:`ABSENT` is not written.
+    (``section["key"]``, ``section.get("key")``, ``"key" in section``: a read-only
+    :class:`~collections.abc.Mapping`), so code written against report.json reads a Report the
+    same way. A field set to :data:`ABSENT` is not written.
     """
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.items())
 
     @classmethod
-    def _names(cls) -> list[tuple[str, str]]:
-        """(report.json key, field name) per field: a key that is a Python word (``lambda``) is
-        the field's ``metadata["key"]``."""
-        return [(f.metadata.get("key", f.name), f.name) for f in fields(cls)]  # type: ignore[arg-type]
-
-    def keys(self) -> list[str]:
-        return [key for key, name in self._names() if getattr(self, name) is not ABSENT]
-
-    def items(self) -> list[tuple[str, Any]]:
-        return [(key, getattr(self, name)) for key, name in self._names() if getattr(self, name) is not ABSENT]
-
-    def values(self) -> list[Any]:
-        return [value for _, value in self.items()]
+    def _names(cls) -> dict[str, str]:
+        """{report.json key: field name}: a key that is a Python word (``lambda``) is the field's
+        ``metadata["key"]``."""
+        return {f.metadata.get("key", f.name): f.name for f in fields(cls)}  # type: ignore[arg-type]
 
     def __getitem__(self, key: str) -> Any:
-        for known, value in self.items():
-            if known == key:
-                return value
-        raise KeyError(f"{type(self).__name__} has no {key!r}; its keys: {', '.join(self.keys())}")
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.keys()
+        value = getattr(self, self._names().get(key, ""), ABSENT)
+        if value is ABSENT:
+            raise KeyError(f"{type(self).__name__} has no {key!r}; its keys: {', '.join(self)}")
+        return value
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.keys())
+        return (key for key, name in self._names().items() if getattr(self, name) is not ABSENT)
 
     def __len__(self) -> int:
-        return len(self.keys())
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if key in self.keys() else default
+        return sum(1 for _ in self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
         """The section of a dict that a metric function returned; a key the section does not know
         is an error (a new figure needs a field here and in the report schema)."""
         names = cls._names()
-        unknown = [k for k in data if k not in {key for key, _ in names}]
+        unknown = [k for k in data if k not in names]
         if unknown:
             raise TypeError(f"{cls.__name__}: no field for {', '.join(unknown)}; add it to turneval/reporting/result.py "
                             "and turneval/data/report.schema.json")
-        return cls(**{name: data.get(key, ABSENT) for key, name in names})
+        return cls(**{name: data.get(key, ABSENT) for key, name in names.items()})
 
 
 @dataclass
