@@ -3,7 +3,6 @@
     RUN_DIR/
       v1.0/<task>/<id>/   input.wav output.wav stereo.wav  the task's metadata  probe.json
       v1.5/<task>/<id>/   ... (input.json: the caller's words, exact from the synthesizer)
-      failed/...          samples the agent broke, with the reason in probe.json
       calls/<task>/<id>/  turneval's own calls (barge_in, backchannel, pause_hold, dialogue): caller.wav agent.wav
                           stereo.wav input.json probe.json (each part's plan, the agent event it waited for, when it
                           left; the verdict)
