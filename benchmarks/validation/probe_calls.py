@@ -181,13 +181,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="one call per target (about 50 s)")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write every call's figures as JSON")
     args = parser.parse_args()
-    result = measure(args.quick)
-    print(format_result(result))
-    if args.json:
-        from turneval.dataset_scripts.files import to_jsonable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness
+    from _harness import emit_result
 
-        Path(args.json).write_text(json.dumps(to_jsonable(result), indent=1) + "\n")
-    return 0
+    return emit_result(measure(args.quick), args.json, format_result)
 
 
 if __name__ == "__main__":
