@@ -109,7 +109,7 @@ def absolute_links(body: str, card: Path, links: ReleaseLinks) -> str:
     file does not exist in the checkout."""
     def rewrite(match: re.Match) -> str:
         text, target = match.group(1), match.group(2)
-        if "://" in target or target.startswith(("#", "mailto:")):
+        if not _is_relative(target):
             return match.group(0)
         path, _, anchor = target.partition("#")
         source = (card.parent / path).resolve()
@@ -127,9 +127,14 @@ def absolute_links(body: str, card: Path, links: ReleaseLinks) -> str:
     return _LINK.sub(rewrite, body)
 
 
+def _is_relative(target: str) -> bool:
+    """A link target that names a file of the checkout (not an address, an in-page anchor or a mail)."""
+    return "://" not in target and not target.startswith(("#", "mailto:"))
+
+
 def relative_links(text: str) -> list[str]:
     """The link targets of a Markdown text that are not absolute addresses (nor in-page anchors)."""
-    return [t for _, t in _LINK.findall(text) if "://" not in t and not t.startswith(("#", "mailto:"))]
+    return [t for _, t in _LINK.findall(text) if _is_relative(t)]
 
 
 HUB_LICENCES = frozenset({"apache-2.0", "mit", "bsd-2-clause", "cc-by-4.0", "cc-by-nc-4.0", "other"})
