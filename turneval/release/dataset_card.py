@@ -72,12 +72,12 @@ def _kinds(name: str) -> tuple[str, ...]:
     return ()
 
 
-def _contents_table(name: str, built: dict[str, Any]) -> list[str]:
-    """Per task or perturbation type, what each split holds (yes / no items, or pairs)."""
+def _contents_table(name: str, built: dict[str, Any], counts: dict[str, dict[str, tuple[int, int]]]) -> list[str]:
+    """Per task or perturbation type, what each split holds (yes / no items, or pairs); ``counts``:
+    :func:`_counts` of each split."""
     kinds = _kinds(name)
     if not kinds:
         return []
-    counts = {split: _counts(name, rows) for split, rows in built.items()}
     what = "yes / no items" if name == "turn_taking_questions" else "pairs"
     lines = [f"| {'task' if what != 'pairs' else 'perturbation type'} | " + " | ".join(f"`{s}`: {what}" for s in built) + " |",
              "|---|" + "---|" * len(built)]
@@ -90,10 +90,10 @@ def _contents_table(name: str, built: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _lacks(name: str, built: dict[str, Any]) -> list[str]:
+def _lacks(name: str, built: dict[str, Any], counts: dict[str, dict[str, tuple[int, int]]]) -> list[str]:
     """One sentence per split that lacks something another split has, and one for what no split has."""
     kinds = _kinds(name)
-    present = {split: set(_counts(name, rows)) for split, rows in built.items()}
+    present = {split: set(counts[split]) for split in built}
     anywhere = set().union(*present.values()) if present else set()
     out = []
     for split, rows in built.items():
@@ -120,8 +120,9 @@ def release_section(plan: RepoPlan, built: dict[str, Any], sources: list[str]) -
     usage = ["```python", "from datasets import load_dataset", f'ds = load_dataset("{plan.repo_id}")', f'row = ds["{first}"][0]']
     usage += AUDIO_LINES[plan.name].format(repo_id=plan.repo_id).splitlines() + ["```"]
     lines += ["", *usage]
-    lacks = _lacks(plan.name, built)
-    table = _contents_table(plan.name, built)
+    counts = {split: _counts(plan.name, rows) for split, rows in built.items()}  # one pass over each split's column
+    lacks = _lacks(plan.name, built, counts)
+    table = _contents_table(plan.name, built, counts)
     if table:
         lines += ["", *table]
     if lacks:
