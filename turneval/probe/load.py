@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from turneval.dataset_scripts.files import atomic_path
 from turneval.probe.summary import median_interval
 from turneval.probe.transports import ProbeError
 from turneval.probe.verdicts import response_times
@@ -93,8 +94,7 @@ def plot_levels(rows: list[dict[str, Any]], path: Path) -> Path | None:
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.partial.png")
-    fig.savefig(tmp)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
     plt.close(fig)
-    tmp.replace(path)
     return path
