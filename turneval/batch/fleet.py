@@ -119,7 +119,8 @@ def write_table(rows: Sequence[FleetRow], out_dir: str | Path) -> dict[str, Path
     import pandas as pd
 
     columns = _columns(rows)
-    frame = pd.DataFrame([{c: row.columns().get(c) for c in columns} for row in rows], columns=columns)
+    cells = (row.columns() for row in rows)  # once per row: columns() builds the row's dict
+    frame = pd.DataFrame([{c: row.get(c) for c in columns} for row in cells], columns=columns)
     for name in FIGURES:
         frame[name] = frame[name].astype("float64")
     for column in columns:  # metadata of mixed types: text, so that parquet takes it
@@ -195,19 +196,23 @@ def figure_distribution(figure: HeadlineFigure, rows: Sequence[FleetRow]) -> dic
 def slices(rows: Sequence[FleetRow], column: str) -> dict[str, Any]:
     """The reported calls split by ``column``: per value each figure's n, mean, median, p10, p90,
     and each later value's difference from the first (mean, 95 % CI, as ``turneval compare``)."""
-    reported = [r for r in rows if r.reported]
-    levels = sorted({str(r.get(column)) for r in reported if r.get(column) is not None})
+    by_level: dict[str, list[FleetRow]] = {}
+    for r in rows:
+        value = r.get(column) if r.reported else None
+        if value is not None:
+            by_level.setdefault(str(value), []).append(r)
+    levels = sorted(by_level)
     out: dict[str, Any] = {"column": column, "levels": [], "differences": []}
     if not levels:
         return out
-    values = {level: {name: [float(r.figures[name]) for r in reported if str(r.get(column)) == level and r.figures.get(name) is not None]
+    values = {level: {name: [float(r.figures[name]) for r in by_level[level] if r.figures.get(name) is not None]
                       for name in FIGURES} for level in levels}
     for level in levels:
         figs = {}
         for name, vals in values[level].items():
             figs[name] = {"n": len(vals), "mean": float(np.mean(vals)) if vals else None,
                           **({q: float(np.quantile(vals, p)) for q, p in QUANTILES.items()} if vals else dict.fromkeys(QUANTILES))}
-        out["levels"].append({"value": level, "n_calls": sum(1 for r in reported if str(r.get(column)) == level), "figures": figs})
+        out["levels"].append({"value": level, "n_calls": len(by_level[level]), "figures": figs})
     reference = levels[0]
     out["reference"] = reference
     for level in levels[1:]:
