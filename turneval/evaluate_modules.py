@@ -152,8 +152,10 @@ def expected_copies(name: str) -> dict[str, str]:
 
 def stale_copies(name: str) -> list[str]:
     """What differs in ``metrics/<name>/`` from :func:`expected_copies`: missing, changed or extra copies."""
-    folder = module_script(name).parent
-    expected = expected_copies(name)
+    return _stale(module_script(name).parent, expected_copies(name))
+
+
+def _stale(folder: Path, expected: dict[str, str]) -> list[str]:
     stale = [f for f, text in expected.items() if not (folder / f).is_file() or (folder / f).read_text(encoding="utf-8") != text]
     stale += [p.name for p in folder.glob(f"{COPY_PREFIX}*.py") if p.name not in expected]
     return sorted(stale)
@@ -162,8 +164,8 @@ def stale_copies(name: str) -> list[str]:
 def sync_copies(name: str) -> list[str]:
     """Write the copies of ``metrics/<name>/`` and remove extra ones; returns the files changed."""
     folder = module_script(name).parent
-    changed = stale_copies(name)
-    expected = expected_copies(name)
+    expected = expected_copies(name)  # rendered once, for the comparison and the writing
+    changed = _stale(folder, expected)
     for file_name in changed:
         if file_name in expected:
             (folder / file_name).write_text(expected[file_name], encoding="utf-8")
