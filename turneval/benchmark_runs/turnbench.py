@@ -150,7 +150,7 @@ def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np
 def export(folder: str | Path, out: str | Path, judge: Any = None, split: str = "unknown", progress: bool = False) -> dict[str, Any]:
     """Write the judge's traces of every conversation in ``folder`` into ``out`` (manifest.json,
     traces/<task_id>.npz); returns the manifest."""
-    from turneval.dataset_scripts.files import atomic_write_text
+    from turneval.dataset_scripts.files import atomic_path, atomic_write_text
     from turneval.reporting.inference import load_judge_model
     from turneval.reporting.inputs import load_conversation
     from turneval.reporting.progress import progress_bar
@@ -165,10 +165,8 @@ def export(folder: str | Path, out: str | Path, judge: Any = None, split: str = 
         else:
             dialogue = load_conversation(None, user_audio=one, system_audio=two, system_channel=1)
         traces = judge_traces(model, dialogue)
-        partial = target / "traces" / f".{task_id}.npz"
-        with open(partial, "wb") as handle:
+        with atomic_path(target / "traces" / f"{task_id}.npz") as partial, open(partial, "wb") as handle:
             np.savez(handle, **traces)
-        partial.replace(target / "traces" / f"{task_id}.npz")
     manifest = {"baseline": "turneval turn-taking judge", "checkpoint": name, "frame_rate_hz": FRAME_RATE_HZ, "split": split,
                 "task_ids": list(found), "lookahead_ms": 0,
                 "notes": "frame i scores the audio up to 0.04 (i + 1) s; speech by the report's VAD (Silero), whose speech ends "
