@@ -141,7 +141,7 @@ class LiveCaller:
 
         self.parts, self.sr, self.frame_n, self.listener = parts, sample_rate, frame, listener
         self.timeout_s, self.tail_s, self.lead_s = timeout_s, tail_s, lead_s
-        self.pcm = [_int16(p.audio if sample_rate == 16000 else resample(p.audio, 16000, sample_rate)) for p in parts]
+        self.pcm = [int16_pcm(p.audio if sample_rate == 16000 else resample(p.audio, 16000, sample_rate)) for p in parts]
         self.state = [_PartState() for _ in parts]
         for part, state in zip(parts, self.state):
             if part.delay == "human":
@@ -298,5 +298,6 @@ class LiveCaller:
         return out
 
 
-def _int16(audio: np.ndarray) -> np.ndarray:
+def int16_pcm(audio: np.ndarray) -> np.ndarray:
+    """Float audio (-1..1) as 16-bit PCM samples, clipped."""
     return np.clip(np.round(np.asarray(audio, dtype=np.float32) * 32767), -32768, 32767).astype(np.int16)

@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from turneval.probe.call import AgentBusy, AgentStalled, Call, CallerSource, FixedCaller, ReactiveCaller
-from turneval.probe.caller import LiveCaller
+from turneval.probe.caller import LiveCaller, int16_pcm
 from turneval.probe.energy import sound_spans
 from turneval.probe.listener import AgentListener
 from turneval.probe.recorder import Recording, timing, write_sample
@@ -111,10 +111,6 @@ FDB_AUDIO = ("input.wav", "output.wav")
 CALL_AUDIO = ("caller.wav", "agent.wav")
 """turneval's own calls (calls/) name their audio for who speaks: they are not Full-Duplex-Bench sample folders, and
 `turneval full-duplex-bench` leaves them alone."""
-
-
-def _int16(audio: np.ndarray) -> np.ndarray:
-    return np.clip(np.round(np.asarray(audio, dtype=np.float32) * 32767), -32768, 32767).astype(np.int16)
 
 
 def _hint_wrong_wire(transport: AgentTransport, err: AgentDisconnected) -> str:
@@ -207,7 +203,7 @@ async def _run_sample(settings: ProbeSettings, url: str, sample: Sample, repeat:
     live = _live_caller(settings, sample, transport, listener, repeat, caller_index) if sample.reacts else None
     if live is None:
         caller = sample.audio if settings.sample_rate == SAMPLE_RATE else resample(sample.audio, SAMPLE_RATE, settings.sample_rate)
-        source: CallerSource | np.ndarray = _int16(caller)
+        source: CallerSource | np.ndarray = int16_pcm(caller)
     else:
         source = ReactiveCaller(live)
     await transport.open(settings.connect_timeout_s)
@@ -302,14 +298,14 @@ def measure_transport_delay(settings: ProbeSettings, seconds: float = 2.0) -> di
         async def go() -> Recording:
             await transport.open(settings.connect_timeout_s)
             try:
-                rec = (await _stream(transport, _int16(noise), timeout_s=1.0))[0]
+                rec = (await _stream(transport, int16_pcm(noise), timeout_s=1.0))[0]
             finally:
                 await transport.close()
             return rec
 
         rec = asyncio.run(go())
     if settings.transport == "webrtc":  # frames are re-cut (Opus, 48 kHz) and the first ones may be lost
-        delays = _delays_by_content(rec, _int16(noise), settings.sample_rate)
+        delays = _delays_by_content(rec, int16_pcm(noise), settings.sample_rate)
     else:
         step = transport.frame_samples / settings.sample_rate
         delays = [arrival - (i + 1) * step for i, (arrival, _, _) in enumerate(rec.arrivals)]
