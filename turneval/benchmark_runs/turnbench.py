@@ -92,7 +92,12 @@ def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np
     from turneval.dataset_scripts.events import merge_into_ipus
     from turneval.dataset_scripts.pauses import Pause
     from turneval.modeling.modeling_turn_taking_judge import log_silence
-    from turneval.reporting.inference import default_whisper_completion, heard_echo, judge_probabilities
+    from turneval.reporting.inference import (
+        default_whisper_completion,
+        heard_echo,
+        judge_probabilities,
+        pause_decision_features,
+    )
 
     rule = judge.config.pause_decision
     if rule is None or not set(rule.features) <= {"log_silence_s", "whisper_complete_logit"}:
@@ -103,10 +108,9 @@ def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np
     ipus = [[(u.start, u.end) for u in merge_into_ipus(dialogue.segments[k], k)] for k in (0, 1)]  # the report's IPUs
     speaking = [_speaking(ipus[k], n) for k in (0, 1)]
     anyone = speaking[0] | speaking[1]
-    stop_s, cue = judge.config.pause_stop_s, judge.config.turn_completion_cue
-    whisper = whisper if whisper is not None or "whisper_complete_logit" not in rule.features else default_whisper_completion()
+    stop_s = judge.config.pause_stop_s
     eot = [np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)]
-    pauses, clips = [], []
+    pauses = []
     for k in (0, 1):
         for i, (start, end) in enumerate(ipus[k]):
             # K's turn began with K's first stretch of speech after the other party last spoke
@@ -115,9 +119,12 @@ def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np
             pause = Pause(session=str(dialogue.id), chunk=int(end * FRAME_RATE_HZ), pauser=k, speech_end=end, time=end + stop_s,
                           horizon=end + stop_s, turn_start=turn_start, silence_elapsed_s=stop_s)
             pauses.append(pause)
-            a = int(cue.clip_start_s(turn_start) * 16000) if cue is not None else int(max(0.0, end - 8.0) * 16000)
-            clips.append(audio[k, a: int(round((end + stop_s) * 16000))])
-    values = whisper.logits(clips) if whisper is not None and clips else np.zeros(len(clips))
+    values = np.zeros(len(pauses))
+    if "whisper_complete_logit" in rule.features and pauses:
+        # the report's clips (the cue's, from the turn start to the stop time) and reader
+        whisper = whisper if whisper is not None else default_whisper_completion()
+        names = ["whisper_complete_logit"]
+        values = pause_decision_features(judge, dialogue, dict(enumerate(pauses)), names, whisper)["whisper_complete_logit"]
     fallback = judge.config.pause_decision_fallback
     for pause, value in zip(pauses, values):
         first = int(math.ceil(pause.horizon * FRAME_RATE_HZ))
