@@ -26,6 +26,13 @@ def silence_libraries() -> None:
         hf_logging.set_verbosity_error()
 
 
+def silence_worker() -> None:
+    """A batch worker (a process or a Ray actor) says nothing: the libraries' bars and log lines off
+    and every warning ignored (those of a report are in its notes)."""
+    silence_libraries()
+    warnings.simplefilter("ignore")
+
+
 def _ours(category: type) -> bool:
     return category.__module__.split(".")[0] == "turneval"
 

@@ -115,8 +115,6 @@ def _no_semaphores() -> None:
 
 def worker_main(conn: Any, options: ReportOptions, html: bool, threads: int, parent_pid: int, verbose: bool) -> None:
     """A worker's life: load the models, say ``ready``, then one ``outcome`` per call received."""
-    import warnings
-
     from .calls import CallEvaluator, failure_reason
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch decides what an interrupt stops
@@ -124,10 +122,9 @@ def worker_main(conn: Any, options: ReportOptions, html: bool, threads: int, par
     _exit_with_parent(parent_pid)
     _no_semaphores()
     if not verbose:
-        from turneval.console import silence_libraries
+        from turneval.console import silence_worker
 
-        silence_libraries()
-        warnings.simplefilter("ignore")  # the libraries' notices while loading; a report's own are in its notes
+        silence_worker()
     try:
         evaluator = CallEvaluator(options, html=html, threads=threads)
     except Exception as err:  # every worker would fail the same way: the parent stops the run

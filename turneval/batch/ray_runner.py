@@ -54,12 +54,9 @@ class _Worker:
 
     def __init__(self, options: ReportOptions, html: bool, verbose: bool = False) -> None:
         if not verbose:
-            import warnings
+            from turneval.console import silence_worker
 
-            from turneval.console import silence_libraries
-
-            silence_libraries()
-            warnings.simplefilter("ignore")
+            silence_worker()
         self.evaluator = CallEvaluator(options, html=html, threads=1)
 
     def run(self, call: Call) -> CallOutcome:
