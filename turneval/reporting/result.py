@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from functools import cache
 from importlib import resources
 from typing import Any, Iterator
 
@@ -48,9 +49,11 @@ class Section(Mapping):
     """
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.items())
+        values = ((key, getattr(self, name)) for key, name in self._names().items())
+        return {key: value for key, value in values if value is not ABSENT}
 
     @classmethod
+    @cache
     def _names(cls) -> dict[str, str]:
         """{report.json key: field name}: a key that is a Python word (``lambda``) is the field's
         ``metadata["key"]``."""
