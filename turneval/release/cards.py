@@ -143,6 +143,14 @@ turneval's repos may name; anything else is ``other`` with a ``license_name`` an
 SIZE_CATEGORIES = ("n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "other")
 
 
+def size_category(rows: int) -> str:
+    """The Hub's ``size_categories`` value for a data set of ``rows`` rows."""
+    for category, bound in zip(SIZE_CATEGORIES, (10**3, 10**4, 10**5, 10**6, 10**7)):
+        if rows < bound:
+            return category
+    return "other"
+
+
 def check_card_metadata(text: str, repo_type: str, where: str) -> None:
     """Raise ReleaseError unless the card ``text`` of a ``repo_type`` repo passes the checks the Hub
     makes offline: huggingface_hub parses its front matter (the ``model-index`` into eval results),

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cards import ReleaseLinks, absolute_links, check_card_metadata, join_front_matter, split_front_matter
+from .cards import (
+    ReleaseLinks,
+    absolute_links,
+    check_card_metadata,
+    join_front_matter,
+    size_category,
+    split_front_matter,
+)
 from .dataset_sources import SOURCES, source_licences
 from .plan import REPO_ROOT, RepoPlan
 
@@ -150,7 +157,7 @@ def dataset_card(plan: RepoPlan, built: dict[str, Any], sizes: dict[str, int], s
     licences = source_licences(list(built))
     meta["license"] = licences[0] if len(licences) == 1 else licences
     rows = sum(part.num_rows for part in built.values())
-    meta["size_categories"] = ["n<1K" if rows < 1000 else "1K<n<10K"]
+    meta["size_categories"] = [size_category(rows)]
     meta["configs"] = [{
         "config_name": "default",
         "data_files": [{"split": s, "path": f"data/{s}-00000-of-00001.parquet"} for s in built],
