@@ -68,8 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; Ctrl-C or SIGTERM at any point of it ends with one line and exit 130 / 143."""
-    with handling_signals():
-        return _run_command(argv)
+    try:
+        with handling_signals():
+            return _run_command(argv)
+    except KeyboardInterrupt as err:  # a second signal landing as the handlers are restored: exit as the first
+        return exit_code(err)
 
 
 def _run_command(argv: list[str] | None) -> int:
