@@ -12,15 +12,22 @@ together, the way a listener does: "seven one five" in a dictated number ends in
 "how can I help you today" in a question mark.
 
 Every report reads it at every (a)/(d) decision. What it costs, one lever at a time
-(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses): the greedy decoding is
-a plain loop over the decoder's own key/value buffers (the cue read at each step instead of
-keeping every step's scores; a row leaves the batch when it ends its sentence), which gives
-transformers' ``generate`` values to 1e-5; a call's clips are decoded 8 at a time, sorted by
-length; each clip goes through the encoder alone, so its cue never depends on the clips beside
-it; it reads on one torch thread (a second costs more CPU than it saves). What was measured and not kept: int8 Linear layers (the cue moves, r = 0.95-0.98 with
-float32, and with the decoder quantized too it depends on the batch), Whisper's encoder cut to a
-10 or 15 s window (r = 0.87, 0.93: the padding after the speech is part of what it reads), and
-ONNX Runtime (no faster than torch here). The encoder's 30 s window is most of the cost.
+(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.47 CPU s a
+pause as it ships, 0.62 in float32 throughout, 0.69 with transformers' ``generate``. The greedy
+decoding is a plain loop over the decoder's own key/value buffers (the cue read at each step
+instead of keeping every step's scores; a row leaves the batch when it ends its sentence), which
+gives ``generate``'s values to 1e-5; a call's clips are decoded 8 at a time, sorted by length; each
+clip goes through the encoder alone, so its cue never depends on the clips beside it. On a CPU
+that multiplies bfloat16 natively the encoder and the decoder's projections of its output run in
+bfloat16 (r = 1.0000 with float32, largest difference 0.16; the decoding steps stay float32,
+where the whole decoder in bfloat16 would make a clip's cue depend on its batch by up to 0.4); it
+reads on one torch thread (a second costs more CPU than it saves). What was measured and not
+kept: int8 Linear layers (the cue moves, r = 0.95-0.98 with float32, and with the decoder
+quantized too it depends on the batch), Whisper's encoder cut to a 10 or 15 s window (r = 0.87,
+0.93: the padding after the speech is part of what it reads), and ONNX Runtime (no faster than
+torch here). The encoder's 30 s window is most of the cost: its padding positions attend to the
+speech (their states differ from clip to clip by 12-27 % after the first layer), so no part of it
+can be computed once and reused.
 
 >>> import numpy as np
 >>> completion_logit(np.log(np.array([0.6, 0.1, 0.3])), end_ids=[0], continue_ids=[1])  # doctest: +ELLIPSIS
@@ -28,8 +35,11 @@ ONNX Runtime (no faster than torch here). The encoder's 30 s window is most of t
 """
 from __future__ import annotations
 
+import copy
 import math
 import os
+import re
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -42,7 +52,7 @@ EPS = 1e-3
 MAX_CLIP_S = 8.0
 """The last seconds of a clip Whisper hears, in its 30 s window: the 248 real dev pauses rank as
 well as with 25 s (held out +0.098 / +0.089 / +0.181 over the silence against +0.087 / +0.088 /
-+0.177, AMI / Harper Valley / SpokenWOZ) at 0.59 CPU s a pause instead of 0.68 (2026-11-27)."""
++0.177, AMI / Harper Valley / SpokenWOZ) for 0.59 CPU s a pause in float32 instead of 0.68."""
 MAX_TOKENS = 100
 """The decoding's bound, prompt included: a 25 s turn is rarely longer."""
 MIN_VOICED_RMS = 1e-4
@@ -53,6 +63,35 @@ def completion_logit(log_probs: np.ndarray, end_ids: Sequence[int], continue_ids
     """``log(P(end) + eps) - log(P(continue) + eps)`` from one next-token log-distribution."""
     p = np.exp(np.asarray(log_probs, dtype=np.float64))
     return float(math.log(p[list(end_ids)].sum() + EPS) - math.log(p[list(continue_ids)].sum() + EPS))
+
+
+def cue_dtype(precision: str, device: Any) -> Any:
+    """The torch dtype the cue is read in: ``precision`` (``"auto"``, ``"bfloat16"``, ``"float32"``)
+    on ``device`` (a ``torch.device``). ``"auto"`` takes bfloat16 only where it is native (a CPU
+    with AVX512-BF16 or AMX, or a GPU that supports it): emulated, it is slower than float32."""
+    import torch
+
+    if precision not in ("auto", "bfloat16", "float32"):
+        raise ValueError(f"precision must be 'auto', 'bfloat16' or 'float32', not {precision!r}")
+    if precision != "auto":
+        return getattr(torch, precision)
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float32
+    return torch.bfloat16 if device.type == "cpu" and _cpu_has_native_bfloat16() else torch.float32
+
+
+def _cpu_has_native_bfloat16() -> bool:
+    """Whether the CPU's flags (Linux ``/proc/cpuinfo``) name a bfloat16 multiply instruction."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return False
+    return re.search(r"\b(avx512_bf16|amx_bf16|bf16)\b", flags) is not None
+
+
+def _linear_weights(layer: Any, dtype: Any) -> tuple[Any, Any]:
+    """A Linear layer's weight and bias (None where it has none), copied to ``dtype``."""
+    return layer.weight.detach().to(dtype), None if layer.bias is None else layer.bias.detach().to(dtype)
 
 
 def _mark_ids(tokenizer: Any, marks: Sequence[str]) -> list[int]:
@@ -70,20 +109,30 @@ class WhisperCompletion:
         batch_size: clips encoded and decoded together (the cue of a clip does not depend on it).
         threads: torch threads while it reads (restored after): 1 by default, since a second
             thread costs more CPU than it saves (0.61 CPU s a clip on 1, 1.37-1.43 on 2 with the
-            machine shared; 2026-11-27).
+            machine shared).
+        precision: ``"auto"`` (bfloat16 where the processor multiplies it natively, float32
+            elsewhere), ``"bfloat16"`` or ``"float32"``. A lent model in another precision is
+            copied, so the cue is the same with or without the transcriber.
     """
 
     def __init__(self, source: str | os.PathLike | None = None, *, model: Any = None, processor: Any = None,
-                 device: str = "cpu", batch_size: int = 8, threads: int = 1) -> None:
+                 device: str = "cpu", batch_size: int = 8, threads: int = 1, precision: str = "auto") -> None:
         import torch
 
-        if model is None or processor is None:
+        self.device = torch.device(device)
+        self.dtype = cue_dtype(precision, self.device)
+        lent = model is not None and processor is not None
+        if not lent:
             from turneval.modeling.whisper_asr import load_whisper_asr
 
             model, processor, _ = load_whisper_asr(source, device=device)
-        self.device = torch.device(device)
         self.model, self.processor, self.batch_size, self.threads = model, processor, batch_size, threads
-        self.encoder = model.model.encoder
+        # the encoder (and the decoder's projections of its output) in self.dtype; the decoding
+        # steps stay float32, where a row's scores do not depend on the rows beside it
+        encoder = model.model.encoder
+        self.encoder = (copy.deepcopy(encoder) if lent and self.dtype != torch.float32 else encoder).to(self.dtype)
+        self.cross_projections = [(_linear_weights(layer.encoder_attn.k_proj, self.dtype), _linear_weights(layer.encoder_attn.v_proj, self.dtype))
+                                  for layer in model.model.decoder.layers]
         tokenizer = processor.tokenizer
         self.end_ids, self.continue_ids = _mark_ids(tokenizer, END_MARKS), _mark_ids(tokenizer, CONTINUE_MARKS)
         # the marks' log-probabilities are all a step keeps: the cue is read from them afterwards
@@ -127,9 +176,10 @@ class WhisperCompletion:
         import torch
 
         features = self.processor.feature_extractor(clips, sampling_rate=SAMPLE_RATE, return_tensors="pt").input_features
+        features = features.to(self.device, self.dtype)
         # one clip at a time through the encoder (1,500 positions fill its matrix products): less
         # memory, and a clip's cue never depends on the clips beside it
-        encoded = torch.cat([self.encoder(features[i : i + 1].to(self.device)).last_hidden_state for i in range(len(clips))])
+        encoded = torch.cat([self.encoder(features[i : i + 1]).last_hidden_state for i in range(len(clips))])
         tokens, marks = self._greedy(encoded)
         out = np.full(len(clips), np.nan)
         for row in range(len(clips)):
@@ -145,7 +195,7 @@ class WhisperCompletion:
         import torch
 
         n = encoded.shape[0]
-        state = _DecoderState(self.model, encoded, MAX_TOKENS)
+        state = _DecoderState(self.model, encoded, MAX_TOKENS, self.cross_projections)
         tokens: list[list[int]] = [[] for _ in range(n)]
         marks: list[list[np.ndarray]] = [[] for _ in range(n)]
         rows = list(range(n))  # the original row of each row still decoding
@@ -181,20 +231,22 @@ class _DecoderState:
     The same arithmetic as transformers' ``WhisperDecoder`` (pre-norm layers, learned positions),
     without its per-step cache and mask bookkeeping, which costs more than the step itself."""
 
-    def __init__(self, model: Any, encoded: Any, max_tokens: int) -> None:
+    def __init__(self, model: Any, encoded: Any, max_tokens: int, cross_projections: Sequence[tuple[tuple[Any, Any], tuple[Any, Any]]]) -> None:
         import torch
+        from torch.nn.functional import linear
 
         decoder = model.model.decoder
         self.decoder, self.head = decoder, model.proj_out
         first = decoder.layers[0].self_attn
         self.heads, self.head_dim = first.num_heads, first.head_dim
         n, width = encoded.shape[0], encoded.shape[-1]
-        # keys stored transposed and both contiguous: a strided view would be copied at every step
-        self.cross = [(self._split(layer.encoder_attn.k_proj(encoded)).transpose(-1, -2).contiguous(),
-                       self._split(layer.encoder_attn.v_proj(encoded)).contiguous()) for layer in decoder.layers]
+        # the encoder's keys and values in its precision, then float32 like every step; keys stored
+        # transposed and both contiguous: a strided view would be copied at every step
+        self.cross = [(self._split(linear(encoded, *k).float()).transpose(-1, -2).contiguous(),
+                       self._split(linear(encoded, *v).float()).contiguous()) for k, v in cross_projections]
         shape = (n, self.heads, max_tokens, self.head_dim)
-        self.keys = [torch.zeros(shape, dtype=encoded.dtype, device=encoded.device) for _ in decoder.layers]
-        self.values = [torch.zeros(shape, dtype=encoded.dtype, device=encoded.device) for _ in decoder.layers]
+        self.keys = [torch.zeros(shape, device=encoded.device) for _ in decoder.layers]
+        self.values = [torch.zeros(shape, device=encoded.device) for _ in decoder.layers]
         self.width = width
 
     def _split(self, x: Any) -> Any:
@@ -236,4 +288,4 @@ class _DecoderState:
         return (weights @ v).reshape(-1, self.width)
 
 
-__all__ = ["CONTINUE_MARKS", "END_MARKS", "WhisperCompletion", "completion_logit"]
+__all__ = ["CONTINUE_MARKS", "END_MARKS", "WhisperCompletion", "completion_logit", "cue_dtype"]

@@ -18,7 +18,9 @@ Variants (``--variants``; ``reference`` always runs first, or is read from the c
 
 * ``reference``: transformers' ``generate`` (greedy, scores of every step kept), float32, 8 clips
   a batch: the reader of 2026-11-27;
-* ``fp32_b8``: the greedy loop of ``turneval.whisper_completion`` (what the report runs);
+* ``fp32_b8``: the greedy loop of ``turneval.whisper_completion`` in float32 throughout;
+* ``bf16_b8``: the same with the encoder and the decoder's projections of its output in bfloat16
+  (the decoding steps float32): what the report runs on a CPU with native bfloat16;
 * ``int8_b8`` / ``int8pt_b8``: every Linear layer in dynamic int8 (weights per output channel /
   per layer; activations quantized per batch, so a clip's cue depends on its batch);
 * ``int8enc_b8``: only the encoder's Linear layers in int8 (each clip encoded alone);
@@ -28,7 +30,8 @@ Variants (``--variants``; ``reference`` always runs first, or is read from the c
 Measured 2026-11-27 (shared 2-core machine under load from other jobs, 1 torch thread; CPU s a
 pause; against the reference r and largest difference; left out, the rule over log silence + the
 cue, AMI / Harper Valley / SpokenWOZ): reference 0.69, 0.823 / 0.929 / 0.908; ``fp32_b8`` 0.63,
-r = 1.0000, the same figures; ``int8_b8`` 0.46, r = 0.953 (max 7.4), 0.842 / 0.912 / 0.883;
+r = 1.0000, the same figures; ``bf16_b8`` 0.47 (0.617 float32 in the same run), r = 1.0000
+(max 0.16), 0.823 / 0.927 / 0.908; ``int8_b8`` 0.46, r = 0.953 (max 7.4), 0.842 / 0.912 / 0.883;
 ``int8enc_b8`` 0.45, r = 0.978 (max 3.6), 0.796 / 0.924 / 0.894; ``fp32_b8_window10`` 0.37,
 r = 0.866, 0.785 / 0.843 / 0.848; ``fp32_b8_window15`` 0.34, r = 0.934, 0.804 / 0.906 / 0.876;
 int8 with a 10 s window 0.15, r = 0.862, 0.857 / 0.881 / 0.844. Of one float32 clip's 0.6 CPU s,
@@ -57,7 +60,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "validation"))
 DEFAULT_CACHE = HERE.parents[1] / "runs" / "whisper_cue_clips.npz"
-VARIANTS = ("reference", "fp32_b8", "int8_b8", "int8pt_b8", "int8enc_b8", "fp32_b8_window10", "fp32_b8_window15", "fp32_b8_window20")
+VARIANTS = ("reference", "fp32_b8", "bf16_b8", "int8_b8", "int8pt_b8", "int8enc_b8", "fp32_b8_window10", "fp32_b8_window15", "fp32_b8_window20")
 
 
 class _Capture:
@@ -171,17 +174,17 @@ def quantized_copy(model: Any, per_channel: bool = True) -> Any:
 
 
 def variant_reader(name: str) -> Callable[[Sequence[np.ndarray]], np.ndarray]:
-    """``reference``, or ``{fp32|int8|int8pt|int8enc}_b{batch}[_window{s}]`` (see the module docstring)."""
+    """``reference``, or ``{fp32|bf16|int8|int8pt|int8enc}_b{batch}[_window{s}]`` (see the module docstring)."""
     from turneval.whisper_completion import WhisperCompletion
 
     if name == "reference":
         return generate_reader()
     precision, _, rest = name.partition("_b")
     batch, _, window = rest.partition("_window")
-    reader = WhisperCompletion(batch_size=int(batch))
+    reader = WhisperCompletion(batch_size=int(batch), precision="bfloat16" if precision == "bf16" else "float32")
     if precision == "int8enc":
         reader.encoder = quantized_copy(reader.encoder)
-    elif precision != "fp32":
+    elif precision not in ("fp32", "bf16"):
         reader.model = quantized_copy(reader.model, per_channel=precision == "int8")
         reader.encoder = reader.model.model.encoder
     if window:
