@@ -48,7 +48,6 @@ import numpy as np
 from .dialogue import Dialogue, DialogueError
 from .grids import CHUNK_S
 from .labels import LABELS, ChunkLabels, chunk_labels
-from .pauses import PAUSE_DECISIONS, Pause
 
 
 METRIC_IDS = ("a", "b", "c", "d", "e")
@@ -118,7 +117,7 @@ def floor_owners(floor: Sequence[int | str], session: str = "") -> np.ndarray:
     return np.asarray(owners, dtype=np.int64)
 
 
-def _validate(labels: Sequence[str], floor: np.ndarray, probs: np.ndarray, starts: np.ndarray, session: str) -> None:
+def _validate(labels: Sequence[str], floor: np.ndarray, probs: np.ndarray | None, starts: np.ndarray, session: str) -> None:
     unknown = sorted({str(x) for x in labels} - set(LABELS))
     if unknown:
         raise DialogueError(f"session {session!r}: unknown chunk labels {unknown}; expected labels from {LABELS}")
@@ -127,6 +126,8 @@ def _validate(labels: Sequence[str], floor: np.ndarray, probs: np.ndarray, start
         raise DialogueError(f"session {session!r}: floor has {len(floor)} entries for {n} chunk labels")
     if len(starts) != n:
         raise DialogueError(f"session {session!r}: chunk_starts has {len(starts)} entries for {n} chunk labels")
+    if probs is None:
+        return
     if probs.ndim != 2 or probs.shape[1] != len(LABELS):
         raise DialogueError(f"session {session!r}: probs must be [n_chunks, {len(LABELS)}] in {LABELS} order, got {probs.shape}")
     if n and probs.shape[0] not in (n, n - 1):
@@ -141,7 +142,7 @@ def _validate(labels: Sequence[str], floor: np.ndarray, probs: np.ndarray, start
 class _Builder:
     """The rules of the module docstring over one session's label sequence."""
 
-    def __init__(self, labels: Sequence[str], floor: np.ndarray, probs: np.ndarray, starts: np.ndarray, system: int, session: str):
+    def __init__(self, labels: Sequence[str], floor: np.ndarray, probs: np.ndarray | None, starts: np.ndarray, system: int, session: str):
         self.labels = [str(x) for x in labels]
         self.floor = floor
         self.starts = starts
@@ -157,7 +158,7 @@ class _Builder:
         return AgreementInstance(
             metric=metric,
             decision=decision,
-            probs=tuple(float(p) for p in self.probs[chunk - 1]),
+            probs=() if self.probs is None else tuple(float(p) for p in self.probs[chunk - 1]),
             session=self.session,
             time=round(float(self.starts[chunk]), 6),
             chunk=chunk,
@@ -236,7 +237,7 @@ class _Builder:
 def build_agreement_instances(
     labels: Sequence[str],
     floor: Sequence[int | str],
-    probs: np.ndarray | Sequence[Sequence[float]],
+    probs: np.ndarray | Sequence[Sequence[float]] | None,
     system_speaker: int,
     session: str,
     chunk_starts: Sequence[float] | None = None,
@@ -248,7 +249,8 @@ def build_agreement_instances(
         labels: one label from ``LABELS`` per 40 ms chunk.
         floor: per chunk, the floor owner after it (0 / 1 / -1, or "NA"/"A"/"B"/"AB"/"BA").
         probs: ``[n_chunks, 5]`` or ``[n_chunks - 1, 5]``; row t is the judge's distribution for
-            chunk t+1 given the audio up to the end of chunk t.
+            chunk t+1 given the audio up to the end of chunk t. None: the decisions alone, each
+            with empty ``probs`` (:func:`with_judge_probabilities` attaches them later).
         system_speaker: 0 or 1, which speaker is the AI system.
         session: the conversation id.
         chunk_starts: start time (s) of each chunk; default ``0.04 k`` (the 40 ms grid of dataset_scripts/grids.py).
@@ -270,9 +272,10 @@ def build_agreement_instances(
     bad = [m for m in metrics if m not in METRIC_IDS]
     if bad:
         raise ValueError(f"unknown agreement metrics {bad}; choose from {METRIC_IDS}")
-    probs = np.asarray(probs, dtype=np.float64)
-    if probs.size == 0:
-        probs = probs.reshape(0, len(LABELS))
+    if probs is not None:
+        probs = np.asarray(probs, dtype=np.float64)
+        if probs.size == 0:
+            probs = probs.reshape(0, len(LABELS))
     owners = floor_owners(floor, session)
     starts = np.arange(len(labels)) * CHUNK_S if chunk_starts is None else np.asarray(chunk_starts, dtype=np.float64)
     _validate(labels, owners, probs, starts, session)
@@ -290,16 +293,15 @@ def user_interruption_rate(
     """
     owners = floor_owners(floor, session)
     starts = np.arange(len(labels)) * CHUNK_S
-    probs = np.zeros((len(labels), len(LABELS)))
-    _validate(labels, owners, probs, starts, session)
-    decisions = _Builder(labels, owners, probs, starts, system_speaker, session).interruption_decisions(system_speaker)
+    _validate(labels, owners, None, starts, session)
+    decisions = _Builder(labels, owners, None, starts, system_speaker, session).interruption_decisions(system_speaker)
     count = sum(inst.decision == "I" for inst in decisions)
     return {"count": count, "n_chunks": len(decisions), "rate": count / len(decisions) if decisions else float("nan")}
 
 
 def instances_from_chunk_labels(
     labels: ChunkLabels,
-    probs: np.ndarray | Sequence[Sequence[float]],
+    probs: np.ndarray | Sequence[Sequence[float]] | None,
     system_speaker: int,
     session: str | None = None,
     metrics: Sequence[str] = METRIC_IDS,
@@ -357,89 +359,29 @@ PAUSE_METRICS = ("a", "d")
 """The metrics whose decision is taken at a pause (does the turn end here?)."""
 
 
-def silence_start_chunk(names: Sequence[str], chunk: int) -> int:
-    """The first chunk of the silence (run of ``NA`` labels) that ends just before ``chunk``;
-    ``chunk`` itself when the chunk before it is not silent."""
-    first = chunk
-    while first > 0 and names[first - 1] == "NA":
-        first -= 1
-    return first
+def with_judge_probabilities(instances: Sequence[AgreementInstance], probs: np.ndarray) -> list[AgreementInstance]:
+    """``instances`` (built without probabilities) with the judge's distribution for each
+    decision chunk ``k``: row ``k - 1`` of ``probs`` (``[n_chunks, 5]``, row t predicts chunk t + 1)."""
+    probs = np.asarray(probs, dtype=np.float64)
+    return [replace(inst, probs=tuple(float(p) for p in probs[inst.chunk - 1])) for inst in instances]
 
 
-def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0.2) -> dict[int, Pause]:
-    """For every (a)/(d) decision chunk in ``chunks``, the :class:`~turneval.dataset_scripts.pauses.Pause`
-    a turn-end model reads there, on the 40 ms grid. Each chunk must end a silence (NA run) that
-    follows a chunk of one speaker's floor, as every (a)/(d) instance does.
-
-    The fields as measured here: ``speech_end`` is the end of the silence's first chunk (a
-    chunk's label describes the chunk after it); ``time`` the decision chunk's start (the end of
-    the silence, when Talking Turns' judge decides); ``horizon`` ``stop_s`` after the speech end,
-    or ``time`` if that comes first; ``silence_elapsed_s`` the silent chunks before the decision
-    chunk; ``turn_start`` the first chunk of the pauser's floor after the other party last held
-    it; ``decision`` the decision chunk's label. Neither ``silence_until_next_s`` nor
-    ``until_pauser_resumes_s`` is measured, nor ``metric`` (the labels do not say which party
-    is the system).
-
-    Example (A speaks to 1.0 s, pauses, goes on at 1.6 s; B answers at 2.5 s):
-
-    >>> from turneval.dataset_scripts.dialogue import Dialogue
-    >>> dialogue = Dialogue("demo", [[(0.0, 1.0), (1.6, 2.0)], [(2.5, 3.5)]], system_speaker=1)
-    >>> labels = chunk_labels(dialogue)
-    >>> found = dialogue_agreement_instances(dialogue, np.full((len(labels), 5), 0.2), labels=labels, metrics=("a",))
-    >>> [(inst.decision, inst.chunk) for inst in found]
-    [('C', 38), ('T', 61)]
-    >>> pause = pause_readings(labels, [38, 61])[61]
-    >>> (pause.pauser, pause.speech_end, pause.horizon, pause.silence_elapsed_s, pause.turn_start, pause.time, pause.decision)
-    (0, 2.0, 2.2, 0.48, 0.0, 2.44, 'T')
-    """
-    owners = floor_owners(labels.floor, labels.dialogue_id or "")
-    out = {}
-    for chunk in sorted({int(c) for c in chunks}):
-        first_silent = silence_start_chunk(labels.labels, chunk)
-        if first_silent == chunk or first_silent == 0 or owners[first_silent - 1] == NOBODY:
-            raise DialogueError(f"chunk {chunk} does not end a silence after one speaker's floor; it is not an (a)/(d) decision")
-        speech_end = float(labels.chunk_ends[first_silent])
-        horizon = min(speech_end + stop_s, float(labels.chunk_starts[chunk]))
-        pauser = int(owners[first_silent - 1])
-        elapsed = float(labels.chunk_starts[chunk] - labels.chunk_starts[first_silent])
-        turn_start = float(labels.chunk_starts[_turn_start_chunk(owners, pauser, first_silent)])
-        decision = str(labels.labels[chunk])
-        out[chunk] = Pause(
-            session=labels.dialogue_id or "",
-            chunk=chunk,
-            pauser=pauser,
-            speech_end=round(speech_end, 6),
-            time=round(float(labels.chunk_starts[chunk]), 6),
-            horizon=round(horizon, 6),
-            turn_start=round(turn_start, 6),
-            silence_elapsed_s=round(elapsed, 6),
-            decision=decision if decision in PAUSE_DECISIONS else None,
-        )
-    return out
-
-
-def _turn_start_chunk(owners: np.ndarray, speaker: int, before: int) -> int:
-    """The first chunk of ``speaker``'s floor after the other party last held it before chunk ``before``."""
-    other = np.flatnonzero(owners[:before] == 1 - speaker)
-    since = int(other[-1]) + 1 if len(other) else 0
-    own = np.flatnonzero(owners[since:before] == speaker)
-    return since + int(own[0]) if len(own) else max(0, before - 1)
-
-
-def _with_head_probabilities(instances: Sequence[AgreementInstance], p_turn: dict[int, float], metrics: Sequence[str]) -> list[AgreementInstance]:
+def _with_head_probabilities(instances: Sequence[AgreementInstance], p_positive: dict[int, float], metrics: Sequence[str]) -> list[AgreementInstance]:
     # a T-vs-C probability p as the distribution (0, 0, 0, p, 1 - p): its score p_T - p_C is 2 p - 1
     out = []
     for inst in instances:
-        p = p_turn.get(inst.chunk) if inst.metric in metrics else None
+        p = p_positive.get(inst.chunk) if inst.metric in metrics else None
         out.append(inst if p is None else replace(inst, probs=(0.0, 0.0, 0.0, float(p), 1.0 - float(p))))
     return out
 
 
-def with_turn_end_probabilities(instances: Sequence[AgreementInstance], p_turn_end: dict[int, float]) -> list[AgreementInstance]:
-    """(a)/(d) instances judged by a turn-end head: an instance whose chunk has a probability
-    ``p`` (that the other party speaks next) gets the distribution ``(0, 0, 0, p, 1 - p)``, so
-    its score ``p_T - p_C`` is ``2 p - 1``; other instances are returned unchanged."""
-    return _with_head_probabilities(instances, p_turn_end, PAUSE_METRICS)
+def with_pause_decision_probabilities(instances: Sequence[AgreementInstance],
+                                     pause_decision_probabilities: dict[int, float]) -> list[AgreementInstance]:
+    """(a)/(d) instances judged by the judge's pause decision: an instance whose chunk has a
+    pause decision probability ``p`` (P(shift): the other party takes the turn) gets the
+    distribution ``(0, 0, 0, p, 1 - p)``, so its score ``p_T - p_C`` is ``2 p - 1``; other
+    instances are returned unchanged."""
+    return _with_head_probabilities(instances, pause_decision_probabilities, PAUSE_METRICS)
 
 
 def with_interruption_probabilities(instances: Sequence[AgreementInstance], p_floor_taken: dict[int, float]) -> list[AgreementInstance]:

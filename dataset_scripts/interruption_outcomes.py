@@ -72,10 +72,9 @@ def interruption_readings(labels: Any) -> dict[int, InterruptionReading]:
     keyed by the resolving chunk (each chunk resolves at most one interruption)."""
     from .agreement_instances import instances_from_chunk_labels
 
-    placeholder = np.zeros((len(labels.labels), 5))
     readings = {}
     for holder in (0, 1):
-        for inst in instances_from_chunk_labels(labels, placeholder, holder, metrics=("e",)):
+        for inst in instances_from_chunk_labels(labels, None, holder, metrics=("e",)):
             start = inst.chunk
             while start > 0 and labels.labels[start - 1] == "I":
                 start -= 1

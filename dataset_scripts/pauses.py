@@ -18,10 +18,11 @@ pause's silence is read (the word *silence* always means that nobody speaks):
     from the pauser's speech end until *the pauser* speaks again (``inf``: never). After a
     shift this spans the other party's speech, so it is not a silence.
 
-A producer fills what it measures and leaves the rest None:
-:func:`~turneval.dataset_scripts.agreement_instances.pause_readings` (the judge's (a)/(d)
-decisions on the 40 ms grid) and :func:`turneval.smart_turn_pauses.pause_decisions` (the same
-decisions where the silence follows one of the pauser's IPUs, at smart-turn's stop time).
+Every record is made by :mod:`turneval.pause_decision.records` (the one producer), which fills
+what it measures and leaves the rest None: ``judge_pauses`` (the judge's (a)/(d) decisions on
+the 40 ms grid), ``ipu_pauses`` (the same decisions where the silence follows one of the
+pauser's IPUs, at smart-turn's stop time) and ``stop_time_pauses`` (every IPU end, for a
+streamed decision).
 Switchboard's word-level :class:`~turneval.dataset_scripts.turn_end_decisions.TurnEndDecision`
 carries the same silence names.
 

@@ -55,7 +55,8 @@ from ..dataset_scripts.agreement_instances import (
     build_agreement_instances,
     system_decision_chunks,
     with_interruption_probabilities,
-    with_turn_end_probabilities,
+    with_judge_probabilities,
+    with_pause_decision_probabilities,
 )
 from .classification import f1_thresholds
 from .intervals import Z95, mean_interval
@@ -79,7 +80,7 @@ __all__ = [
     "tune_operating_points",
     "tune_thresholds",
     "agreement_ceiling",
-    "turn_end_head_threshold",
+    "pause_decision_threshold",
     "conversation_agreement",
 ]
 
@@ -386,12 +387,13 @@ def tune_operating_points(labels: Sequence[str], probs: np.ndarray | Sequence[Se
     return f1_thresholds(np.array([_INDEX[x] for x in labels], dtype=np.int64), probs, len(LABELS))
 
 
-def turn_end_head_threshold(thresholds: Mapping[str, float] | None = None) -> float:
-    """The P(the other party speaks next) above which a turn-end head says T in metric (a):
-    its score is ``2 p - 1`` (:func:`~turneval.dataset_scripts.agreement_instances.with_turn_end_probabilities`),
+def pause_decision_threshold(thresholds: Mapping[str, float] | None = None) -> float:
+    """The pause decision probability (P(shift): the other party takes the turn) above which the
+    judge says T in metric (a): its score is ``2 p - 1``
+    (:func:`~turneval.dataset_scripts.agreement_instances.with_pause_decision_probabilities`),
     compared with the (a) threshold of ``thresholds`` (the paper's where not given).
 
-    >>> turn_end_head_threshold({"a": -0.61})
+    >>> pause_decision_threshold({"a": -0.61})
     0.195
     """
     return round((1.0 + resolve_thresholds(thresholds)["a"]) / 2.0, 12)
@@ -475,8 +477,9 @@ def conversation_agreement(
     probs: np.ndarray,
     labels: "ChunkLabels",
     thresholds: Mapping[str, float] | None = None,
-    p_turn_end: Mapping[int, float] | None = None,
+    pause_decision_probabilities: Mapping[int, float] | None = None,
     p_floor_taken: Mapping[int, float] | None = None,
+    instances: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """Everything the judge says about one human-AI conversation: metrics (a)-(e) with every
     instance, occurrence rates (Table 2), the system's single-label confusion matrix (§4.9)
@@ -488,21 +491,26 @@ def conversation_agreement(
         labels: the conversation's 40 ms labels and floor (:func:`~turneval.dataset_scripts.labels.chunk_labels`).
         thresholds: the judge's own thresholds (its config's ``agreement_thresholds``); the
             paper's :data:`DEFAULT_THRESHOLDS` fill what is not given.
-        p_turn_end: ``{decision chunk: P(the other party speaks next)}`` from a turn-end head
-            (``turneval.reporting.judge_pause_probabilities``): the (a)/(d) instances at those
-            chunks are judged by it (score ``2 p - 1``) instead of by ``p_T - p_C``.
+        pause_decision_probabilities: ``{decision chunk: P(shift)}``, the judge's pause decision
+            (``turneval.pause_decision.pause_decision_probabilities``): the (a)/(d) instances at
+            those chunks are judged by it (score ``2 p - 1``) instead of by ``p_T - p_C``.
         p_floor_taken: ``{resolving chunk: P(the interruption takes the floor)}`` from an
             interruption head (``turneval.reporting.judge_interruption_probabilities``): the (e)
             instances at those chunks are judged by it (score ``2 p - 1``).
+        instances: the conversation's decisions (a)-(e) already built on ``labels`` without
+            probabilities (``ConversationView.instances``); built here when not given.
     """
     n = min(len(labels), probs.shape[0])
     chunk_labels_ = list(labels.labels[:n])
     floor = list(labels.floor[:n])
-    instances = build_agreement_instances(
-        chunk_labels_, floor, probs[:n], dialogue.system_speaker, dialogue.id, chunk_starts=labels.chunk_starts[:n]
-    )
-    if p_turn_end:
-        instances = with_turn_end_probabilities(instances, dict(p_turn_end))
+    if instances is None:
+        instances = build_agreement_instances(
+            chunk_labels_, floor, probs[:n], dialogue.system_speaker, dialogue.id, chunk_starts=labels.chunk_starts[:n]
+        )
+    else:  # a decision on a chunk the judge did not score is not an instance
+        instances = with_judge_probabilities([inst for inst in instances if inst.chunk < n], probs[:n])
+    if pause_decision_probabilities:
+        instances = with_pause_decision_probabilities(instances, dict(pause_decision_probabilities))
     if p_floor_taken:
         instances = with_interruption_probabilities(instances, dict(p_floor_taken))
     thresholds = resolve_thresholds(thresholds)
@@ -514,7 +522,7 @@ def conversation_agreement(
     decisions = system_decision_chunks(floor, dialogue.system_speaker)
     return {
         "thresholds": thresholds,
-        "pause_decisions_judged_by": "the judge's pause rule (2 p - 1)" if p_turn_end else "p_T - p_C",
+        "pause_decisions_judged_by": "the judge's pause rule (2 p - 1)" if pause_decision_probabilities else "p_T - p_C",
         "interruptions_judged_by": "interruption head (2 p - 1)" if p_floor_taken else "p_T - p_C",
         "metrics": agreement(instances, thresholds) if instances else {},
         "occurrence_rates": occurrence_rates(instances) if instances else {},

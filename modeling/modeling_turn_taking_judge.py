@@ -631,18 +631,14 @@ class TurnTakingJudge(TurnTakingJudgePreTrainedModel):
         return None
 
     def pause_decision_probabilities(self, features: Mapping[str, np.ndarray], rule: PauseRule | None = None) -> np.ndarray:
-        """P(the other party takes the turn) at (a)/(d) decisions: the logistic regression
-        ``rule`` (default ``config.pause_decision``; :meth:`pause_rule` picks) over named
-        ``features`` (:data:`PAUSE_DECISION_FEATURES`; each an array with one value per decision;
-        ``log_silence_s`` may be given as ``silence_elapsed_s``, ``turn_complete_p`` as
-        ``turn_complete_logit``)."""
+        """The pause decision probability, P(the other party takes the turn), at (a)/(d)
+        decisions: the logistic regression ``rule`` (default ``config.pause_decision``;
+        :meth:`pause_rule` picks) over the named ``features`` exactly as given
+        (:data:`PAUSE_DECISION_FEATURES`; each an array with one value per decision: the caller
+        computes them, e.g. ``log_silence_s`` with :func:`log_silence`)."""
         rule = self.config.pause_decision if rule is None else rule
         if rule is None:
             raise ValueError("this judge has no pause decision rule (config.pause_decision is None); pass a PauseRule")
-        if "log_silence_s" not in features and "silence_elapsed_s" in features:
-            features = {**features, "log_silence_s": log_silence(features["silence_elapsed_s"])}
-        if "turn_complete_p" not in features and "turn_complete_logit" in features:
-            features = {**features, "turn_complete_p": 1.0 / (1.0 + np.exp(-np.asarray(features["turn_complete_logit"], dtype=np.float64)))}
         missing = [name for name in rule.features if name not in features]
         if missing:
             raise ValueError(f"the pause decision reads {list(rule.features)}; missing {missing}")

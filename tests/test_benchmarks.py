@@ -199,7 +199,7 @@ def test_metric_a_decisions_follow_the_users_ipu_ends():
 
     dialogue = generate_dialogue(7, duration_s=40.0, style="human")
     roles = {round(ipu["end"], 4): ipu["role"] for ipu in dialogue.metadata["ipus"]}
-    decisions = turn_end_peers.metric_a_decisions(dialogue, system_speaker=1)
+    decisions, _ = turn_end_peers.metric_a_decisions(dialogue, system_speaker=1)
     assert decisions and {d.decision for d in decisions} <= {"T", "C"}
     for d in decisions:
         assert d.pauser == 0 and d.metric == "a" and any(abs(e - d.speech_end) < 1e-9 for _, e in dialogue.segments[0])

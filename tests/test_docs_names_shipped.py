@@ -18,7 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 MODEL_NAME = re.compile(r"\b(?:turn_taking_judge|future_activity_predictor)_[a-z0-9_]*[a-z0-9]")
 JUDGE_CONFIG = REPO / "checkpoints" / "turn_taking_judge_swb_revoiced" / "config.json"
-FEATURES_SOURCE = REPO / "turneval" / "reporting" / "inference.py"
+FEATURES_SOURCE = REPO / "turneval" / "pause_decision" / "features.py"
 
 
 def shipped_models() -> set[str]:

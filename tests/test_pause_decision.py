@@ -10,12 +10,19 @@ import numpy as np
 import pytest
 import torch
 
-from turneval.dataset_scripts.agreement_instances import pause_readings, two_party_instances
+from turneval.dataset_scripts.agreement_instances import two_party_instances
+from turneval.dataset_scripts.conversation_view import conversation_view
 from turneval.dataset_scripts.labels import chunk_labels
 from turneval.dataset_scripts.synthetic import generate_dialogue
 from turneval.modeling.configuration_turn_taking_judge import PauseRule, TurnCompletionCueConfig, TurnTakingJudgeConfig
 from turneval.modeling.modeling_turn_taking_judge import Int8Linear, TurnCompletionCue, TurnTakingJudge, cue_segment
-from turneval.reporting.inference import judge_pause_probabilities, judge_pause_readings, pause_decision_features
+from turneval.pause_decision import (
+    decide_pauses,
+    judge_pause_records,
+    pause_decision_features,
+    pause_decision_probabilities,
+    pause_readings,
+)
 
 
 TINY_WHISPER = {"d_model": 32, "encoder_layers": 2, "encoder_attention_heads": 2, "encoder_ffn_dim": 64, "max_source_positions": 1500}
@@ -147,14 +154,17 @@ def test_decision_sub_configs_are_typed_and_written_back_as_they_were(tmp_path):
     assert PauseRule.from_dict(RULE).to_dict() == RULE and TurnCompletionCueConfig.from_dict(TINY_CUE).to_dict()["d_model"] == 32
 
 
-def test_rule_is_a_logistic_regression_over_its_named_features():
+def test_rule_is_a_logistic_regression_over_the_features_it_is_given():
+    from turneval.modeling.modeling_turn_taking_judge import log_silence
+
     judge = _judge_with_cue()
     cue, silence = np.array([-1.0, 0.0, 2.0]), np.array([0.01, 0.5, 2.0])
-    p = judge.pause_decision_probabilities({"turn_complete_logit": cue, "silence_elapsed_s": silence})
+    p = judge.pause_decision_probabilities({"turn_complete_logit": cue, "log_silence_s": log_silence(silence)})
     z = 1.0 + 0.5 * cue + 0.4 * np.log(np.maximum(silence, 0.04))  # the log silence is floored at one chunk
     np.testing.assert_allclose(p, 1 / (1 + np.exp(-z)))
-    with pytest.raises(ValueError, match="missing"):
-        judge.pause_decision_probabilities({"silence_elapsed_s": silence})
+    # the rule reads its features as given: it does not derive the log silence from the seconds
+    with pytest.raises(ValueError, match=r"missing \['log_silence_s'\]"):
+        judge.pause_decision_probabilities({"turn_complete_logit": cue, "silence_elapsed_s": silence})
 
 
 def test_pause_readings_say_how_long_the_silence_is_and_where_the_turn_began():
@@ -177,11 +187,11 @@ def test_report_reads_the_rule_at_every_pause_from_the_pausers_own_channel_until
     judge = _judge_with_cue()
     dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
     labels = chunk_labels(dialogue)
-    p = judge_pause_probabilities(judge, dialogue, labels)
+    p = pause_decision_probabilities(judge, conversation_view(dialogue))
     chunks = {i.chunk for i in two_party_instances(dialogue, np.zeros((len(labels), 5)), labels) if i.metric in ("a", "d")}
     assert set(p) == chunks and all(0.0 < v < 1.0 for v in p.values())
-    readings = judge_pause_readings(judge, dialogue, labels)
-    features = pause_decision_features(judge, dialogue, readings)
+    readings = judge_pause_records(judge, conversation_view(dialogue))
+    features = pause_decision_features(judge, conversation_view(dialogue), list(readings.values()), judge.config.pause_decision.features)
     np.testing.assert_allclose([p[c] for c in readings], judge.pause_decision_probabilities(features))
     # the other party's channel is not heard, nor anything after the decision
     chunk, reading = next(iter(readings.items()))
@@ -189,7 +199,7 @@ def test_report_reads_the_rule_at_every_pause_from_the_pausers_own_channel_until
     quiet.audio = dialogue.audio.copy()
     quiet.audio[1 - reading.pauser] = 0.0
     quiet.audio[:, int(round((reading.time + 0.04) * 16000)):] = 0.0
-    assert judge_pause_probabilities(judge, quiet, labels)[chunk] == pytest.approx(p[chunk], abs=1e-6)
+    assert pause_decision_probabilities(judge, conversation_view(quiet))[chunk] == pytest.approx(p[chunk], abs=1e-6)
 
 
 def test_rule_survives_save_and_load(tmp_path):
@@ -261,9 +271,16 @@ def test_probability_feature_is_the_bounded_cue():
     judge = _judge_with_cue()
     judge.config.pause_decision = PauseRule(features=("turn_complete_p", "log_silence_s"), weight=(2.0, 1.0), bias=-1.0)
     logit = np.array([-20.0, 0.0, 20.0])
-    p = judge.pause_decision_probabilities({"turn_complete_logit": logit, "silence_elapsed_s": np.ones(3)})
+    dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
+    view = conversation_view(dialogue)
+    pauses = list(judge_pause_records(judge, view).values())
+    features = pause_decision_features(judge, view, pauses, judge.config.pause_decision.features)
+    np.testing.assert_allclose(features["turn_complete_p"], 1 / (1 + np.exp(-features["turn_complete_logit"])))
+    p = judge.pause_decision_probabilities({"turn_complete_p": 1 / (1 + np.exp(-logit)), "log_silence_s": np.zeros(3)})
     expected = 1 / (1 + np.exp(-(-1.0 + 2.0 / (1 + np.exp(-logit)))))
     np.testing.assert_allclose(p, expected)
+    with pytest.raises(ValueError, match="missing"):  # the logit is not the probability: the rule does not convert it
+        judge.pause_decision_probabilities({"turn_complete_logit": logit, "log_silence_s": np.zeros(3)})
 
 
 WHISPER_RULE = {"features": ["turn_complete_p", "log_silence_s", "whisper_complete_logit"], "weight": [1.0, 0.5, 2.0], "bias": -0.5,
@@ -282,23 +299,22 @@ class _FixedWhisper:
 
 
 def test_the_transcribing_rule_decides_only_when_whisper_is_at_hand():
-    from turneval.reporting.inference import pause_rule_name
+    from turneval.pause_decision import pause_rule_name
 
     judge = _judge_with_cue()
     judge.config.pause_decision_whisper = PauseRule.from_dict(WHISPER_RULE, "pause_decision_whisper")
     dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
-    labels = chunk_labels(dialogue)
-    plain = judge_pause_probabilities(judge, dialogue, labels)
+    plain = pause_decision_probabilities(judge, conversation_view(dialogue))
     complete, going_on = _FixedWhisper(3.0), _FixedWhisper(-3.0)
-    p_complete = judge_pause_probabilities(judge, dialogue, labels, whisper=complete)
-    p_going_on = judge_pause_probabilities(judge, dialogue, labels, whisper=going_on)
+    p_complete = pause_decision_probabilities(judge, conversation_view(dialogue), whisper=complete)
+    p_going_on = pause_decision_probabilities(judge, conversation_view(dialogue), whisper=going_on)
     assert pause_rule_name(judge) == "pause_decision" and pause_rule_name(judge, complete) == "pause_decision_whisper"
     assert set(plain) == set(p_complete) and all(p_complete[c] > p_going_on[c] for c in plain)
     # Whisper hears the same clips as the cue: the pauser's channel, stopped before the decision
-    readings = judge_pause_readings(judge, dialogue, labels)
+    readings = judge_pause_records(judge, conversation_view(dialogue))
     assert len(complete.clips) == len(readings)
     judge.config.pause_decision_whisper = None  # a judge without the rule ignores Whisper
-    assert judge_pause_probabilities(judge, dialogue, labels, whisper=complete) == plain
+    assert pause_decision_probabilities(judge, conversation_view(dialogue), whisper=complete) == plain
 
 
 def test_every_report_s_rule_may_read_whisper_but_not_its_fallback():
@@ -318,31 +334,29 @@ SILENCE_RULE = {"features": ["log_silence_s"], "weight": [1.5], "bias": 0.2, "so
 
 def test_where_whisper_hears_no_word_the_fallback_decides_and_says_so():
     from turneval.modeling.modeling_turn_taking_judge import log_silence
-    from turneval.reporting.inference import judge_pause_decisions
 
     judge = _judge_with_cue()
     judge.config.pause_decision = PauseRule.from_dict(WHISPER_RULE, "pause_decision")
     judge.config.pause_decision_fallback = PauseRule.from_dict(SILENCE_RULE, "pause_decision_fallback")
     dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
-    labels = chunk_labels(dialogue)
-    readings = judge_pause_readings(judge, dialogue, labels)
-    heard = judge_pause_decisions(judge, dialogue, labels, whisper=_FixedWhisper(3.0))
-    unheard = judge_pause_decisions(judge, dialogue, labels, whisper=_FixedWhisper(float("nan")))
+    readings = judge_pause_records(judge, conversation_view(dialogue))
+    heard = decide_pauses(judge, conversation_view(dialogue), whisper=_FixedWhisper(3.0))
+    unheard = decide_pauses(judge, conversation_view(dialogue), whisper=_FixedWhisper(float("nan")))
     assert heard.unread == {} and unheard.unread == dict.fromkeys(readings, "no words")
     silence = np.array([r.silence_elapsed_s for r in readings.values()])
     expected = 1 / (1 + np.exp(-(0.2 + 1.5 * log_silence(silence))))
     np.testing.assert_allclose([unheard.probabilities[c] for c in readings], expected, rtol=1e-9)
     assert any(abs(heard.probabilities[c] - unheard.probabilities[c]) > 1e-3 for c in readings)
     judge.config.pause_decision_fallback = None  # without a fallback, an unread cue is no evidence (0)
-    zero = judge_pause_decisions(judge, dialogue, labels, whisper=_FixedWhisper(0.0))
-    assert judge_pause_decisions(judge, dialogue, labels, whisper=_FixedWhisper(float("nan"))).probabilities == zero.probabilities
+    zero = decide_pauses(judge, conversation_view(dialogue), whisper=_FixedWhisper(0.0))
+    assert decide_pauses(judge, conversation_view(dialogue), whisper=_FixedWhisper(float("nan"))).probabilities == zero.probabilities
 
 
 def test_the_other_party_s_echo_on_the_pauser_s_line_is_heard_as_echo():
     from types import SimpleNamespace
 
     from turneval.dataset_scripts.pauses import Pause
-    from turneval.reporting.inference import heard_echo
+    from turneval.pause_decision import heard_echo
 
     rng = np.random.default_rng(0)
     talker = (0.3 * rng.standard_normal(16000 * 4)).astype(np.float32)
@@ -430,34 +444,32 @@ def test_log_silence_vs_call_hears_only_the_silences_before_the_pause():
 def test_report_reads_the_call_tempo_from_the_events_before_each_pause():
     from turneval.dataset_scripts.events import extract_events
     from turneval.modeling.configuration_turn_taking_judge import CallTempoConfig
-    from turneval.reporting.inference import call_silences
 
     judge = _judge_with_cue(None)
     judge.config.call_tempo = CallTempoConfig()
     judge.config.pause_decision = PauseRule.from_dict(TEMPO_RULE)
     dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
-    labels = chunk_labels(dialogue)
-    readings = judge_pause_readings(judge, dialogue, labels)
-    features = pause_decision_features(judge, dialogue, readings)
-    silences = call_silences(dialogue)
+    readings = judge_pause_records(judge, conversation_view(dialogue))
+    features = pause_decision_features(judge, conversation_view(dialogue), list(readings.values()), judge.config.pause_decision.features)
+    silences = conversation_view(dialogue).silences
     events = extract_events(dialogue)
     assert len(silences) and silences[0, 0] > 0.0 and silences[-1, 1] < events.duration
     for i, r in enumerate(readings.values()):
         start = r.time - r.silence_elapsed_s
         lengths = [b - a for a, b in silences if b <= start + 1e-6 and b - a >= 0.2 - 1e-9]
         assert features["log_silence_vs_call"][i] == pytest.approx(np.log(max(r.silence_elapsed_s, 0.04)) - judge.config.call_tempo.mean_log_silence(lengths))
-    p = judge_pause_probabilities(judge, dialogue, labels)
+    p = pause_decision_probabilities(judge, conversation_view(dialogue))
     np.testing.assert_allclose([p[c] for c in readings], judge.pause_decision_probabilities(features))
 
 
 def test_the_call_tempo_feature_without_its_numbers_is_an_error_that_says_what_to_add():
-    from turneval.reporting.result import ReportError
+    from turneval.pause_decision import PauseDecisionError
 
     judge = _judge_with_cue()
     dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
-    readings = judge_pause_readings(judge, dialogue, chunk_labels(dialogue))
-    with pytest.raises(ReportError, match="call_tempo"):
-        pause_decision_features(judge, dialogue, readings, names=["turn_complete_p", "log_silence_vs_call"])
+    readings = judge_pause_records(judge, conversation_view(dialogue))
+    with pytest.raises(PauseDecisionError, match="call_tempo"):
+        pause_decision_features(judge, conversation_view(dialogue), list(readings.values()), names=["turn_complete_p", "log_silence_vs_call"])
 
 
 def test_the_agreement_threshold_is_chosen_on_held_out_probabilities():

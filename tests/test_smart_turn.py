@@ -12,8 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from turneval import smart_turn, smart_turn_pauses, smart_turn_report
+from turneval import smart_turn, smart_turn_report
+from turneval.dataset_scripts.conversation_view import conversation_view
 from turneval.dataset_scripts.synthetic import generate_dialogue
+from turneval.pause_decision import ipu_pauses, smart_turn_clip
 
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -108,7 +110,7 @@ def test_report_cli_without_pipecat_exits_with_the_install_message(no_pipecat, t
 def test_pause_decisions_of_both_metrics_follow_the_pausers_ipu_ends():
     dialogue = generate_dialogue(7, duration_s=40.0, style="human")
     dialogue.system_speaker = 1
-    decisions = smart_turn_pauses.pause_decisions(dialogue)
+    decisions = ipu_pauses(conversation_view(dialogue), smart_turn.VAD_STOP_S)
     assert {d.metric for d in decisions} == {"a", "d"}
     roles = {round(ipu["end"], 4): ipu["role"] for ipu in dialogue.metadata["ipus"]}
     for d in decisions:
@@ -117,8 +119,6 @@ def test_pause_decisions_of_both_metrics_follow_the_pausers_ipu_ends():
         assert d.speech_end - 0.04 <= d.horizon <= d.speech_end + 0.25 and d.horizon <= d.time + 1e-9
         assert d.turn_start <= d.speech_end and d.until_pauser_resumes_s > 0 and d.silence_elapsed_s > 0
         assert roles[round(d.speech_end, 4)] == ("turn_final" if d.decision == "T" else "turn_internal")
-    with pytest.raises(ValueError, match="metrics a and d"):
-        smart_turn_pauses.pause_decisions(dialogue, metrics=("b",))
 
 
 def test_section_scores_p_complete_against_the_decisions_beside_the_judge():
@@ -131,8 +131,9 @@ def test_section_scores_p_complete_against_the_decisions_beside_the_judge():
     judge_probs = np.tile([0.0, 0.0, 0.0, 0.2, 0.8], (len(labels), 1))  # a judge that always says "continue"
     judge = conversation_agreement(dialogue, judge_probs, labels)
     model = FixedTurnEnd(0.9)  # always "the turn is complete"
-    section = smart_turn_report.turn_end_judge_section(dialogue, model, labels, judge)
-    n = len(smart_turn_pauses.pause_decisions(dialogue, labels))
+    view = conversation_view(dialogue)
+    section = smart_turn_report.turn_end_judge_section(view, model, judge)
+    n = len(ipu_pauses(view, smart_turn.VAD_STOP_S))
     assert section["n_instances"] == n == len(model.heard) and section["name"] == "smart-turn v3.2"
     for metric in ("a", "d"):
         decisions = section["metrics"][metric]["decisions"]
@@ -141,9 +142,9 @@ def test_section_scores_p_complete_against_the_decisions_beside_the_judge():
         assert same["T"]["agreement"] == 0.0 and same["C"]["agreement"] == 1.0
     assert all(row["label"] == "T" and row["judge_label"] == "C" for row in section["instances"])
     # the audio heard: from the turn start minus 0.5 s to the horizon
-    first = smart_turn_pauses.pause_decisions(dialogue, labels)[0]
-    assert model.heard[0] == len(smart_turn_pauses.pauser_audio(dialogue, first))
-    assert smart_turn_report.turn_end_judge_section(dialogue, FixedTurnEnd(0.1), labels)["judge_same_instances"] is None
+    first = ipu_pauses(view, smart_turn.VAD_STOP_S)[0]
+    assert model.heard[0] == len(smart_turn_clip(dialogue, first))
+    assert smart_turn_report.turn_end_judge_section(view, FixedTurnEnd(0.1))["judge_same_instances"] is None
 
 
 # ------------------------------------------------------------------------- the real model

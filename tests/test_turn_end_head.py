@@ -9,16 +9,17 @@ import torch
 
 from turneval.dataset_scripts.agreement_instances import (
     dialogue_agreement_instances,
-    pause_readings,
     two_party_instances,
-    with_turn_end_probabilities,
+    with_pause_decision_probabilities,
 )
+from turneval.dataset_scripts.conversation_view import conversation_view
 from turneval.dataset_scripts.labels import chunk_labels
 from turneval.dataset_scripts.synthetic import generate_dialogue
 from turneval.metrics.agreement import conversation_agreement
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge, pause_window
-from turneval.reporting import judge_pause_probabilities, judge_probabilities
+from turneval.pause_decision import pause_decision_probabilities, pause_readings
+from turneval.reporting import judge_probabilities
 from turneval.training import fit_turn_end_head as fitter
 
 
@@ -119,13 +120,13 @@ def test_pause_readings_follow_the_pausers_speech_end():
         pause_readings(labels, [next(i.chunk for i in two_party_instances(dialogue, np.full((len(labels), 5), 0.2), labels) if i.metric == "c")])
 
 
-def test_turn_end_probabilities_judge_only_the_pause_metrics():
+def test_pause_decision_probabilities_judge_only_the_pause_metrics():
     dialogue = generate_dialogue(5, duration_s=20.0, style="human", system_speaker=1)
     labels = chunk_labels(dialogue)
     probs = np.full((len(labels), 5), 0.2)
     instances = dialogue_agreement_instances(dialogue, probs, labels=labels)
     p = {inst.chunk: 0.9 for inst in instances}
-    replaced = with_turn_end_probabilities(instances, p)
+    replaced = with_pause_decision_probabilities(instances, p)
     for before, after in zip(instances, replaced):
         if before.metric in ("a", "d"):
             assert after.probs == (0.0, 0.0, 0.0, 0.9, pytest.approx(0.1))
@@ -144,7 +145,7 @@ def test_the_report_stage_reads_each_pausers_own_channel():
     judge = fitter.install_head(_causal_judge(base), base, fitted, WINDOW_S, {})
     dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
     labels = chunk_labels(dialogue)
-    p = judge_pause_probabilities(judge, dialogue, labels)
+    p = pause_decision_probabilities(judge, conversation_view(dialogue))
     chunks = {i.chunk for i in two_party_instances(dialogue, np.zeros((len(labels), 5)), labels) if i.metric in ("a", "d")}
     assert set(p) == chunks and all(0.0 <= v <= 1.0 for v in p.values())
     # silencing the *other* channel leaves a reading unchanged: only the pauser's own channel is heard
@@ -153,7 +154,7 @@ def test_the_report_stage_reads_each_pausers_own_channel():
     quiet = copy.deepcopy(dialogue)
     quiet.audio = dialogue.audio.copy()
     quiet.audio[1 - reading.pauser] = 0.0
-    assert judge_pause_probabilities(judge, quiet, labels)[chunk] == pytest.approx(p[chunk], abs=1e-6)
+    assert pause_decision_probabilities(judge, conversation_view(quiet))[chunk] == pytest.approx(p[chunk], abs=1e-6)
     # and the causal chunk head is untouched by the head's presence
     assert judge_probabilities(judge, dialogue.audio).shape[1] == 5
 
@@ -216,5 +217,5 @@ def test_a_timing_head_reads_the_timing_it_was_fitted_on():
         judge.turn_end_probabilities(windows)
     # the report stage computes the timing from the speech segments
     dialogue = generate_dialogue(7, duration_s=20.0, style="human", system_speaker=1)
-    p = judge_pause_probabilities(judge, dialogue, chunk_labels(dialogue))
+    p = pause_decision_probabilities(judge, conversation_view(dialogue))
     assert p and all(0.0 <= v <= 1.0 for v in p.values())

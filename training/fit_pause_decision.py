@@ -83,33 +83,29 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
     after the IPU end (``smart_turn_logit``, pipecat's way: the baseline beside the rule); with
     ``whisper`` (:class:`turneval.whisper_completion.WhisperCompletion`), ``features`` may name
     ``whisper_complete_logit``."""
-    from dataclasses import replace
-
-    from turneval.dataset_scripts.labels import chunk_labels
-    from turneval.reporting.inference import heard_echo, judge_pause_readings, pause_decision_features
-    from turneval.smart_turn_pauses import pauser_audio
+    from turneval.dataset_scripts.conversation_view import conversation_view
+    from turneval.pause_decision import heard_echo, judge_pause_records, pause_decision_features, smart_turn_clip
 
     extra = ["smart_turn_logit"] if smart_turn is not None else []
     columns: dict[str, list] = {"shift": [], "recording": [], "corpus": [], "silence_elapsed_s": [], **{f: [] for f in [*features, *extra]}}
     for dialogue in dialogues:
         # one view holds every pause: (a) the pauses of channel 0, (d) those of channel 1
-        dialogue = dialogue if dialogue.system_speaker is not None else replace(dialogue, system_speaker=1)
-        labels = chunk_labels(dialogue)
-        readings = judge_pause_readings(judge, dialogue, labels)
-        if not readings:
+        view = conversation_view(dialogue)
+        pauses = judge_pause_records(judge, view)
+        if not pauses:
             continue
-        values = pause_decision_features(judge, dialogue, readings, names=features, whisper=whisper)
+        values = pause_decision_features(judge, view, list(pauses.values()), names=features, whisper=whisper)
         if "whisper_complete_logit" in features:  # the report's fallback decides where the cue is not read
             columns.setdefault("cue_read", [])
-            columns["cue_read"] += [bool(np.isfinite(v)) and not heard_echo(dialogue, r) for v, r in zip(values["whisper_complete_logit"], readings.values())]
-        columns["shift"] += [r.shift for r in readings.values()]
-        columns["recording"] += [dialogue.id] * len(readings)
-        columns["corpus"] += [corpus] * len(readings)
+            columns["cue_read"] += [bool(np.isfinite(v)) and not heard_echo(view.dialogue, r) for v, r in zip(values["whisper_complete_logit"], pauses.values())]
+        columns["shift"] += [r.shift for r in pauses.values()]
+        columns["recording"] += [dialogue.id] * len(pauses)
+        columns["corpus"] += [corpus] * len(pauses)
         for name in ["silence_elapsed_s", *features]:
             columns[name] += list(values[name])
         if smart_turn is not None:
-            for r in readings.values():  # a reading has what pipecat's clip needs: pauser, turn start, horizon
-                p = float(np.clip(smart_turn.probability(pauser_audio(dialogue, r)), 1e-6, 1 - 1e-6))
+            for r in pauses.values():  # a pause record has what pipecat's clip needs: pauser, turn start, horizon
+                p = float(np.clip(smart_turn.probability(smart_turn_clip(view.dialogue, r)), 1e-6, 1 - 1e-6))
                 columns["smart_turn_logit"].append(float(np.log(p / (1 - p))))
     return {k: np.asarray(v) for k, v in columns.items()}
 

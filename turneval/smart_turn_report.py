@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from turneval.dataset_scripts.agreement_instances import AgreementInstance
 from turneval.metrics.agreement import agreement
-from turneval.smart_turn import NAME, SmartTurnV3
-from turneval.smart_turn_pauses import pause_decisions, pauser_audio
+from turneval.pause_decision.features import smart_turn_clip
+from turneval.pause_decision.records import ipu_pauses
+from turneval.smart_turn import NAME, VAD_STOP_S, SmartTurnV3
 
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from turneval.dataset_scripts.dialogue import Dialogue
-    from turneval.dataset_scripts.labels import ChunkLabels
+    from turneval.dataset_scripts.conversation_view import ConversationView
 
 
 RULE = (
@@ -26,25 +26,26 @@ RULE = (
 
 
 def turn_end_judge_section(
-    dialogue: "Dialogue",
+    view: "ConversationView",
     model: SmartTurnV3,
-    labels: "ChunkLabels | None" = None,
     judge_agreement: dict[str, Any] | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
-    """Agreement of ``model`` with the (a)/(d) decisions taken, and the TurnTakingJudge's on
-    the same instances (from the report's ``agreement`` section, when the judge ran)."""
+    """Agreement of ``model`` with the (a)/(d) decisions of ``view`` taken where the silence follows
+    the pauser's IPU (:func:`~turneval.pause_decision.records.ipu_pauses`), and the
+    TurnTakingJudge's on the same instances (from the report's ``agreement`` section, when the judge ran)."""
     from tqdm.auto import tqdm
 
+    dialogue = view.dialogue
     if dialogue.audio is None:
         raise ValueError(f"dialogue {dialogue.id!r} has no audio for the turn-end judge")
-    decisions = pause_decisions(dialogue, labels)
+    decisions = ipu_pauses(view, VAD_STOP_S)
     judged = {}
     if judge_agreement is not None:
         judged = {(row["metric"], row["chunk"]): row for row in judge_agreement.get("instances", []) if row["metric"] in ("a", "d")}
     ours, judge_same, rows = [], [], []
     for d in tqdm(decisions, desc=NAME, unit="pause", disable=not progress or len(decisions) < 2, leave=False, file=sys.stderr):
-        p = model.probability(pauser_audio(dialogue, d))
+        p = model.probability(smart_turn_clip(dialogue, d))
         # p_T = P(complete), p_C = 1 - p: the metrics' rule p_T - p_C > 0 is exactly p > 0.5.
         ours.append(AgreementInstance(d.metric, d.decision, (0.0, 0.0, 0.0, p, 1.0 - p), d.session, d.time, d.chunk))
         label = "T" if p > 0.5 else "C"

@@ -26,19 +26,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def pooled_states(judge, dialogues) -> dict[str, np.ndarray]:
     """Per decision: both encoders' pooled states, smart-turn's own logit, the decision and its recording."""
-    from turneval.dataset_scripts.agreement_instances import PAUSE_METRICS, dialogue_agreement_instances
-    from turneval.dataset_scripts.labels import chunk_labels
+    from turneval.dataset_scripts.conversation_view import conversation_view
     from turneval.modeling.modeling_turn_taking_judge import cue_segment, pause_window
-    from turneval.reporting.inference import judge_pause_readings
+    from turneval.pause_decision import judge_pause_records
 
     cue = judge.turn_completion_cue
     rows: dict[str, list] = {"smart_turn": [], "tiny_en": [], "cue_logit": [], "shift": [], "recording": []}
     for dialogue in dialogues:
-        dialogue = replace(dialogue, words=None, system_speaker=1)
-        labels = chunk_labels(dialogue)
-        placeholder = np.zeros((len(labels), 5))
-        taken = {i.chunk: i.decision for i in dialogue_agreement_instances(dialogue, placeholder, labels=labels, metrics=PAUSE_METRICS)}
-        for chunk, r in judge_pause_readings(judge, dialogue, labels).items():
+        view = conversation_view(replace(dialogue, words=None, system_speaker=1))
+        dialogue = view.dialogue
+        taken = {i.chunk: i.decision for i in view.pause_instances}
+        for chunk, r in judge_pause_records(judge, view).items():
             end = max(r.horizon, r.time)
             clip = dialogue.audio[r.pauser, int(max(0.0, r.turn_start - 0.5) * 16000) : int(round(end * 16000))]
             segment = torch.from_numpy(cue_segment(clip, 8.0))[None]

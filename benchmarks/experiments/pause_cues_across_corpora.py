@@ -163,9 +163,9 @@ def decision_rows(with_whisper: bool) -> tuple[dict[str, np.ndarray], list[np.nd
     from pause_decision_corpora import corpus_recordings, default_root
 
     from turneval.checkpoints import default_checkpoint
-    from turneval.dataset_scripts.labels import chunk_labels
+    from turneval.dataset_scripts.conversation_view import conversation_view
     from turneval.modeling.judge_loading import load_judge
-    from turneval.reporting.inference import judge_pause_readings
+    from turneval.pause_decision import judge_pause_records
     from turneval.training.fit_pause_decision import decision_table, join_tables, load_recording
 
     judge = load_judge(default_checkpoint("judge"))
@@ -176,7 +176,7 @@ def decision_rows(with_whisper: bool) -> tuple[dict[str, np.ndarray], list[np.nd
         dialogues = [replace(load_recording(r), words=None) for r in recordings]
         dialogues = [d if d.system_speaker is not None else replace(d, system_speaker=1) for d in dialogues]
         table = decision_table(judge, dialogues, features, corpus=corpus, whisper=capture)
-        cues = [prosody_cues(d, r) for d in dialogues for r in judge_pause_readings(judge, d, chunk_labels(d)).values()]
+        cues = [prosody_cues(d, r) for d in dialogues for r in judge_pause_records(judge, conversation_view(d)).values()]
         for name in PROSODY_CUES:
             table[name] = np.array([c[name] for c in cues])
         tables.append(table)

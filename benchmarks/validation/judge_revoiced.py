@@ -68,11 +68,16 @@ def turn_end_head_scores(judge, stereo: np.ndarray, dialogue, decisions) -> np.n
     """The judge's turn-end head at each decision (the pausing speaker's channel up to 200 ms
     after the IPU end, and the timing when the head reads it), as the report reads it; NaN
     without a head."""
-    from turneval.reporting import turn_end_head_probabilities
+    from dataclasses import replace
+
+    from turneval.dataset_scripts.conversation_view import conversation_view
+    from turneval.pause_decision import Pause, turn_end_head_probabilities
 
     if not getattr(judge.config, "turn_end_head", None) or not len(decisions):
         return np.full(len(decisions), np.nan)
-    return turn_end_head_probabilities(judge, stereo, dialogue, [(d.speaker, d.ipu_end, d.ipu_end + DECISION_DELAY_S) for d in decisions])
+    asked = [Pause(session=str(dialogue.id), chunk=0, pauser=d.speaker, speech_end=d.ipu_end, time=d.ipu_end + DECISION_DELAY_S,
+                   horizon=d.ipu_end + DECISION_DELAY_S, turn_start=0.0, silence_elapsed_s=DECISION_DELAY_S) for d in decisions]
+    return turn_end_head_probabilities(judge, conversation_view(replace(dialogue, audio=stereo)), asked)
 
 
 def interruption_scores(judge, probabilities: np.ndarray, stereo: np.ndarray, dialogue, labels) -> np.ndarray:

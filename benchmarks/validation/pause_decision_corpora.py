@@ -185,10 +185,10 @@ def run_on(quick: bool, root: str | None = None) -> list[dict]:
     from dataclasses import replace
 
     from turneval.checkpoints import default_checkpoint
-    from turneval.dataset_scripts.labels import chunk_labels
+    from turneval.dataset_scripts.conversation_view import conversation_view
     from turneval.modeling.judge_loading import load_judge
     from turneval.modeling.modeling_turn_taking_judge import log_silence
-    from turneval.reporting.inference import judge_pause_readings
+    from turneval.pause_decision import judge_pause_records
     from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
     from turneval.training.fit_pause_decision import (
         DEFAULT_C,
@@ -250,11 +250,11 @@ def run_on(quick: bool, root: str | None = None) -> list[dict]:
         rule = fit_rule(others, features, loo["c"])
         cues, stops = [], []
         for d in ds:
-            d = d if d.system_speaker is not None else replace(d, system_speaker=1)
-            readings = list(judge_pause_readings(judge, d, chunk_labels(d)).values())
-            cues.append(streamed_cue_logits(judge, d, readings, grid))
+            view = conversation_view(d)
+            readings = list(judge_pause_records(judge, view).values())
+            cues.append(streamed_cue_logits(judge, view.dialogue, readings, grid))
             if reader is not None and not quick:  # a second Whisper pass a pause: the full run only
-                stops.append(whisper_at_stop(reader, judge, d, readings))
+                stops.append(whisper_at_stop(reader, judge, view.dialogue, readings))
         cue = np.concatenate(cues) if cues else np.zeros((0, len(grid)))
         stop = np.concatenate(stops) if stops else None
         shift, silence = table["shift"][rows].astype(bool), table["silence_elapsed_s"][rows].astype(float)

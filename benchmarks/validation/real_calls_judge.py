@@ -58,18 +58,17 @@ def pause_rows(dialogues: list, judge: Any, smart_turn: Any | None) -> list[dict
     turn, the judge's P(shift), smart-turn's P(complete) at 200 ms, and the silence elapsed at the decision (s)."""
     from dataclasses import replace
 
-    from turneval.dataset_scripts.labels import chunk_labels
-    from turneval.reporting.inference import judge_pause_probabilities, judge_pause_readings
-    from turneval.smart_turn_pauses import pause_decisions, pauser_audio
+    from turneval.dataset_scripts.conversation_view import conversation_view
+    from turneval.pause_decision import ipu_pauses, judge_pause_records, pause_decision_probabilities, smart_turn_clip
+    from turneval.smart_turn import VAD_STOP_S
 
     rows = []
     for dialogue in dialogues:
-        view = replace(dialogue, system_speaker=1)
-        labels = chunk_labels(view)
-        readings = judge_pause_readings(judge, view, labels)
-        judged = judge_pause_probabilities(judge, view, labels, readings)
-        decisions = pause_decisions(view, labels)
-        smart = {d.chunk: smart_turn.probability(pauser_audio(view, d)) for d in decisions} if smart_turn is not None else {}
+        view = conversation_view(replace(dialogue, system_speaker=1))
+        readings = judge_pause_records(judge, view)
+        judged = pause_decision_probabilities(judge, view, readings)
+        decisions = ipu_pauses(view, VAD_STOP_S)
+        smart = {d.chunk: smart_turn.probability(smart_turn_clip(view.dialogue, d)) for d in decisions} if smart_turn is not None else {}
         taken = {d.chunk: d.decision for d in decisions}
         for chunk, reading in readings.items():
             if chunk not in taken:

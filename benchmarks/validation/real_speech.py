@@ -142,22 +142,29 @@ def turn_end_decisions(recording) -> list[AmiDecision]:
 
 
 def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
+    from dataclasses import replace
+
     from turn_end_peers import judge_probabilities
 
+    from turneval.dataset_scripts.conversation_view import conversation_view
     from turneval.metrics.agreement import judge_scores
-    from turneval.reporting import turn_end_head_probabilities
+    from turneval.pause_decision import Pause, turn_end_head_probabilities
     from turneval.smart_turn import PRE_SPEECH_S
 
     rows = []
     for rec in recordings:
+        views: dict[int, Any] = {}
         for d in turn_end_decisions(rec):
             own = rec.sources.get(d.speaker, rec.mixture)
             start = int(max(0.0, d.turn_start - PRE_SPEECH_S) * 16000)
             user_audio = own[start : int(round(d.horizon * 16000))]
             judged = {name: float(judge_scores("a", judge_probabilities(j, rec.mixture, d.horizon)[None])[0]) for name, j in judges}
             # the judge's turn-end head, where it has one, hears what smart-turn hears: the speaker's own channel up to the horizon
-            view = rec.view(d.speaker)  # the speaker is 0 in its own view, as in turn_end_decisions
-            head = {name: float(turn_end_head_probabilities(j, own[None], view, [(0, d.ipu_end, d.horizon)])[0])
+            if d.speaker not in views:  # the speaker is 0 in its own view, as in turn_end_decisions; its channel heard
+                views[d.speaker] = conversation_view(replace(rec.view(d.speaker), audio=np.stack([own, own])))
+            asked = [Pause(session=rec.id, chunk=0, pauser=0, speech_end=d.ipu_end, time=d.horizon, horizon=d.horizon,
+                           turn_start=d.turn_start, silence_elapsed_s=d.horizon - d.ipu_end)]
+            head = {name: float(turn_end_head_probabilities(j, views[d.speaker], asked)[0])
                     for name, j in judges if getattr(j.config, "turn_end_head", None)}
             smart = smart_turn.probability(user_audio) if smart_turn is not None else math.nan
             rows.append({"recording": rec.id, "shift": d.shift, "silence_until_next_s": d.silence_until_next_s,
@@ -169,7 +176,7 @@ def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
 def decision_figures(rows: list[dict], judges, smart_missing: str | None, n_resamples: int, where: str) -> list[dict]:
     from sklearn.metrics import balanced_accuracy_score
 
-    from turneval.metrics.agreement import DEFAULT_THRESHOLDS, turn_end_head_threshold
+    from turneval.metrics.agreement import DEFAULT_THRESHOLDS, pause_decision_threshold
     from turneval.metrics.intervals import bootstrap_roc_auc, bootstrap_roc_auc_difference
 
     y = np.array([r["shift"] for r in rows], dtype=int)
@@ -209,7 +216,7 @@ def decision_figures(rows: list[dict], judges, smart_missing: str | None, n_resa
         if not all(name in r["head"] for r in rows):
             continue
         head = np.array([r["head"][name] for r in rows])
-        threshold = turn_end_head_threshold(judge.config.agreement_thresholds)
+        threshold = pause_decision_threshold(judge.config.agreement_thresholds)
         label = f"{name}, turn-end head"
         out += auc_figures(label, head, (head > threshold).astype(int),
                            f"P(shift) > {threshold:.3f} (its tuned (a) threshold), the speaker's own channel up to 200 ms after the IPU end",
@@ -230,15 +237,19 @@ def decision_figures(rows: list[dict], judges, smart_missing: str | None, n_resa
 def agreement_instances(recordings, judge) -> list:
     """Every agreement instance of every speaker view of ``recordings`` (the judge on the mix;
     (a)/(d) by its turn-end head and (e) by its interruption head when it has them)."""
+    from dataclasses import replace
+
     from _ami import focus_instances
 
     from turneval.dataset_scripts.agreement_instances import (
         with_interruption_probabilities,
-        with_turn_end_probabilities,
+        with_pause_decision_probabilities,
     )
+    from turneval.dataset_scripts.conversation_view import conversation_view
     from turneval.dataset_scripts.dialogue import Dialogue
     from turneval.dataset_scripts.labels import chunk_labels
-    from turneval.reporting import judge_interruption_probabilities, judge_pause_probabilities, judge_probabilities
+    from turneval.pause_decision import pause_decision_probabilities
+    from turneval.reporting import judge_interruption_probabilities, judge_probabilities
 
     instances = []
     for rec in recordings:
@@ -251,7 +262,8 @@ def agreement_instances(recordings, judge) -> list:
                 # (a)/(d) and (e) from the heads: each side's own channel where the recording has them, else the mix
                 own = rec.view(speaker, stereo=True).audio if len(rec.sources) == len(rec.speakers) else np.stack([rec.mixture, rec.mixture])
                 heard = Dialogue(view.id, view.segments, audio=own, system_speaker=view.system_speaker, duration=view.duration)
-                found = with_turn_end_probabilities(found, judge_pause_probabilities(judge, heard, labels))
+                # the view's labels are those of ``view`` (its words too); only the audio heard differs
+                found = with_pause_decision_probabilities(found, pause_decision_probabilities(judge, conversation_view(replace(view, audio=own))))
                 found = with_interruption_probabilities(found, judge_interruption_probabilities(judge, heard, labels))
             instances += found
     return instances

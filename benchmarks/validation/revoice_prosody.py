@@ -91,11 +91,13 @@ def pitch_rows(pairs: Sequence[tuple[Any, Any]], audio: np.ndarray) -> list[dict
 
 def decision_rows(excerpt: Any, audio: np.ndarray, turn_end: Any) -> list[dict[str, Any]]:
     """Per (a)/(d) pause decision: shift or hold (real timing) and smart-turn's score."""
-    from turneval.smart_turn_pauses import pause_decisions, pauser_audio
+    from turneval.dataset_scripts.conversation_view import conversation_view
+    from turneval.pause_decision import ipu_pauses, smart_turn_clip
+    from turneval.smart_turn import VAD_STOP_S
 
-    view = replace(excerpt, audio=audio, system_speaker=1)
-    decisions = pause_decisions(view)
-    scores = turn_end([pauser_audio(view, d) for d in decisions]) if decisions else []
+    view = conversation_view(replace(excerpt, audio=audio, system_speaker=1))
+    decisions = ipu_pauses(view, VAD_STOP_S)
+    scores = turn_end([smart_turn_clip(view.dialogue, d) for d in decisions]) if decisions else []
     return [{"shift": d.decision == "T", "score": float(s)} for d, s in zip(decisions, scores)]
 
 

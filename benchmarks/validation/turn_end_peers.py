@@ -41,14 +41,18 @@ HELD_OUT_SEED = 2026
 SILENCE_THRESHOLDS_MS = (200, 500, 700)
 
 
-def metric_a_decisions(dialogue, system_speaker: int) -> list:
+def metric_a_decisions(dialogue, system_speaker: int) -> tuple:
     """The metric (a) pause decisions of ``dialogue`` with ``system_speaker`` as the system
-    (:func:`turneval.smart_turn_pauses.pause_decisions`, the report's owner of this geometry)."""
+    (:func:`turneval.pause_decision.records.ipu_pauses`, the report's owner of this geometry),
+    and the conversation view they were read from."""
     from dataclasses import replace as dc_replace
 
-    from turneval.smart_turn_pauses import pause_decisions
+    from turneval.dataset_scripts.conversation_view import conversation_view
+    from turneval.pause_decision import ipu_pauses
+    from turneval.smart_turn import VAD_STOP_S
 
-    return pause_decisions(dc_replace(dialogue, system_speaker=system_speaker), metrics=("a",))
+    view = conversation_view(dc_replace(dialogue, system_speaker=system_speaker))
+    return [d for d in ipu_pauses(view, VAD_STOP_S) if d.metric == "a"], view
 
 
 def _judge():
@@ -100,10 +104,9 @@ def _scores(y: np.ndarray, predicted: np.ndarray, score: np.ndarray) -> tuple[fl
 
 def run(quick: bool) -> list[dict]:
     from turneval.dataset_scripts.synthetic import conversation_seed, generate_dialogue
-    from turneval.metrics.agreement import DEFAULT_THRESHOLDS, judge_scores, turn_end_head_threshold
-    from turneval.reporting import turn_end_head_probabilities
+    from turneval.metrics.agreement import DEFAULT_THRESHOLDS, judge_scores, pause_decision_threshold
+    from turneval.pause_decision import smart_turn_clip, turn_end_head_probabilities
     from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
-    from turneval.smart_turn_pauses import pauser_audio
 
     threads = limit_threads()
     n_conversations, duration_s = (3, 60.0) if quick else (24, 120.0)
@@ -119,12 +122,12 @@ def run(quick: bool) -> list[dict]:
         dialogue = generate_dialogue(seed, duration_s=duration_s, style="human", dialogue_id=f"heldout_{i}")
         mono = dialogue.mono()
         for system in (0, 1):
-            for d in metric_a_decisions(dialogue, system):
+            decisions, view = metric_a_decisions(dialogue, system)
+            for d in decisions:
                 judged = timed(lambda: judge_probabilities(judge, mono, d.horizon))
-                user_audio = pauser_audio(dialogue, d)
+                user_audio = smart_turn_clip(dialogue, d)
                 smart = timed(lambda: smart_turn.probability(user_audio) if smart_turn is not None else float("nan"))
-                head = (float(turn_end_head_probabilities(judge, dialogue.audio, dialogue, [(d.pauser, d.speech_end, d.horizon)])[0])
-                        if has_head else float("nan"))
+                head = float(turn_end_head_probabilities(judge, view, [d])[0]) if has_head else float("nan")
                 rows.append((d, float(judge_scores("a", judged.result[None])[0]), smart.result, judged, smart, head))
     if not rows:
         raise RuntimeError("the held-out conversations gave no metric (a) decisions")
@@ -143,7 +146,7 @@ def run(quick: bool) -> list[dict]:
     head_figures = []
     if has_head:
         head = np.array([r[5] for r in rows])
-        cut = turn_end_head_threshold(judge.config.agreement_thresholds)
+        cut = pause_decision_threshold(judge.config.agreement_thresholds)
         head_ba, head_auc = _scores(y, (head > cut).astype(int), head)
         head_figures = [
             figure(f"metric (a) balanced accuracy: {judge_name}, turn-end head", head_ba, "", headline=True,

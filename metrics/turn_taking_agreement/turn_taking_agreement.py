@@ -34,9 +34,6 @@ from .turneval_intervals import (
 from .turneval_labels import (
     chunk_labels,  # noqa: F401
 )
-from .turneval_pauses import (
-    Pause,  # noqa: F401
-)
 from .turneval_vocabulary import (
     is_speech_word,  # noqa: F401
 )

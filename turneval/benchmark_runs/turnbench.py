@@ -89,15 +89,16 @@ def _speaking(ipus: Sequence[tuple[float, float]], n_frames: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- export
 def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np.ndarray]:
     """The four score arrays of one two-channel conversation (see the module docstring)."""
+    from turneval.dataset_scripts.conversation_view import conversation_view
     from turneval.dataset_scripts.events import merge_into_ipus
-    from turneval.dataset_scripts.pauses import Pause
     from turneval.modeling.modeling_turn_taking_judge import log_silence
-    from turneval.reporting.inference import (
+    from turneval.pause_decision import (
         default_whisper_completion,
         heard_echo,
-        judge_probabilities,
         pause_decision_features,
+        stop_time_pauses,
     )
+    from turneval.reporting.inference import judge_probabilities
 
     rule = judge.config.pause_decision
     if rule is None or not set(rule.features) <= {"log_silence_s", "whisper_complete_logit"}:
@@ -108,23 +109,13 @@ def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np
     ipus = [[(u.start, u.end) for u in merge_into_ipus(dialogue.segments[k], k)] for k in (0, 1)]  # the report's IPUs
     speaking = [_speaking(ipus[k], n) for k in (0, 1)]
     anyone = speaking[0] | speaking[1]
-    stop_s = judge.config.pause_stop_s
     eot = [np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)]
-    pauses = []
-    for k in (0, 1):
-        for i, (start, end) in enumerate(ipus[k]):
-            # K's turn began with K's first stretch of speech after the other party last spoke
-            other_end = max((b for _, b in ipus[1 - k] if b <= start), default=-math.inf)
-            turn_start = min(a for a, _ in ipus[k][: i + 1] if a >= other_end)
-            pause = Pause(session=str(dialogue.id), chunk=int(end * FRAME_RATE_HZ), pauser=k, speech_end=end, time=end + stop_s,
-                          horizon=end + stop_s, turn_start=turn_start, silence_elapsed_s=stop_s)
-            pauses.append(pause)
+    pauses = stop_time_pauses(str(dialogue.id), ipus, judge.config.pause_stop_s, FRAME_RATE_HZ)
     values = np.zeros(len(pauses))
     if "whisper_complete_logit" in rule.features and pauses:
         # the report's clips (the cue's, from the turn start to the stop time) and reader
         whisper = whisper if whisper is not None else default_whisper_completion()
-        names = ["whisper_complete_logit"]
-        values = pause_decision_features(judge, dialogue, dict(enumerate(pauses)), names, whisper)["whisper_complete_logit"]
+        values = pause_decision_features(judge, conversation_view(dialogue), pauses, ["whisper_complete_logit"], whisper)["whisper_complete_logit"]
     fallback = judge.config.pause_decision_fallback
     for pause, value in zip(pauses, values):
         first = int(math.ceil(pause.horizon * FRAME_RATE_HZ))

@@ -47,16 +47,12 @@ from .build import (
     report,
 )
 from .inference import (
-    PauseDecisions,
     check_device,
     judge_interruption_probabilities,
-    judge_pause_decisions,
-    judge_pause_probabilities,
     judge_probabilities,
     load_judge_model,
     load_predictor_model,
     resolve_checkpoint,
-    turn_end_head_probabilities,
     two_party_judged_instances,
 )
 from .inputs import (
@@ -109,9 +105,6 @@ __all__ = [
     "format_number",
     "format_summary",
     "judge_interruption_probabilities",
-    "PauseDecisions",
-    "judge_pause_decisions",
-    "judge_pause_probabilities",
     "judge_probabilities",
     "load_conversation",
     "InputFacts",
@@ -138,6 +131,5 @@ __all__ = [
     "SummaryRow",
     "resolve_checkpoint",
     "summary_rows",
-    "turn_end_head_probabilities",
     "two_party_judged_instances",
 ]

@@ -32,25 +32,24 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from turneval.dataset_scripts.conversation_view import ConversationView, conversation_view
 from turneval.dataset_scripts.dialogue import SPEAKERS, Dialogue
-from turneval.dataset_scripts.events import TurnTakingEvents, extract_events
+from turneval.dataset_scripts.events import TurnTakingEvents
 from turneval.dataset_scripts.grids import CHUNK_S
-from turneval.dataset_scripts.labels import chunk_labels
 from turneval.metrics.agreement import conversation_agreement
 from turneval.metrics.full_duplex_from_events import full_duplex_timing
 from turneval.metrics.swoz_backchannels import system_backchannel_timing
 from turneval.metrics.turn_statistics import dialogue_statistics
 from turneval.model_provenance import models_section, provenance_warnings
+from turneval.pause_decision import decide_pauses, pause_rule_name
 
 from .headline import headline_figures, response_gaps
 from .inference import (
     check_device,
     judge_interruption_probabilities,
-    judge_pause_decisions,
     judge_probabilities,
     load_judge_model,
     load_predictor_model,
-    pause_rule_name,
 )
 from .inputs import ConversationInput, InputFacts, InputSettings, check_inputs, read_conversation
 from .judge_validation import mark_validation
@@ -196,10 +195,10 @@ def _transcript_stage(dialogue: Dialogue, models: LoadedModels, options: ReportO
     out.notes += transcript_notes
 
 
-def _events_stage(dialogue: Dialogue, out: _Sections) -> tuple[TurnTakingEvents, dict[str, Any], dict[str, Any]]:
-    """The events, the statistics (with the system's and user's rates by role) and the full-duplex timing."""
+def _events_stage(view: ConversationView, out: _Sections) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The statistics of the view's events (with the system's and user's rates by role) and the full-duplex timing."""
+    dialogue, events = view.dialogue, view.events
     system, user = dialogue.system_speaker, dialogue.user_speaker
-    events = extract_events(dialogue)
     statistics = dialogue_statistics(events)
     for key in ("speaking_rate_wpm", "backchannel_word_rate", "backchannels_per_min", "interruptions_per_min"):
         statistics[f"{key}_system"] = statistics.get(f"{key}_{SPEAKERS[system]}")
@@ -208,11 +207,12 @@ def _events_stage(dialogue: Dialogue, out: _Sections) -> tuple[TurnTakingEvents,
         out.notes.append("No transcript: backchannels are found by the duration proxy (listener IPUs of at most 1 s that do not take the floor); speaking and backchannel word rates are not available.")
     timing = full_duplex_timing(dialogue, events)
     out.notes.append("Full-duplex timing: the FD-Bench rounds and Full-Duplex-Bench samples are derived from the events of this conversation, not scripted (see full_duplex_timing.derived_from).")
-    return events, statistics, timing
+    return statistics, timing
 
 
-def _judge_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
+def _judge_stage(view: ConversationView, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
     """The judge's probabilities per chunk and the agreement metrics (a)-(e)."""
+    dialogue, labels = view.dialogue, view.labels
     judge_model = models.judge
     if judge_model is None:
         out.notes.append("Judge skipped (--no-judge): no class probabilities and no agreement metrics (a)-(e).")
@@ -222,18 +222,16 @@ def _judge_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOption
     if dialogue.audio is None:
         raise ReportError(f"dialogue {dialogue.id!r} has no audio for the judge")
     probs = judge_probabilities(judge_model, dialogue.audio, options.progress)
-    labels = chunk_labels(dialogue)
-    pauses = judge_pause_decisions(judge_model, dialogue, labels, whisper=models.whisper_completion)
-    p_turn_end = pauses.probabilities
+    pauses = decide_pauses(judge_model, view, whisper=models.whisper_completion)
     if pauses.unread:
         why = ", ".join(f"{reason}: {list(pauses.unread.values()).count(reason)}" for reason in sorted(set(pauses.unread.values())))
         fallback = judge_model.config.pause_decision_fallback
         how = f"the judge's fallback rule over {', '.join(fallback.features)}" if fallback is not None else "the rule with the cue at 0 (no evidence)"
-        out.notes.append(f"Whisper's turn-completion cue could not be read at {len(pauses.unread)} of {len(p_turn_end)} pause decisions ({why}); "
+        out.notes.append(f"Whisper's turn-completion cue could not be read at {len(pauses.unread)} of {len(pauses.probabilities)} pause decisions ({why}); "
                          f"those were decided by {how}.")
     p_floor_taken = judge_interruption_probabilities(judge_model, dialogue, labels)
-    out.agreement = mark_validation(conversation_agreement(dialogue, probs, labels, out.judge_thresholds, p_turn_end, p_floor_taken),
-                                    getattr(judge_model.config, "agreement_validation", None))
+    agreement = conversation_agreement(dialogue, probs, labels, out.judge_thresholds, pauses.probabilities, p_floor_taken, instances=view.instances)
+    out.agreement = mark_validation(agreement, getattr(judge_model.config, "agreement_validation", None))
     out.judge = JudgeSection(
         checkpoint=models.judge_name,
         context_mode=judge_model.config.context_mode,
@@ -248,12 +246,12 @@ def _judge_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOption
     )
 
 
-def _turn_end_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
+def _turn_end_stage(view: ConversationView, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
     if models.turn_end is None:
         return
     from turneval.smart_turn_report import turn_end_judge_section
 
-    out.turn_end = turn_end_judge_section(dialogue, models.turn_end, chunk_labels(dialogue), out.agreement, options.progress)
+    out.turn_end = turn_end_judge_section(view, models.turn_end, out.agreement, options.progress)
 
 
 def _naturalness_stage(dialogue: Dialogue, models: LoadedModels, options: ReportOptions, out: _Sections) -> None:
@@ -326,9 +324,12 @@ def build_report(source: ConversationInput, options: ReportOptions, models: Load
     dialogue, facts, input_notes = _input_stage(source, options)
     out = _Sections(notes=input_notes)
     _transcript_stage(dialogue, models, options, out)
-    events, statistics, timing = _events_stage(dialogue, out)
-    _judge_stage(dialogue, models, options, out)
-    _turn_end_stage(dialogue, models, options, out)
+    # events, labels, silences and decisions: once, after the transcript (its words define the IPUs)
+    view = conversation_view(dialogue)
+    events = view.events
+    statistics, timing = _events_stage(view, out)
+    _judge_stage(view, models, options, out)
+    _turn_end_stage(view, models, options, out)
     _naturalness_stage(dialogue, models, options, out)
     model_info = models_section((models.judge_name, models.judge), (models.predictor_name, models.predictor))
     notes = provenance_warnings(model_info) + out.notes  # what the models learned comes first: it qualifies every figure
