@@ -25,8 +25,9 @@ replicated step by step:
    output is the sigmoid probability that the turn is complete (> 0.5: complete).
 
 This module is the model. When it is asked (the (a)/(d) pauses and the audio it hears) is
-:mod:`turneval.smart_turn_pauses`; the report's section of its agreement is
-:mod:`turneval.smart_turn_report`.
+:func:`turneval.pause_decision.records.ipu_pauses` and
+:func:`turneval.pause_decision.features.smart_turn_clip`; the report's section of its agreement
+is :mod:`turneval.smart_turn_report`.
 """
 from __future__ import annotations
 

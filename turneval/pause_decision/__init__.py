@@ -19,12 +19,13 @@ module                                      what it holds
 
 The rule itself (a logistic regression over named features, ``PauseRule``) lives in the judge's
 config; ``TurnTakingJudge.pause_decision_probabilities`` applies it to the features it is given.
-``TurnTakingJudge.turn_end_probabilities`` is the turn-end head alone, one of those features.
+``TurnTakingJudge.turn_end_probabilities`` is the turn-end head alone, one of those features::
 
-    >>> from turneval.dataset_scripts.conversation_view import conversation_view   # doctest: +SKIP
-    >>> from turneval.pause_decision import decide_pauses
-    >>> decisions = decide_pauses(judge, conversation_view(dialogue))
-    >>> decisions.probabilities        # {decision chunk: P(the other party takes the turn)}
+    from turneval.dataset_scripts.conversation_view import conversation_view
+    from turneval.pause_decision import decide_pauses
+
+    decisions = decide_pauses(judge, conversation_view(dialogue))
+    decisions.probabilities        # the pause decision probabilities: {decision chunk: P(shift)}
 """
 from turneval.dataset_scripts.pauses import Pause
 
