@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -358,7 +358,6 @@ def chunk_labels(
     *,
     backchannel_intervals: Sequence[Sequence[Interval]] | None = None,
     events: TurnTakingEvents | None = None,
-    backchannel_words: Iterable[str] | None = None,
     use_words: bool | None = None,
     start_s: float = 0.0,
     n_chunks: int | None = None,
@@ -382,8 +381,6 @@ def chunk_labels(
         events: the dialogue's already extracted
             :class:`~turneval.dataset_scripts.events.TurnTakingEvents` (saves extracting them
             again); ignored when ``backchannel_intervals`` is given.
-        backchannel_words: the backchannel phrase list for that detection
-            (default: :func:`~turneval.dataset_scripts.vocabulary.load_backchannel_words`).
         use_words: use word times (True), segments (False), or words where present (None).
         start_s: time of the first chunk; 0.0 is turneval's grid, :data:`RECIPE_START_S` the
             recipe's.
@@ -391,11 +388,12 @@ def chunk_labels(
             The recipe's count is :func:`recipe_chunk_count`.
         chunk_s: chunk length (default 40 ms).
         lookahead_s: activity look-ahead (default one chunk, as the recipe).
-        **event_kwargs: passed on to ``extract_events`` (e.g. ``max_backchannel_s``).
+        **event_kwargs: passed on to ``extract_events`` when it runs, e.g. ``backchannel_words``
+            (the phrase list of that detection) or ``max_backchannel_s``.
     """
     if backchannel_intervals is None:
         if events is None:
-            events = extract_events(dialogue, backchannel_words=backchannel_words, use_words=use_words, **event_kwargs)
+            events = extract_events(dialogue, use_words=use_words, **event_kwargs)
         backchannel_intervals = [
             [(bc.start, bc.end) for bc in events.backchannels if bc.speaker == k] for k in range(2)
         ]

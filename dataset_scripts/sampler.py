@@ -36,7 +36,7 @@ from .grids import CHUNK_HZ, SAMPLE_RATE
 from .labels import LABELS
 
 
-__all__ = ["BalancedChunkSampler", "ConversationRef", "read_context_window", "balanced_indices"]
+__all__ = ["BalancedChunkSampler", "ClassBalance", "ConversationRef", "read_context_window", "balanced_indices"]
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,17 @@ def balanced_indices(
     return [(int(c), int(t)) for c, t in everything]
 
 
+@dataclass(frozen=True)
+class ClassBalance:
+    """How an epoch balances the judge's classes: every class is drawn to the count of
+    ``reference_label`` (a name or an index), or to ``per_class`` when given; with
+    ``oversample`` a rarer class is drawn with replacement up to that count."""
+
+    reference_label: str | int = "T"
+    oversample: bool = False
+    per_class: int | None = None
+
+
 class BalancedChunkSampler(IterableDataset):
     """PyTorch dataset of class-balanced judge examples with on-the-fly context windows.
 
@@ -199,9 +210,8 @@ class BalancedChunkSampler(IterableDataset):
         context_s: window length in seconds (30 s in the paper).
         seed: base seed; the epoch is mixed in, see ``set_epoch``.
         rank, world_size: this process's share of each epoch.
-        reference_label: the class whose count every class is balanced to ("T").
-        oversample: draw classes rarer than the reference with replacement up to its count.
-        per_class: a fixed count per class instead of the count of ``reference_label``.
+        balance: how the classes are balanced (:class:`ClassBalance`: to the count of "T",
+            without oversampling, by default).
         label_names: label inventory (index order of the judge's logits).
     """
 
@@ -213,9 +223,7 @@ class BalancedChunkSampler(IterableDataset):
         seed: int = 0,
         rank: int = 0,
         world_size: int = 1,
-        reference_label: str | int = "T",
-        oversample: bool = False,
-        per_class: int | None = None,
+        balance: ClassBalance = ClassBalance(),
         label_names: Sequence[str] = LABELS,
         sample_rate: int = SAMPLE_RATE,
     ) -> None:
@@ -239,11 +247,10 @@ class BalancedChunkSampler(IterableDataset):
         self.seed = int(seed)
         self.rank = int(rank)
         self.world_size = int(world_size)
-        self.reference_label = (
-            self.label_names.index(reference_label) if isinstance(reference_label, str) else int(reference_label)
-        )
-        self.oversample = bool(oversample)
-        self.per_class = per_class
+        reference = balance.reference_label
+        self.reference_label = self.label_names.index(reference) if isinstance(reference, str) else int(reference)
+        self.oversample = bool(balance.oversample)
+        self.per_class = balance.per_class
         self.epoch = 0
         self._cached: tuple[int, list[tuple[int, int]]] | None = None  # last epoch drawn
 

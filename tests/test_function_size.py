@@ -26,14 +26,6 @@ KNOWN_LONG: dict[str, tuple[int, int]] = {
     # Outside turneval/ (the folders setup.py maps into the namespace): not yet shortened. Most
     # are ports of a reference implementation (the perturbations, TurnNat's units, FD-Bench's
     # rounds) whose golden tests call them with their reference's arguments in order.
-    "dataset_scripts/labels.py:chunk_labels": (65, 9),
-    "dataset_scripts/perturbations/candidates.py:_clean_gap": (33, 12),
-    "dataset_scripts/perturbations/candidates.py:find_active_alone_shift_points_bidir": (47, 11),
-    "dataset_scripts/perturbations/candidates.py:proper_hold_transition": (18, 9),
-    "dataset_scripts/perturbations/candidates.py:proper_transition": (20, 10),
-    "dataset_scripts/perturbations/segments.py:candidate_context": (39, 9),
-    "dataset_scripts/readers/_common.py:build_dialogue": (30, 11),
-    "dataset_scripts/sampler.py:BalancedChunkSampler.__init__": (41, 10),
     "dataset_scripts/synthetic/corpus.py:generate_corpus": (68, 9),
     "metrics/full_duplex_timing/full_duplex_timing.py:FullDuplexTiming._compute_fd_bench": (39, 9),
     "metrics/swoz_backchannels.py:backchannel_timing": (46, 9),

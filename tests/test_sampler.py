@@ -7,7 +7,7 @@ import soundfile as sf
 import torch
 
 from turneval.dataset_scripts.grids import SAMPLE_RATE, SAMPLES_PER_CHUNK
-from turneval.dataset_scripts.sampler import LABELS, BalancedChunkSampler, read_context_window
+from turneval.dataset_scripts.sampler import LABELS, BalancedChunkSampler, ClassBalance, read_context_window
 
 
 T = LABELS.index("T")
@@ -77,7 +77,7 @@ def test_classes_balanced_to_count_of_T(tmp_path):
     for name, count in counts.items():
         available = sum(int(np.sum(np.asarray(r["labels"][1:]) == LABELS.index(name))) for r in rows)
         assert count == min(available, n_t)
-    over = BalancedChunkSampler(rows, context_s=0.5, oversample=True).class_counts()
+    over = BalancedChunkSampler(rows, context_s=0.5, balance=ClassBalance(oversample=True)).class_counts()
     assert set(over.values()) == {n_t}
 
 
@@ -132,7 +132,7 @@ def test_string_labels_accepted(tmp_path):
 def test_ignored_chunks_are_never_targets(tmp_path):
     rows = _rows(tmp_path, n_conv=1)
     rows[0]["labels"] = [-100 if i % 2 else lab for i, lab in enumerate(rows[0]["labels"])]
-    ds = BalancedChunkSampler(rows, oversample=True)
+    ds = BalancedChunkSampler(rows, balance=ClassBalance(oversample=True))
     assert all(rows[0]["labels"][t + 1] >= 0 for _, t in ds.rank_indices())
     with pytest.raises(ValueError, match="out of range"):
         BalancedChunkSampler([{"conversation_id": "x", "audio_path": "x.wav", "labels": [0, 7]}])

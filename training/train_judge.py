@@ -32,7 +32,7 @@ import torch
 from torch.nn import functional as F
 from torch.utils.data import DataLoader
 
-from turneval.dataset_scripts.sampler import BalancedChunkSampler
+from turneval.dataset_scripts.sampler import BalancedChunkSampler, ClassBalance
 from turneval.metrics.classification import roc_auc_table
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
@@ -184,7 +184,7 @@ class JudgeRecipe(Recipe):
         rows = load_chunk_rows(self.args.data, self.args.train_split, self.args.cache_dir)
         self.sampler = BalancedChunkSampler(
             rows, context_s=config.context_s, seed=self.training.seed, rank=accelerator.process_index,
-            world_size=accelerator.num_processes, oversample=self.args.oversample, label_names=self.label_names,
+            world_size=accelerator.num_processes, balance=ClassBalance(oversample=self.args.oversample), label_names=self.label_names,
         )
         self.per_update = self.training.per_device_train_batch_size * self.training.gradient_accumulation_steps
         if len(self.sampler) < self.per_update:

@@ -10,6 +10,8 @@
 - ``pairs``: 20-25 s crops in mutual silence, loudness normalisation, natural/perturbed pairs.
 """
 from .candidates import (
+    ActiveAloneWindows,
+    CleanGapWindows,
     find_active_alone_shift_points_bidir,
     find_active_alone_shift_then_original_speaker_returns,
     find_hold_regions_bidir,
@@ -35,6 +37,7 @@ from .predicates import (
 from .segments import (
     FRAME_MS,
     CandidateContext,
+    ContextSettings,
     Segment,
     candidate_context,
     merge_close_segments,
@@ -45,7 +48,10 @@ from .segments import (
 
 __all__ = [
     "FRAME_MS",
+    "ActiveAloneWindows",
     "CandidateContext",
+    "CleanGapWindows",
+    "ContextSettings",
     "Segment",
     "anchor_key",
     "candidate_context",

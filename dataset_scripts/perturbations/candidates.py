@@ -10,6 +10,7 @@ channel ("a" or "b") of the first speaker.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -61,6 +62,38 @@ def only_active(active: np.ndarray, other: np.ndarray, start: int, end: int) -> 
     return bool(active[start:end].min() > 0 and other[start:end].max() == 0)
 
 
+@dataclass(frozen=True)
+class CleanGapWindows:
+    """The windows of the reference's clean transition test (``proper_transition``), in ms.
+
+    The gap must be mutual silence at least ``eval_start_ms + eval_dur_ms`` long (the VAP
+    evaluation window) and at most ``max_gap_ms`` (None: no limit); the speaker before it is
+    alone for ``pre_offset_ms`` and the one after it for ``post_onset_ms``.
+    """
+
+    frame_ms: float = FRAME_MS
+    pre_offset_ms: float = 1000.0
+    post_onset_ms: float = 1000.0
+    eval_start_ms: float = 50.0
+    eval_dur_ms: float = 100.0
+    max_gap_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class ActiveAloneWindows:
+    """The windows of the reference's late-response shift test, in ms: each speaker alone for
+    ``pre_offset_ms`` / ``post_onset_ms`` around the shift, at most ``max_overlap_ms`` of
+    overlap and ``max_gap_ms`` of gap (None: no limit), and both turns at least
+    ``min_pre_duration_ms`` / ``min_post_duration_ms`` long."""
+
+    pre_offset_ms: float = 1000.0
+    post_onset_ms: float = 1000.0
+    max_overlap_ms: float = 200.0
+    max_gap_ms: float | None = None
+    min_pre_duration_ms: float = 1000.0
+    min_post_duration_ms: float = 1000.0
+
+
 def _clean_gap(
     first: Segment,
     second: Segment,
@@ -68,26 +101,20 @@ def _clean_gap(
     first_other: np.ndarray,
     second_vad: np.ndarray,
     second_other: np.ndarray,
-    *,
-    frame_ms: float,
-    pre_offset_ms: float,
-    post_onset_ms: float,
-    eval_start_ms: float,
-    eval_dur_ms: float,
-    max_gap_ms: float | None = None,
+    windows: CleanGapWindows,
 ) -> bool:
-    """A mutual-silence gap from ``first`` to ``second`` at least the VAP evaluation window
-    long (and at most ``max_gap_ms``), ``first_vad`` alone for ``pre_offset_ms`` before it and
-    ``second_vad`` alone for ``post_onset_ms`` after it (each against its ``*_other``)."""
+    """A mutual-silence gap from ``first`` to ``second`` as ``windows`` asks, ``first_vad``
+    alone before it and ``second_vad`` alone after it (each against its ``*_other``)."""
     if second.start <= first.end:
         return False
-    pre_frames = ms_to_frames(pre_offset_ms, frame_ms)
-    post_frames = ms_to_frames(post_onset_ms, frame_ms)
-    eval_frames = ms_to_frames(eval_start_ms + eval_dur_ms, frame_ms)
+    w = windows
+    pre_frames = ms_to_frames(w.pre_offset_ms, w.frame_ms)
+    post_frames = ms_to_frames(w.post_onset_ms, w.frame_ms)
+    eval_frames = ms_to_frames(w.eval_start_ms + w.eval_dur_ms, w.frame_ms)
     gap_start, gap_end = first.end + 1, second.start
     if gap_end - gap_start < eval_frames:
         return False
-    if max_gap_ms is not None and (gap_end - gap_start) * float(frame_ms) > float(max_gap_ms):
+    if w.max_gap_ms is not None and (gap_end - gap_start) * float(w.frame_ms) > float(w.max_gap_ms):
         return False
     return (
         mutual_silence(first_vad, first_other, gap_start, gap_end)
@@ -97,25 +124,11 @@ def _clean_gap(
 
 
 def proper_transition(
-    pre: Segment,
-    post: Segment,
-    pre_vad: np.ndarray,
-    post_vad: np.ndarray,
-    *,
-    frame_ms: float = FRAME_MS,
-    pre_offset_ms: float = 1000.0,
-    post_onset_ms: float = 1000.0,
-    eval_start_ms: float = 50.0,
-    eval_dur_ms: float = 100.0,
-    max_gap_ms: float | None = None,
+    pre: Segment, post: Segment, pre_vad: np.ndarray, post_vad: np.ndarray, windows: CleanGapWindows = CleanGapWindows()
 ) -> bool:
     """A clean shift: a mutual-silence gap of at least the VAP evaluation window, the
     first speaker alone for ``pre_offset_ms`` before it, the next alone after it."""
-    return _clean_gap(
-        pre, post, pre_vad, post_vad, post_vad, pre_vad,
-        frame_ms=frame_ms, pre_offset_ms=pre_offset_ms, post_onset_ms=post_onset_ms,
-        eval_start_ms=eval_start_ms, eval_dur_ms=eval_dur_ms, max_gap_ms=max_gap_ms,
-    )
+    return _clean_gap(pre, post, pre_vad, post_vad, post_vad, pre_vad, windows)
 
 
 def proper_hold_transition(
@@ -123,19 +136,11 @@ def proper_hold_transition(
     nxt: Segment,
     speaker_vad: np.ndarray,
     other_vad: np.ndarray,
-    *,
-    frame_ms: float = FRAME_MS,
-    pre_offset_ms: float = 1000.0,
-    post_onset_ms: float = 1000.0,
-    eval_start_ms: float = 50.0,
-    eval_dur_ms: float = 100.0,
+    windows: CleanGapWindows = CleanGapWindows(),
 ) -> bool:
-    """A clean hold: like ``proper_transition`` but the same speaker on both sides."""
-    return _clean_gap(
-        curr, nxt, speaker_vad, other_vad, speaker_vad, other_vad,
-        frame_ms=frame_ms, pre_offset_ms=pre_offset_ms, post_onset_ms=post_onset_ms,
-        eval_start_ms=eval_start_ms, eval_dur_ms=eval_dur_ms,
-    )
+    """A clean hold: like ``proper_transition`` but the same speaker on both sides (the
+    reference's hold test has no longest gap: ``max_gap_ms`` is not read)."""
+    return _clean_gap(curr, nxt, speaker_vad, other_vad, speaker_vad, other_vad, replace(windows, max_gap_ms=None))
 
 
 def find_shift_points(
@@ -187,18 +192,39 @@ def find_proper_shift_points_bidir(
     max_gap_ms: float | None = None,
 ) -> list[Shift]:
     """Substantive A->B (and B->A) shifts that are ``proper_transition``s (early entry)."""
+    windows = CleanGapWindows(frame_ms=frame_ms, max_gap_ms=max_gap_ms)
     out: list[Shift] = []
     for ch, own, other, own_vad, other_vad in (("a", segs_a, segs_b, va, vb), ("b", segs_b, segs_a, vb, va)):
         for pre in own:
             if not is_substantive_turn(pre):
                 continue
             for post in other:
-                if is_substantive_turn(post) and proper_transition(
-                    pre, post, own_vad, other_vad, frame_ms=frame_ms, max_gap_ms=max_gap_ms
-                ):
+                if is_substantive_turn(post) and proper_transition(pre, post, own_vad, other_vad, windows):
                     out.append((ch, pre, post))
                     break
     return out
+
+
+def _active_alone_shift(
+    pre: Segment, post: Segment, pre_vad: np.ndarray, post_vad: np.ndarray, frame_ms: float, windows: ActiveAloneWindows
+) -> bool:
+    """``pre`` -> ``post`` passes the late-response test of ``windows`` on the ``frame_ms`` grid."""
+    w = windows
+    if pre.dur < ms_to_frames(w.min_pre_duration_ms, frame_ms) or post.dur < ms_to_frames(w.min_post_duration_ms, frame_ms):
+        return False
+    gap = post.start - pre.end
+    if gap < -ms_to_frames(w.max_overlap_ms, frame_ms, minimum=0):
+        return False
+    if w.max_gap_ms is not None and gap > ms_to_frames(w.max_gap_ms, frame_ms, minimum=0):
+        return False
+    # a positive gap must be mutual silence, so a short turn in between is not skipped
+    if gap > 0 and not mutual_silence(pre_vad, post_vad, pre.end + 1, post.start):
+        return False
+    pre_frames = ms_to_frames(w.pre_offset_ms, frame_ms)
+    post_frames = ms_to_frames(w.post_onset_ms, frame_ms)
+    return only_active(pre_vad, post_vad, pre.end + 1 - pre_frames, pre.end + 1) and only_active(
+        post_vad, pre_vad, post.start, post.start + post_frames
+    )
 
 
 def find_active_alone_shift_points_bidir(
@@ -208,43 +234,18 @@ def find_active_alone_shift_points_bidir(
     vb: np.ndarray,
     *,
     frame_ms: float = FRAME_MS,
-    pre_offset_ms: float = 1000.0,
-    post_onset_ms: float = 1000.0,
-    max_overlap_ms: float = 200.0,
-    max_gap_ms: float | None = None,
-    min_pre_duration_ms: float = 1000.0,
-    min_post_duration_ms: float = 1000.0,
+    windows: ActiveAloneWindows = ActiveAloneWindows(),
 ) -> list[Shift]:
     """Shifts guarded by "each speaker alone" windows, with no minimum gap (late response).
 
     Reference quirk kept: the pre-offset "alone" window runs up to ``pre.end + 1``, so any
     overlap at all fails it and ``max_overlap_ms`` never lets an overlap through.
     """
-    pre_frames = ms_to_frames(pre_offset_ms, frame_ms)
-    post_frames = ms_to_frames(post_onset_ms, frame_ms)
-    max_overlap = ms_to_frames(max_overlap_ms, frame_ms, minimum=0)
-    max_gap = None if max_gap_ms is None else ms_to_frames(max_gap_ms, frame_ms, minimum=0)
-    min_pre = ms_to_frames(min_pre_duration_ms, frame_ms)
-    min_post = ms_to_frames(min_post_duration_ms, frame_ms)
-
-    def ok(pre: Segment, post: Segment, pre_vad: np.ndarray, post_vad: np.ndarray) -> bool:
-        if pre.dur < min_pre or post.dur < min_post:
-            return False
-        gap = post.start - pre.end
-        if gap < -max_overlap or (max_gap is not None and gap > max_gap):
-            return False
-        # a positive gap must be mutual silence, so a short turn in between is not skipped
-        if gap > 0 and not mutual_silence(pre_vad, post_vad, pre.end + 1, post.start):
-            return False
-        return only_active(pre_vad, post_vad, pre.end + 1 - pre_frames, pre.end + 1) and only_active(
-            post_vad, pre_vad, post.start, post.start + post_frames
-        )
-
     out: list[Shift] = []
     for ch, own, other, own_vad, other_vad in (("a", segs_a, segs_b, va, vb), ("b", segs_b, segs_a, vb, va)):
         for pre in own:
             for post in other:
-                if ok(pre, post, own_vad, other_vad):
+                if _active_alone_shift(pre, post, own_vad, other_vad, frame_ms, windows):
                     out.append((ch, pre, post))
                     break
     return out
@@ -257,7 +258,7 @@ def find_proper_hold_regions_bidir(
     out: list[Hold] = []
     for ch, own, own_vad, other_vad in (("a", segs_a, va, vb), ("b", segs_b, vb, va)):
         for curr, nxt in zip(own, own[1:]):
-            if proper_hold_transition(curr, nxt, own_vad, other_vad, frame_ms=frame_ms):
+            if proper_hold_transition(curr, nxt, own_vad, other_vad, CleanGapWindows(frame_ms=frame_ms)):
                 out.append((ch, curr, nxt))
     return out
 
@@ -283,6 +284,7 @@ def find_shift_then_original_speaker_returns(
     require_return_proper: bool = True,
 ) -> list[ShiftReturn]:
     """A->B->A from proper shifts whose next substantive turn is the first speaker's."""
+    windows = CleanGapWindows(frame_ms=frame_ms, max_gap_ms=max_gap_ms)
     out: list[ShiftReturn] = []
     for ch, speaker, responder in find_proper_shift_points_bidir(segs_a, segs_b, va, vb, frame_ms=frame_ms, max_gap_ms=max_gap_ms):
         nxt = next_substantive_after(segs_a, segs_b, responder.end)
@@ -290,7 +292,7 @@ def find_shift_then_original_speaker_returns(
             continue
         if require_return_proper:
             resp_vad, speaker_vad = (vb, va) if ch == "a" else (va, vb)
-            if not proper_transition(responder, nxt[1], resp_vad, speaker_vad, frame_ms=frame_ms, max_gap_ms=max_gap_ms):
+            if not proper_transition(responder, nxt[1], resp_vad, speaker_vad, windows):
                 continue
         out.append((ch, speaker, responder, nxt[1]))
     return out
@@ -311,9 +313,8 @@ def find_active_alone_shift_then_original_speaker_returns(
     after which the first speaker returns alone for 1 s."""
     post_frames = ms_to_frames(1000.0, frame_ms)
     min_silence = ms_to_frames(min_mutual_silence_ms, frame_ms)
-    shifts = find_active_alone_shift_points_bidir(
-        segs_a, segs_b, va, vb, frame_ms=frame_ms, max_overlap_ms=max_overlap_ms, max_gap_ms=max_gap_ms
-    )
+    windows = ActiveAloneWindows(max_overlap_ms=max_overlap_ms, max_gap_ms=max_gap_ms)
+    shifts = find_active_alone_shift_points_bidir(segs_a, segs_b, va, vb, frame_ms=frame_ms, windows=windows)
     out: list[ShiftReturn] = []
     for ch, speaker, responder in shifts:
         if responder.start - speaker.end < min_silence:

@@ -43,7 +43,7 @@ from .candidates import (
     passes_hold_instead_of_shift_filter,
 )
 from .predicates import distinct_text, has_text, is_substantive_turn
-from .segments import FRAME_MS, CandidateContext, Segment, candidate_context, frame_length
+from .segments import FRAME_MS, CandidateContext, ContextSettings, Segment, candidate_context, frame_length
 from .timeline import Timeline, delete_time, insert_time, remove_speech
 
 
@@ -118,8 +118,7 @@ def dialogue_context(dialogue: Dialogue, *, frame_ms: float = FRAME_MS, min_tran
         n_samples=dialogue.audio.shape[1],
         sr=SAMPLE_RATE,
         audio=dialogue.audio,
-        frame_ms=frame_ms,
-        min_transcript_ms=min_transcript_ms,
+        settings=ContextSettings(frame_ms=frame_ms, min_transcript_ms=min_transcript_ms),
     )
 
 

@@ -280,6 +280,18 @@ class CandidateContext:
         return (self.segs_a, self.va) if ch == "a" else (self.segs_b, self.vb)
 
 
+@dataclass(frozen=True)
+class ContextSettings:
+    """How :func:`candidate_context` turns VAD timestamps into segments: the frame grid,
+    the shortest transcript item kept, the RMS fallback's threshold and the VAD settings
+    (the reference's ``SILERO_CONFIG``)."""
+
+    frame_ms: float = FRAME_MS
+    min_transcript_ms: float = 250.0
+    rms_threshold: float = RMS_THRESHOLD
+    vad_config: Mapping[str, float] = field(default_factory=lambda: dict(VAD_CONFIG))
+
+
 def candidate_context(
     timestamps: Sequence[Sequence[Sequence[float]]],
     transcripts: Sequence[Sequence[Mapping[str, Any]]] = ((), ()),
@@ -287,10 +299,7 @@ def candidate_context(
     n_samples: int,
     sr: int,
     audio: Sequence[np.ndarray] | None = None,
-    frame_ms: float = FRAME_MS,
-    min_transcript_ms: float = 250.0,
-    rms_threshold: float = RMS_THRESHOLD,
-    vad_config: Mapping[str, float] = VAD_CONFIG,
+    settings: ContextSettings = ContextSettings(),
 ) -> CandidateContext:
     """The reference ``get_candidate_context(turn_source="silero")`` with given timestamps.
 
@@ -298,6 +307,7 @@ def candidate_context(
     ``transcripts[c]`` its transcript items. A channel without any surviving segment
     falls back to RMS VAD on its audio (silence when no audio is given).
     """
+    frame_ms, vad_config = settings.frame_ms, settings.vad_config
     n_frames = int(math.ceil(n_samples / float(frame_length(sr, frame_ms))))
     label = vad_source_label(vad_config)
     segs, vads, sources = [], [], {}
@@ -306,7 +316,7 @@ def candidate_context(
             timestamps[c],
             transcripts[c] if transcripts else (),
             frame_ms=frame_ms,
-            min_transcript_ms=min_transcript_ms,
+            min_transcript_ms=settings.min_transcript_ms,
             merge_gap_ms=vad_config["merge_gap_ms"],
         )
         if found:
@@ -314,7 +324,7 @@ def candidate_context(
             sources[name] = label
         else:
             signal = np.zeros(n_samples, dtype=np.float32) if audio is None else audio[c]
-            vads.append(rms_vad(signal, sr, frame_ms, rms_threshold))
+            vads.append(rms_vad(signal, sr, frame_ms, settings.rms_threshold))
             found = segments_from_vad(vads[-1])
             sources[name] = f"{label}->rms"
         segs.append(found)

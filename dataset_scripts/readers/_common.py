@@ -6,6 +6,7 @@ CLI prints them without a traceback.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -182,6 +183,22 @@ def check_fits_audio(
         )
 
 
+@dataclass(frozen=True)
+class RecordingInput:
+    """The recording a reader pairs with its annotations.
+
+    ``audio`` is a stereo file path, an array ``[2, n]`` at 16 kHz, or None (see
+    :func:`attach_audio`); ``load`` False keeps only a path's location and duration;
+    annotations may run ``tolerance_s`` past the audio's end; ``duration`` is the dialogue's
+    length when no audio gives one (e.g. the annotations' last end).
+    """
+
+    audio: PathLike | np.ndarray | None = None
+    load: bool = True
+    tolerance_s: float = 1.0
+    duration: float | None = None
+
+
 def build_dialogue(
     *,
     dialogue_id: str,
@@ -189,17 +206,14 @@ def build_dialogue(
     words: list[list[Word]] | None,
     source: PathLike,
     format_name: str,
-    audio: PathLike | np.ndarray | None = None,
-    load_audio: bool = True,
-    duration: float | None = None,
+    recording: RecordingInput = RecordingInput(),
     system_speaker: int | None = None,
-    audio_tolerance_s: float = 1.0,
     metadata: dict[str, Any] | None = None,
 ) -> Dialogue:
     """Assemble a Dialogue with its audio (if any) and provenance metadata."""
-    array, audio_path, audio_duration = attach_audio(source, audio, load_audio)
+    array, audio_path, audio_duration = attach_audio(source, recording.audio, recording.load)
     segments = [normalize_segments(s, f"{source}: speaker {SPEAKERS[i]}: ") for i, s in enumerate(segments)]
-    check_fits_audio(segments, audio_duration, source, audio_path, audio_tolerance_s)
+    check_fits_audio(segments, audio_duration, source, audio_path, recording.tolerance_s)
     meta = {"format": format_name, "source": str(source)}
     meta.update(metadata or {})
     return Dialogue(
@@ -209,6 +223,6 @@ def build_dialogue(
         audio=array,
         audio_path=audio_path,
         system_speaker=system_speaker,
-        duration=audio_duration if audio_duration is not None else duration,
+        duration=audio_duration if audio_duration is not None else recording.duration,
         metadata=meta,
     )

@@ -25,6 +25,7 @@ from ..dialogue import Dialogue
 from ._common import (
     NON_SPEECH_TOKENS,
     PathLike,
+    RecordingInput,
     build_dialogue,
     is_speech_token,
     located,
@@ -72,9 +73,7 @@ def read_fisher(
         words=None,
         source=path,
         format_name="fisher",
-        audio=audio,
-        load_audio=load_audio,
+        recording=RecordingInput(audio, load_audio, audio_tolerance_s),
         system_speaker=system_speaker,
-        audio_tolerance_s=audio_tolerance_s,
         metadata={"utterances": utterances},
     )

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..dialogue import Dialogue, DialogueError, Word
-from ._common import PathLike, build_dialogue, load_json
+from ._common import PathLike, RecordingInput, build_dialogue, load_json
 
 
 ROLE_CHANNEL = {"agent": 0, "caller": 1}
@@ -71,7 +71,7 @@ def read_harper_valley(transcript: PathLike, audio: PathLike | None = None, load
     for side in words:
         side.sort(key=lambda w: w.start)
     return build_dialogue(dialogue_id=transcript.stem, segments=segments, words=words, source=transcript, format_name="harper_valley",
-                          audio=audio, load_audio=load_audio, metadata={"corpus": "harper_valley", "credit": CREDIT})
+                          recording=RecordingInput(audio, load_audio), metadata={"corpus": "harper_valley", "credit": CREDIT})
 
 
 __all__ = ["CREDIT", "ROLE_CHANNEL", "read_harper_valley"]

@@ -25,7 +25,7 @@ from typing import Mapping
 import numpy as np
 
 from ..dialogue import Dialogue, DialogueError
-from ._common import PathLike, build_dialogue, located, parse_time, read_lines
+from ._common import PathLike, RecordingInput, build_dialogue, located, parse_time, read_lines
 
 
 SpeakerMap = str | Mapping[str, int]
@@ -81,7 +81,8 @@ def _dialogue(
     file_id: str,
     turns: list[tuple[int, str, str, float, float]],
     speaker_map: SpeakerMap,
-    **kwargs,
+    recording: RecordingInput = RecordingInput(),
+    system_speaker: int | None = None,
 ) -> Dialogue:
     mapping = _channel_of(path, turns, speaker_map)
     segments: list[list[tuple[float, float]]] = [[], []]
@@ -94,8 +95,9 @@ def _dialogue(
         words=None,
         source=path,
         format_name="rttm",
+        recording=recording,
+        system_speaker=system_speaker,
         metadata={"speaker_names": names},
-        **kwargs,
     )
 
 
@@ -125,10 +127,8 @@ def read_rttm(
         file_id,
         turns[file_id],
         speaker_map,
-        audio=audio,
-        load_audio=load_audio,
-        system_speaker=system_speaker,
-        audio_tolerance_s=audio_tolerance_s,
+        RecordingInput(audio, load_audio, audio_tolerance_s),
+        system_speaker,
     )
 
 

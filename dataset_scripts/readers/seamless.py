@@ -40,6 +40,7 @@ from ..dialogue import Dialogue, DialogueError, Word
 from ._common import (
     AUDIO_SUFFIXES,
     PathLike,
+    RecordingInput,
     audio_beside,
     build_dialogue,
     line_of,
@@ -139,8 +140,7 @@ def _read_sidecar(path: Path, data: dict, *, load_audio: bool, segments_from: st
         words=words if any(words) else None,
         source=path,
         format_name="seamless",
-        audio=audio,
-        load_audio=load_audio,
+        recording=RecordingInput(audio, load_audio),
         system_speaker=system_speaker,
         metadata={"participants": names, "segments_from": sources},
     )
@@ -198,8 +198,7 @@ def read_seamless_pair(
         words=words if any(words) else None,
         source=paths[0],
         format_name="seamless",
-        audio=array,
-        duration=duration,
+        recording=RecordingInput(array, duration=duration),
         system_speaker=system_speaker,
         metadata={"participants": names, "segments_from": sources, "files": [str(p) for p in paths]},
     )

@@ -23,6 +23,7 @@ from ..dialogue import Dialogue, DialogueError, Word
 from ._common import (
     NON_SPEECH_TOKENS,
     PathLike,
+    RecordingInput,
     build_dialogue,
     is_speech_token,
     located,
@@ -178,11 +179,8 @@ def read_switchboard(
         words=words if kind == "word" else None,
         source=path_a,
         format_name="switchboard",
-        audio=audio,
-        load_audio=load_audio,
-        duration=max(ends, default=0.0),
+        recording=RecordingInput(audio, load_audio, audio_tolerance_s, duration=max(ends, default=0.0)),
         system_speaker=system_speaker,
-        audio_tolerance_s=audio_tolerance_s,
         metadata={"alignment": kind, "files": [str(path_a), str(path_b)]},
     )
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..dialogue import SPEAKERS, Dialogue
 from ..files import atomic_write_text
-from ._common import PathLike, build_dialogue, located, parse_span, parse_speaker, read_lines
+from ._common import PathLike, RecordingInput, build_dialogue, located, parse_span, parse_speaker, read_lines
 
 
 REQUIRED_COLUMNS = ("speaker", "start", "end")
@@ -55,10 +55,8 @@ def read_vad_csv(
         words=None,
         source=path,
         format_name="vad_csv",
-        audio=audio,
-        load_audio=load_audio,
+        recording=RecordingInput(audio, load_audio, audio_tolerance_s),
         system_speaker=system_speaker,
-        audio_tolerance_s=audio_tolerance_s,
     )
 
 

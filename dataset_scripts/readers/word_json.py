@@ -28,6 +28,7 @@ import numpy as np
 from ..dialogue import Dialogue, DialogueError, Word
 from ._common import (
     PathLike,
+    RecordingInput,
     build_dialogue,
     line_of,
     load_json,
@@ -133,9 +134,7 @@ def read_word_json(
         words=words if any(words) else None,
         source=sources[0],
         format_name="word_json",
-        audio=audio,
-        load_audio=load_audio,
+        recording=RecordingInput(audio, load_audio, audio_tolerance_s),
         system_speaker=system_speaker,
-        audio_tolerance_s=audio_tolerance_s,
         metadata={"files": sorted({str(s) for s in sources})},
     )

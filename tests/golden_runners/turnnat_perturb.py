@@ -41,10 +41,12 @@ def _candidates(case: dict) -> dict:
         [inp["transcript_sidecar"].get(s, []) for s in ("A", "B")],
         n_samples=n_samples,
         sr=sr,
-        frame_ms=frame_ms,
-        min_transcript_ms=params["min_transcript_ms"],
-        rms_threshold=params["rms_threshold"],
-        vad_config=params["SILERO_CONFIG"],
+        settings=P.ContextSettings(
+            frame_ms=frame_ms,
+            min_transcript_ms=params["min_transcript_ms"],
+            rms_threshold=params["rms_threshold"],
+            vad_config=params["SILERO_CONFIG"],
+        ),
     )
     ref = _refs(ctx)
     sa, sb, va, vb = ctx.segs_a, ctx.segs_b, ctx.va, ctx.vb
@@ -69,9 +71,10 @@ def _candidates(case: dict) -> dict:
         "vb": "".join(str(int(v)) for v in vb),
         "per_segment": {ref([s])[0]: _per_segment(s, frame_ms) for s in sa + sb},
         "late_response.find_active_alone_shift_points_bidir": [ref(x) for x in P.find_active_alone_shift_points_bidir(
-            sa, sb, va, vb, frame_ms=frame_ms, pre_offset_ms=late["pre_offset_ms"], post_onset_ms=late["post_onset_ms"],
-            max_overlap_ms=late["max_overlap_ms"], max_gap_ms=late["max_gap_ms"],
-            min_pre_duration_ms=late["min_pre_duration_ms"], min_post_duration_ms=late["min_post_duration_ms"])],
+            sa, sb, va, vb, frame_ms=frame_ms, windows=P.ActiveAloneWindows(
+                pre_offset_ms=late["pre_offset_ms"], post_onset_ms=late["post_onset_ms"],
+                max_overlap_ms=late["max_overlap_ms"], max_gap_ms=late["max_gap_ms"],
+                min_pre_duration_ms=late["min_pre_duration_ms"], min_post_duration_ms=late["min_post_duration_ms"]))],
         "early_entry.find_proper_shift_points_bidir": [ref(x) for x in P.find_proper_shift_points_bidir(
             sa, sb, va, vb, frame_ms=frame_ms, max_gap_ms=early["max_gap_ms"])],
         "shift_instead_of_hold.find_proper_hold_regions_bidir": [ref(x) for x in P.find_proper_hold_regions_bidir(
