@@ -26,7 +26,6 @@ KNOWN_LONG: dict[str, tuple[int, int]] = {
     # Outside turneval/ (the folders setup.py maps into the namespace): not yet shortened. Most
     # are ports of a reference implementation (the perturbations, TurnNat's units, FD-Bench's
     # rounds) whose golden tests call them with their reference's arguments in order.
-    "dataset_scripts/synthetic/corpus.py:generate_corpus": (68, 9),
     "metrics/full_duplex_timing/full_duplex_timing.py:FullDuplexTiming._compute_fd_bench": (39, 9),
     "metrics/swoz_backchannels.py:backchannel_timing": (46, 9),
     "metrics/turnnat_units.py:extract_utterance_units": (14, 9),

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from turneval.dataset_scripts.dialogue import Dialogue
-from turneval.dataset_scripts.synthetic.corpus import generate_corpus
+from turneval.dataset_scripts.synthetic.corpus import CorpusRecipe, generate_corpus
 from turneval.modeling.configuration_future_activity_predictor import FutureActivityPredictorConfig
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
 from turneval.training import perturbation_ranking
@@ -22,7 +22,7 @@ def test_mean_gap_baseline_penalises_late_and_early_entries():
 
 def test_benchmark_end_to_end(tmp_path):
     corpus = tmp_path / "corpus"
-    generate_corpus(corpus, n=2, seed=7, duration_s=45, progress=False)
+    generate_corpus(corpus, n=2, seed=7, recipe=CorpusRecipe(duration_s=45), progress=False)
     config = FutureActivityPredictorConfig(input_type="vad", hidden_size=32, num_attention_heads=2, intermediate_size=64,
                                            num_channel_layers=1, num_cross_layers=1)
     FutureActivityPredictorModel(config).save_pretrained(tmp_path / "vad_model")

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from turneval.dataset_scripts.synthetic.corpus import generate_corpus, load_dialogue
+from turneval.dataset_scripts.synthetic.corpus import CorpusRecipe, generate_corpus, load_dialogue
 
 
 def split_of(index: int, n: int) -> str:
@@ -38,7 +38,7 @@ def prepare(out: str | Path, n: int, seed: int, duration_s: float, snr_db: float
         raise ValueError(f"need at least 3 conversations (train, validation, test), got {n}")
     out = Path(out)
     corpus_dir = out / "corpus"
-    generate_corpus(corpus_dir, n=n, seed=seed, duration_s=duration_s, styles=styles, snr_db=snr_db)
+    generate_corpus(corpus_dir, n=n, seed=seed, recipe=CorpusRecipe(duration_s=duration_s, styles=tuple(styles), snr_db=snr_db))
     dialogues = [load_dialogue(path) for path in sorted(corpus_dir.glob("*.json"))]
     splits = {d.id: split_of(i, len(dialogues)) for i, d in enumerate(dialogues)}
     manifest = write_dialogue_manifest(dialogues, out / "manifest.jsonl", split=splits)

@@ -5,11 +5,11 @@ starts, pauses longer than gaps, about 4 backchannels per minute, rare interrupt
 which about 60 % take the floor) and prosodic cues (',' continuation vs '.'/'?' turn ends).
 The system styles act out a cascaded or an eager full-duplex spoken dialogue system.
 
-    from turneval.dataset_scripts.synthetic import generate_dialogue, generate_corpus
+    from turneval.dataset_scripts.synthetic import CorpusRecipe, generate_dialogue, generate_corpus
     dialogue = generate_dialogue(0, duration_s=60, style="human")
-    generate_corpus("synth_corpus", n=10, seed=0, duration_s=120)
+    generate_corpus("synth_corpus", n=10, seed=0, recipe=CorpusRecipe(duration_s=120))
 """
-from .corpus import conversation_seed, generate_corpus, load_dialogue, write_dialogue
+from .corpus import CorpusRecipe, conversation_seed, generate_corpus, load_dialogue, write_dialogue
 from .espeak import EspeakError, Utterance, Voice, synthesize
 from .generator import add_noise, draw_voices, generate_dialogue
 from .material import BACKCHANNELS
@@ -18,6 +18,7 @@ from .timing import STYLES, SpeakerBehaviour, style_behaviours
 
 __all__ = [
     "BACKCHANNELS",
+    "CorpusRecipe",
     "EspeakError",
     "STYLES",
     "SpeakerBehaviour",

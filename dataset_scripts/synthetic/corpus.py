@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -59,15 +60,29 @@ def write_dialogue(dialogue: Dialogue, out_dir: str | Path, audio_format: str = 
     return audio_path, json_path
 
 
+@dataclass(frozen=True)
+class CorpusRecipe:
+    """What each conversation of a corpus is drawn from: its length (s), the styles to draw
+    from (one per conversation, uniformly), the system channel of the system styles (None:
+    drawn per conversation) and the background noise (SNR in dB; None: clean audio)."""
+
+    duration_s: float = 120.0
+    styles: Sequence[str] = ("human",)
+    system_speaker: int | None = None
+    snr_db: float | None = None
+
+    def check(self) -> None:
+        unknown = [s for s in self.styles if s not in STYLES]
+        if not self.styles or unknown:
+            raise ValueError(f"styles must be a non-empty list from {', '.join(STYLES)}, got {list(self.styles)!r}")
+
+
 def generate_corpus(
     out_dir: str | Path,
     n: int,
     seed: int,
     *,
-    duration_s: float = 120.0,
-    styles: Sequence[str] = ("human",),
-    system_speaker: int | None = None,
-    snr_db: float | None = None,
+    recipe: CorpusRecipe = CorpusRecipe(),
     audio_format: str = "wav",
     progress: bool = True,
 ) -> Path:
@@ -78,48 +93,29 @@ def generate_corpus(
         n: number of conversations.
         seed: corpus seed; conversation i uses ``conversation_seed(seed, i)`` (in the manifest),
             so any single conversation can be regenerated with ``generate_dialogue``.
-        duration_s: length of each conversation (s).
-        styles: the styles to draw from, one per conversation (uniformly, from the seed).
-        system_speaker: system channel for the system styles (default: drawn per conversation).
-        snr_db: background noise level, or None for clean audio.
+        recipe: length, styles, system channel and noise of the conversations (:class:`CorpusRecipe`).
         audio_format: "wav" or "flac".
         progress: show a tqdm progress bar.
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
-    unknown = [s for s in styles if s not in STYLES]
-    if not styles or unknown:
-        raise ValueError(f"styles must be a non-empty list from {', '.join(STYLES)}, got {list(styles)!r}")
+    recipe.check()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     picker = np.random.default_rng(np.random.SeedSequence([int(seed), 1 << 20]))
     rows = []
     for i in tqdm(range(n), desc="synthetic conversations", unit="conv", disable=not progress):
-        style = styles[int(picker.integers(len(styles)))]
-        spk = system_speaker if system_speaker is not None else int(picker.integers(2))
-        conv_seed = conversation_seed(seed, i)
+        style = recipe.styles[int(picker.integers(len(recipe.styles)))]
+        drawn = int(picker.integers(2)) if recipe.system_speaker is None else recipe.system_speaker
         dialogue = generate_dialogue(
-            conv_seed,
-            duration_s=duration_s,
+            conversation_seed(seed, i),
+            duration_s=recipe.duration_s,
             style=style,
-            system_speaker=None if style == "human" else spk,
-            snr_db=snr_db,
+            system_speaker=None if style == "human" else drawn,
+            snr_db=recipe.snr_db,
             dialogue_id=f"synth_{seed}_{i:05d}",
         )
-        audio_path, json_path = write_dialogue(dialogue, out_dir, audio_format)
-        counts = dialogue.metadata["counts"]
-        rows.append(
-            {
-                "id": dialogue.id,
-                "audio": audio_path.name,
-                "annotations": json_path.name,
-                "seed": conv_seed,
-                "style": style,
-                "system_speaker": "" if dialogue.system_speaker is None else dialogue.system_speaker,
-                "duration": dialogue.duration,
-                **{key: counts[key] for key in MANIFEST_COLUMNS[7:]},
-            }
-        )
+        rows.append(_manifest_row(dialogue, write_dialogue(dialogue, out_dir, audio_format), conversation_seed(seed, i), style))
     manifest = out_dir / "manifest.csv"
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=MANIFEST_COLUMNS, lineterminator="\n")
@@ -127,6 +123,22 @@ def generate_corpus(
     writer.writerows(rows)
     atomic_write_text(manifest, buffer.getvalue())
     return manifest
+
+
+def _manifest_row(dialogue: Dialogue, written: tuple[Path, Path], conv_seed: int, style: str) -> dict[str, object]:
+    """The manifest.csv row of a written conversation."""
+    audio_path, json_path = written
+    counts = dialogue.metadata["counts"]
+    return {
+        "id": dialogue.id,
+        "audio": audio_path.name,
+        "annotations": json_path.name,
+        "seed": conv_seed,
+        "style": style,
+        "system_speaker": "" if dialogue.system_speaker is None else dialogue.system_speaker,
+        "duration": dialogue.duration,
+        **{key: counts[key] for key in MANIFEST_COLUMNS[7:]},
+    }
 
 
 def load_dialogue(json_path: str | Path) -> Dialogue:

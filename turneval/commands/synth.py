@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from turneval.cli import UserError
-from turneval.dataset_scripts.synthetic import generate_corpus
+from turneval.dataset_scripts.synthetic import CorpusRecipe, generate_corpus
 from turneval.dataset_scripts.synthetic.corpus import AUDIO_FORMATS
 from turneval.dataset_scripts.synthetic.timing import STYLES
 from turneval.input_checks import check_output_dir
@@ -48,10 +48,12 @@ def run(args: argparse.Namespace) -> int:
         args.out_dir,
         args.n,
         args.seed,
-        duration_s=args.duration,
-        styles=tuple(args.style or ("human",)),
-        system_speaker=args.system_channel,
-        snr_db=args.snr,
+        recipe=CorpusRecipe(
+            duration_s=args.duration,
+            styles=tuple(args.style or ("human",)),
+            system_speaker=args.system_channel,
+            snr_db=args.snr,
+        ),
         audio_format=args.format,
         progress=not args.quiet,
     )
