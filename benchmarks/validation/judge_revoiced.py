@@ -71,12 +71,11 @@ def turn_end_head_scores(judge, stereo: np.ndarray, dialogue, decisions) -> np.n
     from dataclasses import replace
 
     from turneval.dataset_scripts.conversation_view import conversation_view
-    from turneval.pause_decision import Pause, turn_end_head_probabilities
+    from turneval.pause_decision import asked_pauses, turn_end_head_probabilities
 
     if not getattr(judge.config, "turn_end_head", None) or not len(decisions):
         return np.full(len(decisions), np.nan)
-    asked = [Pause(session=str(dialogue.id), chunk=0, pauser=d.speaker, speech_end=d.ipu_end, time=d.ipu_end + DECISION_DELAY_S,
-                   horizon=d.ipu_end + DECISION_DELAY_S, turn_start=0.0, silence_elapsed_s=DECISION_DELAY_S) for d in decisions]
+    asked = asked_pauses(str(dialogue.id), [(d.speaker, d.ipu_end, d.ipu_end + DECISION_DELAY_S, 0.0) for d in decisions])
     return turn_end_head_probabilities(judge, conversation_view(replace(dialogue, audio=stereo)), asked)
 
 

@@ -76,25 +76,24 @@ def corpus_recordings(root: Path, quick: bool = False) -> dict[str, list[str]]:
     return {name: recs for name, recs in found.items() if recs}
 
 
-def streamed_cue_logits(judge: Any, dialogue: Any, readings: Sequence[Any], grid: Sequence[float]) -> np.ndarray:
+def streamed_cue_logits(judge: Any, view: Any, readings: Sequence[Any], grid: Sequence[float]) -> np.ndarray:
     """``[decisions, len(grid)]``: the judge's turn-completion cue asked ``t`` seconds into each
     silence, hearing the pauser's channel up to then less its decision margin (never before the
-    stop time); NaN once the silence is over."""
-    from turneval.dataset_scripts.grids import SAMPLE_RATE
+    stop time: the pause asked at ``speech_end + t``, :func:`turneval.pause_decision.cue_clips`);
+    NaN once the silence is over."""
+    from dataclasses import replace
 
-    cue = judge.config.turn_completion_cue
-    audio = np.asarray(dialogue.audio)
+    from turneval.pause_decision import cue_clips
+
     out = np.full((len(readings), len(grid)), np.nan)
-    clips, where = [], []
+    asked, where = [], []
     for i, r in enumerate(readings):
-        start = int(cue.clip_start_s(r.turn_start) * SAMPLE_RATE)
         for j, t in enumerate(grid):
             if t > r.silence_elapsed_s + 1e-6:
                 break
-            end = cue.clip_end_s(r.horizon, r.speech_end + t)
-            clips.append(audio[r.pauser, start : int(round(end * SAMPLE_RATE))])
+            asked.append(replace(r, time=r.speech_end + t))
             where.append((i, j))
-    logits = judge.turn_complete_logits(clips) if clips else np.zeros(0)
+    logits = judge.turn_complete_logits(cue_clips(judge, view, asked)) if asked else np.zeros(0)
     for (i, j), v in zip(where, logits):
         out[i, j] = float(v)
     return out
@@ -172,12 +171,13 @@ def eot_figures(where: str, scores: dict[str, np.ndarray], shift: np.ndarray, si
     return out
 
 
-def whisper_at_stop(reader: Any, judge: Any, dialogue: Any, readings: Sequence[Any]) -> np.ndarray:
-    """Whisper's cue per pause on the pauser's channel from the cue's clip start to the stop time."""
-    from turneval.dataset_scripts.grids import SAMPLE_RATE
+def whisper_at_stop(reader: Any, judge: Any, view: Any, readings: Sequence[Any]) -> np.ndarray:
+    """Whisper's cue per pause on the cue's clip asked at the stop time (the pause's horizon)."""
+    from dataclasses import replace
 
-    cue, audio = judge.config.turn_completion_cue, np.asarray(dialogue.audio)
-    clips = [audio[r.pauser, int(cue.clip_start_s(r.turn_start) * SAMPLE_RATE): int(round(r.horizon * SAMPLE_RATE))] for r in readings]
+    from turneval.pause_decision import cue_clips
+
+    clips = cue_clips(judge, view, [replace(r, time=r.horizon) for r in readings])
     return reader.logits(clips) if clips else np.zeros(0)
 
 
@@ -252,9 +252,9 @@ def run_on(quick: bool, root: str | None = None) -> list[dict]:
         for d in ds:
             view = conversation_view(d)
             readings = list(judge_pause_records(judge, view).values())
-            cues.append(streamed_cue_logits(judge, view.dialogue, readings, grid))
+            cues.append(streamed_cue_logits(judge, view, readings, grid))
             if reader is not None and not quick:  # a second Whisper pass a pause: the full run only
-                stops.append(whisper_at_stop(reader, judge, view.dialogue, readings))
+                stops.append(whisper_at_stop(reader, judge, view, readings))
         cue = np.concatenate(cues) if cues else np.zeros((0, len(grid)))
         stop = np.concatenate(stops) if stops else None
         shift, silence = table["shift"][rows].astype(bool), table["silence_elapsed_s"][rows].astype(float)

@@ -148,7 +148,7 @@ def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
 
     from turneval.dataset_scripts.conversation_view import conversation_view
     from turneval.metrics.agreement import judge_scores
-    from turneval.pause_decision import Pause, turn_end_head_probabilities
+    from turneval.pause_decision import asked_pauses, turn_end_head_probabilities
     from turneval.smart_turn import PRE_SPEECH_S
 
     rows = []
@@ -162,8 +162,7 @@ def _contestant_scores(recordings, judges, smart_turn) -> list[dict[str, Any]]:
             # the judge's turn-end head, where it has one, hears what smart-turn hears: the speaker's own channel up to the horizon
             if d.speaker not in views:  # the speaker is 0 in its own view, as in turn_end_decisions; its channel heard
                 views[d.speaker] = conversation_view(replace(rec.view(d.speaker), audio=np.stack([own, own])))
-            asked = [Pause(session=rec.id, chunk=0, pauser=0, speech_end=d.ipu_end, time=d.horizon, horizon=d.horizon,
-                           turn_start=d.turn_start, silence_elapsed_s=d.horizon - d.ipu_end)]
+            asked = asked_pauses(rec.id, [(0, d.ipu_end, d.horizon, d.turn_start)])
             head = {name: float(turn_end_head_probabilities(j, views[d.speaker], asked)[0])
                     for name, j in judges if getattr(j.config, "turn_end_head", None)}
             smart = smart_turn.probability(user_audio) if smart_turn is not None else math.nan

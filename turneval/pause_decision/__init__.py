@@ -9,7 +9,7 @@ module                                      what it holds
 ==========================================  =========================================================
 :mod:`~turneval.pause_decision.records`     the one producer of pause records (:class:`Pause`): the
                                             judge's grid readings, smart-turn's IPU-end ones, the
-                                            TurnBench stream's stop-time ones
+                                            TurnBench stream's stop-time ones, a benchmark's asked ones
 :mod:`~turneval.pause_decision.features`    what the rule reads at each pause (silence, Whisper's and
                                             the turn-completion cue on their clips, the turn-end head)
                                             and the echo check
@@ -46,13 +46,14 @@ from .features import (
     smart_turn_clip,
     turn_end_head_probabilities,
 )
-from .records import ipu_pauses, judge_pauses, pause_readings, silence_start_chunk, stop_time_pauses
+from .records import asked_pauses, ipu_pauses, judge_pauses, pause_readings, silence_start_chunk, stop_time_pauses
 
 
 __all__ = [
     "Pause",
     "PauseDecisionError",
     "PauseDecisions",
+    "asked_pauses",
     "cue_clips",
     "decide_pauses",
     "default_whisper_completion",

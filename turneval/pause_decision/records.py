@@ -9,7 +9,9 @@ each reads its :class:`~turneval.dataset_scripts.pauses.Pause` records from here
 * :func:`ipu_pauses`: the same decisions where the silence follows one of the pauser's IPUs, as
   pipecat asks smart-turn (speech end at the IPU's own end, audio to 200 ms after it);
 * :func:`stop_time_pauses`: every IPU end of a two-channel recording, asked at the stop time (the
-  TurnBench export streams the decision from there on).
+  TurnBench export streams the decision from there on);
+* :func:`asked_pauses`: pauses a benchmark asks a turn-end model about at times it chose itself
+  (Switchboard's word-level turn-end decisions, a speaker's own view of a meeting).
 
 All three read the decisions off one :class:`~turneval.dataset_scripts.conversation_view.ConversationView`.
 """
@@ -162,4 +164,12 @@ def stop_time_pauses(session: str, ipus: Sequence[Sequence[tuple[float, float]]]
     return out
 
 
-__all__ = ["ipu_pauses", "judge_pauses", "pause_readings", "silence_start_chunk", "stop_time_pauses"]
+def asked_pauses(session: str, asked: Sequence[tuple[int, float, float, float]]) -> list[Pause]:
+    """A :class:`Pause` for each ``(pauser, speech end, horizon, turn start)`` (s), asked at the
+    horizon with the silence since the speech end elapsed; ``chunk`` 0 and the decision unknown
+    (the caller keeps its own outcome)."""
+    return [Pause(session=session, chunk=0, pauser=int(pauser), speech_end=float(end), time=float(horizon), horizon=float(horizon),
+                  turn_start=float(turn_start), silence_elapsed_s=float(horizon) - float(end)) for pauser, end, horizon, turn_start in asked]
+
+
+__all__ = ["asked_pauses", "ipu_pauses", "judge_pauses", "pause_readings", "silence_start_chunk", "stop_time_pauses"]
