@@ -38,6 +38,7 @@ from .turnnat_units import (
     UNIT_PRE_S,
     BoundaryUnit,
     UnitRow,
+    UnitSettings,
     clean_vad,
     extract_utterance_units,
     unit_rows_from_units,
@@ -243,6 +244,12 @@ class NaturalnessOptions:
     context_s: float = CONTEXT_S
     min_unit_frames: int = MIN_UNIT_FRAMES
 
+    def unit_settings(self) -> UnitSettings:
+        """The unit extraction part of these options."""
+        return UnitSettings(
+            self.unit_pre_s, self.unit_post_s, self.min_utterance_s, self.unit_mode, self.merge_gap_s, self.merge_other_max_ratio
+        )
+
 
 def score_naturalness(
     va,
@@ -285,10 +292,7 @@ def score_naturalness(
     if duration_s is None:
         duration_s = va.shape[0] / frame_hz
     o = options
-    units: list[BoundaryUnit] = extract_utterance_units(
-        va, duration_s, frame_hz, o.unit_pre_s, o.unit_post_s, o.min_utterance_s, o.unit_mode, o.merge_gap_s,
-        o.merge_other_max_ratio,
-    )
+    units: list[BoundaryUnit] = extract_utterance_units(va, duration_s, frame_hz, o.unit_settings())
     rows = unit_rows_from_units(nll, units, va, segment_id, frame_hz, o.context_s, o.min_unit_frames)
     agg = aggregate_unit_rows(rows, o.gamma, o.lam)
     return NaturalnessResult(agg.mean_nll, agg.tail_nll, agg.dialog_nll, agg.nat_score, rows, agg.tail_k, o.gamma, o.lam)

@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
@@ -40,6 +41,7 @@ __all__ = [
     "BAND_PER_MINUTE",
     "MATCH_TOLERANCE_S",
     "MIN_SPACING_S",
+    "SwozCriteria",
     "fixed_segments",
     "rates_per_minute",
     "band_share",
@@ -56,6 +58,17 @@ MATCH_TOLERANCE_S = 0.5
 """SWOZ §5.2: backchannels within 500 ms earlier or later match."""
 MIN_SPACING_S = 1.0
 """SWOZ §4.1.2-4.1.3: at least 1 s between successive backchannels."""
+
+
+@dataclass(frozen=True)
+class SwozCriteria:
+    """The three SWOZ criteria a listener's backchannels are held to: the rate band
+    (backchannels per minute, ``low <= rate <= high``), the largest distance (s) at which a
+    backchannel matches a reference one, and the smallest spacing (s) between two."""
+
+    band: tuple[float, float] = BAND_PER_MINUTE
+    tolerance: float = MATCH_TOLERANCE_S
+    min_spacing: float = MIN_SPACING_S
 
 
 def _times(values: Sequence[float], name: str) -> np.ndarray:
@@ -186,9 +199,7 @@ def backchannel_timing(
     reference_times: Sequence[float] | None = None,
     segment_s: float = 60.0,
     min_segment_s: float = 10.0,
-    band: tuple[float, float] = BAND_PER_MINUTE,
-    tolerance: float = MATCH_TOLERANCE_S,
-    min_spacing: float = MIN_SPACING_S,
+    criteria: SwozCriteria = SwozCriteria(),
 ) -> dict[str, Any]:
     """All SWOZ backchannel measures for one listener (e.g. the system) in one dialogue.
 
@@ -199,7 +210,9 @@ def backchannel_timing(
         duration: dialogue length (needed when ``segments`` is not given).
         reference_times: onsets of a reference listener (e.g. a human in the same slot);
             without them there is no ``"timing"`` entry.
-        band, tolerance, min_spacing: the SWOZ constants, as parameters.
+        segment_s, min_segment_s: the length of the fixed segments, and of the shortest
+            last one kept.
+        criteria: the SWOZ rate band, match tolerance and spacing (:class:`SwozCriteria`).
 
     Returns:
         ``{"n_backchannels", "segments", "rate_per_minute" (per segment), "mean_rate_per_minute",
@@ -213,6 +226,7 @@ def backchannel_timing(
     if not segments:
         raise ValueError("no segments to measure the backchannel rate in")
     rates = rates_per_minute(times, segments)
+    band = criteria.band
     out: dict[str, Any] = {
         "n_backchannels": int(len(_times(times, "backchannel times"))),
         "segments": [list(s) for s in segments],
@@ -220,10 +234,10 @@ def backchannel_timing(
         "mean_rate_per_minute": float(rates.mean()),
         "in_band_share": band_share(rates, band),
         "band": [float(band[0]), float(band[1])],
-        "spacing": spacing_violations(times, min_spacing),
+        "spacing": spacing_violations(times, criteria.min_spacing),
     }
     if reference_times is not None:
-        out["timing"] = timing_match(times, reference_times, tolerance)
+        out["timing"] = timing_match(times, reference_times, criteria.tolerance)
     return out
 
 

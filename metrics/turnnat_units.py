@@ -365,20 +365,30 @@ def units_from_utterances(
     return sorted(collector.units, key=lambda u: (u.start_time, u.end_time, u.unit_type, u.speaker))
 
 
+@dataclass(frozen=True)
+class UnitSettings:
+    """How voice activity is cut into boundary units (the defaults are TurnNat's): the
+    context before and after a boundary (s), the shortest utterance kept (s), the unit mode
+    (see :func:`units_from_utterances`), and the merge of a speaker's IPUs across gaps of at
+    most ``merge_gap_s`` in which the other speaks at most ``merge_other_max_ratio`` of it."""
+
+    unit_pre_s: float = UNIT_PRE_S
+    unit_post_s: float = UNIT_POST_S
+    min_utterance_s: float = MIN_UTTERANCE_S
+    unit_mode: str = "boundaries"
+    merge_gap_s: float = MERGE_GAP_S
+    merge_other_max_ratio: float = MERGE_OTHER_MAX_RATIO
+
+
 def extract_utterance_units(
-    vad,
-    duration_s: float,
-    frame_hz: float = FRAME_HZ,
-    unit_pre_s: float = UNIT_PRE_S,
-    unit_post_s: float = UNIT_POST_S,
-    min_utterance_s: float = MIN_UTTERANCE_S,
-    unit_mode: str = "boundaries",
-    merge_gap_s: float = MERGE_GAP_S,
-    merge_other_max_ratio: float = MERGE_OTHER_MAX_RATIO,
+    vad, duration_s: float, frame_hz: float = FRAME_HZ, settings: UnitSettings = UnitSettings()
 ) -> list[BoundaryUnit]:
     """Boundary units straight from (cleaned) voice activity ``[T, 2]``."""
-    utterances = merge_utterance_segments(speech_segments(vad, frame_hz), vad, frame_hz, merge_gap_s, merge_other_max_ratio)
-    return units_from_utterances(utterances, duration_s, unit_pre_s, unit_post_s, min_utterance_s, unit_mode, merge_gap_s, merge_other_max_ratio)
+    s = settings
+    utterances = merge_utterance_segments(speech_segments(vad, frame_hz), vad, frame_hz, s.merge_gap_s, s.merge_other_max_ratio)
+    return units_from_utterances(
+        utterances, duration_s, s.unit_pre_s, s.unit_post_s, s.min_utterance_s, s.unit_mode, s.merge_gap_s, s.merge_other_max_ratio
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -498,6 +508,7 @@ __all__ = [
     "SpeechSegment",
     "boundary_frame_mask",
     "UnitRow",
+    "UnitSettings",
     "Utterance",
     "active_ratio",
     "clean_vad",

@@ -22,18 +22,6 @@ REPO = Path(__file__).resolve().parents[1]
 MAX_LINES = 80
 MAX_PARAMETERS = 8
 
-KNOWN_LONG: dict[str, tuple[int, int]] = {
-    # Outside turneval/ (the folders setup.py maps into the namespace): not yet shortened. Most
-    # are ports of a reference implementation (the perturbations, TurnNat's units, FD-Bench's
-    # rounds) whose golden tests call them with their reference's arguments in order.
-    "metrics/full_duplex_timing/full_duplex_timing.py:FullDuplexTiming._compute_fd_bench": (39, 9),
-    "metrics/swoz_backchannels.py:backchannel_timing": (46, 9),
-    "metrics/turnnat_units.py:extract_utterance_units": (14, 9),
-    "training/judge_features.py:build_cache": (29, 9),
-}
-"""Functions not yet shortened -> (lines, parameters) they had when listed; the list only shrinks,
-and a listed function may not grow. turneval/ itself has none."""
-
 
 def function_sizes(path: Path, root: Path) -> dict[str, tuple[int, int]]:
     """``file:Class.function`` -> (lines, parameters) of every function in the file."""
@@ -84,14 +72,8 @@ def oversized(root: Path, folders: tuple[str, ...] = FOLDERS) -> dict[str, tuple
 
 
 def test_no_long_function_and_no_long_parameter_list() -> None:
-    assert not [name for name in KNOWN_LONG if name.startswith("turneval/")], "turneval/ allows no exception"
     found = oversized(REPO)
-    new = {name: size for name, size in found.items() if name not in KNOWN_LONG}
-    grown = {name: size for name, size in found.items() if name in KNOWN_LONG and size > KNOWN_LONG[name]}
-    assert not new, f"shorten these (at most {MAX_LINES} lines, {MAX_PARAMETERS} parameters): {new}"
-    assert not grown, f"these listed functions grew: {grown} (listed as {[KNOWN_LONG[n] for n in grown]})"
-    gone = sorted(set(KNOWN_LONG) - set(found))
-    assert not gone, f"remove from KNOWN_LONG, they are short now: {gone}"
+    assert not found, f"shorten these (at most {MAX_LINES} lines, {MAX_PARAMETERS} parameters): {found}"
 
 
 def test_the_measure_counts_lines_and_parameters(tmp_path: Path) -> None:

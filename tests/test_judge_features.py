@@ -11,7 +11,7 @@ import torch
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge, TurnTakingJudgeStream
 from turneval.training import train_judge_cached
-from turneval.training.judge_features import CachedFeatures, build_cache, window_starts, window_targets
+from turneval.training.judge_features import CachedFeatures, CacheLayout, build_cache, window_starts, window_targets
 from turneval.training.train_judge_cached import (
     CachedTop,
     apply_mode,
@@ -54,7 +54,7 @@ def cached(tmp_path_factory):
     rows = {split: [_row(folder, f"{split}{i}", rng) for i in range(n)] for split, n in (("train", 3), ("val", 2))}
     caches = {}
     for split, split_rows in rows.items():
-        caches[split] = build_cache(judge, split_rows, folder / split, context_s=CONTEXT_S, offsets_s=(0.0, 0.4), splits=(0, 1), backbone=str(judge_dir), log=None)
+        caches[split] = build_cache(judge, split_rows, folder / split, layout=CacheLayout(CONTEXT_S, (0.0, 0.4), (0, 1), str(judge_dir)), log=None)
     return judge, judge_dir, rows, caches
 
 
@@ -85,10 +85,10 @@ def test_cached_top_equals_the_judge_forward(cached, split_layer):
 def test_cache_is_resumable_and_guards_its_settings(cached, tmp_path):
     judge, judge_dir, rows, caches = cached
     before = {p: p.stat().st_mtime_ns for p in caches["train"].glob("*/pred_states.npy")}
-    build_cache(judge, rows["train"], caches["train"], context_s=CONTEXT_S, offsets_s=(0.0, 0.4), splits=(0, 1), backbone=str(judge_dir), log=None)
+    build_cache(judge, rows["train"], caches["train"], layout=CacheLayout(CONTEXT_S, (0.0, 0.4), (0, 1), str(judge_dir)), log=None)
     assert {p: p.stat().st_mtime_ns for p in caches["train"].glob("*/pred_states.npy")} == before
     with pytest.raises(ValueError, match="other settings"):
-        build_cache(judge, rows["train"], caches["train"], context_s=CONTEXT_S, offsets_s=(0.0,), splits=(0, 1), backbone=str(judge_dir), log=None)
+        build_cache(judge, rows["train"], caches["train"], layout=CacheLayout(CONTEXT_S, (0.0,), (0, 1), str(judge_dir)), log=None)
     with pytest.raises(ValueError, match="no full-frame states of layer 2"):
         CachedFeatures(caches["train"], 2)
 

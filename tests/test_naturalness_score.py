@@ -73,11 +73,11 @@ def test_boundary_units_of_an_exchange() -> None:
     ]
     assert (units[0].start_time, units[0].end_time) == (0.0, 0.5)  # clamped at 0
     assert units[2].end_time == 4.6 and units[2].start_time == pytest.approx(2.6)
-    spans = tu.extract_utterance_units(EXCHANGE, 12.0, unit_mode="spans")
+    spans = tu.extract_utterance_units(EXCHANGE, 12.0, settings=tu.UnitSettings(unit_mode="spans"))
     assert [u.unit_type for u in spans] == ["utterance_span"] * 3
-    assert len(tu.extract_utterance_units(EXCHANGE, 12.0, unit_mode="both")) == 9
+    assert len(tu.extract_utterance_units(EXCHANGE, 12.0, settings=tu.UnitSettings(unit_mode="both"))) == 9
     with pytest.raises(ValueError, match="unit_mode"):
-        tu.extract_utterance_units(EXCHANGE, 12.0, unit_mode="turns")
+        tu.extract_utterance_units(EXCHANGE, 12.0, settings=tu.UnitSettings(unit_mode="turns"))
 
 
 def test_unit_start_float_quirk_lands_one_frame_early() -> None:

@@ -33,6 +33,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -126,30 +127,46 @@ def base_judge(backbone: str = "tiny.en", context_s: float = 10.0, cache: str | 
     return judge_from_whisper(backbone, cache=cache, **overrides)
 
 
-def cache_settings(judge, context_s: float, offsets_s: Sequence[float], splits: Sequence[int], backbone: str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class CacheLayout:
+    """What a cache holds: windows of ``context_s`` from each of ``offsets_s``, the full-frame
+    outputs of the encoder layers ``splits``, of the encoder of ``backbone`` (its name, for
+    the settings file)."""
+
+    context_s: float = 10.0
+    offsets_s: Sequence[float] = (0.0,)
+    splits: Sequence[int] = (0,)
+    backbone: str | None = None
+
+
+def cache_settings(judge, layout: CacheLayout) -> dict[str, Any]:
+    """The settings a cache records, so that a resumed run refuses a different layout or judge."""
     return {
         "format_version": FORMAT_VERSION,
-        "backbone": backbone,
-        "context_s": float(context_s),
-        "offsets_s": [float(o) for o in offsets_s],
-        "splits": sorted(int(k) for k in splits),
+        "backbone": layout.backbone,
+        "context_s": float(layout.context_s),
+        "offsets_s": [float(o) for o in layout.offsets_s],
+        "splits": sorted(int(k) for k in layout.splits),
         "backbone_source": judge.config.backbone_source,
         "encoder_config": judge.config.encoder_config,
         "log_mel_dynamic_range": judge.config.log_mel_dynamic_range,
     }
 
 
-def build_cache(judge, rows: Sequence[dict[str, Any]], out: str | Path, *, context_s: float = 10.0, offsets_s: Sequence[float] = (0.0,), splits: Sequence[int] = (0,), batch_size: int = 4, backbone: str | None = None, log=print) -> Path:
+def build_cache(
+    judge, rows: Sequence[dict[str, Any]], out: str | Path, *, layout: CacheLayout = CacheLayout(), batch_size: int = 4, log=print
+) -> Path:
     """Cache every conversation of ``rows`` under ``out`` (resumable: done ones are skipped)."""
     out = Path(out)
     chunk_s = judge.config.chunk_s
-    window_chunks = int(round(context_s / chunk_s))
-    offsets = [int(round(o / chunk_s)) for o in offsets_s]
+    window_chunks = int(round(layout.context_s / chunk_s))
+    offsets = [int(round(o / chunk_s)) for o in layout.offsets_s]
+    splits = layout.splits
     n_layers = judge.whisper_config.encoder_layers
     bad = [k for k in splits if not 0 <= k <= n_layers]
     if bad:
         raise ValueError(f"splits {bad} out of range 0..{n_layers} (layer outputs of a {n_layers}-layer encoder)")
-    settings = cache_settings(judge, context_s, offsets_s, splits, backbone)
+    settings = cache_settings(judge, layout)
     out.mkdir(parents=True, exist_ok=True)
     settings_file = out / "cache_settings.json"
     if settings_file.is_file():
@@ -265,7 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_conversations:
         rows = rows[: args.max_conversations]
     started = time.process_time()
-    build_cache(judge, rows, args.out, context_s=args.context_s, offsets_s=args.offsets_s, splits=args.splits, backbone=args.backbone)
+    layout = CacheLayout(context_s=args.context_s, offsets_s=args.offsets_s, splits=args.splits, backbone=args.backbone)
+    build_cache(judge, rows, args.out, layout=layout)
     print(json.dumps({"out": args.out, "conversations": len(rows), "cpu_s": round(time.process_time() - started, 1)}))
     return 0
 

@@ -16,6 +16,7 @@ from .turneval_swoz_backchannels import (
     BAND_PER_MINUTE,
     MATCH_TOLERANCE_S,
     MIN_SPACING_S,
+    SwozCriteria,
     backchannel_timing,
     pool_backchannel_timing,
 )
@@ -107,6 +108,7 @@ class BackchannelTiming(evaluate.Metric):
         min_spacing: float = MIN_SPACING_S,
     ) -> dict:
         references = reference_times if reference_times is not None else [None] * len(times)
+        criteria = SwozCriteria(band=(band_low, band_high), tolerance=tolerance, min_spacing=min_spacing)
         per_dialogue = [
             backchannel_timing(
                 t,
@@ -114,9 +116,7 @@ class BackchannelTiming(evaluate.Metric):
                 reference_times=r,
                 segment_s=segment_s,
                 min_segment_s=min_segment_s,
-                band=(band_low, band_high),
-                tolerance=tolerance,
-                min_spacing=min_spacing,
+                criteria=criteria,
             )
             for t, d, r in zip(times, duration, references)
         ]

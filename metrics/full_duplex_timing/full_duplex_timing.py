@@ -157,10 +157,16 @@ class FullDuplexTiming(evaluate.Metric):
             reference_urls=["https://github.com/pengyizhou/FD-Bench", "https://github.com/DanielLin94144/Full-Duplex-Bench"],
         )
 
-    def _compute(self, **kwargs) -> dict:
+    def _compute(self, transcript_references=None, transcript_hypotheses=None, wer_unit: str = "word", **kwargs) -> dict:
+        transcripts = transcript_references is not None or transcript_hypotheses is not None
         if self.config_name == _FULL_DUPLEX_BENCH:
+            if transcripts:
+                raise ValueError("transcript_references and transcript_hypotheses (the WER) go with the 'fd_bench' configuration")
             return self._compute_full_duplex_bench(**kwargs)
-        return self._compute_fd_bench(**kwargs)
+        out = self._compute_fd_bench(**kwargs)
+        if transcripts:
+            out["wer"] = transcript_error_rate(transcript_references or [], transcript_hypotheses or [], wer_unit)
+        return out
 
     def _compute_fd_bench(
         self,
@@ -170,9 +176,6 @@ class FullDuplexTiming(evaluate.Metric):
         time_unit: str = "seconds",
         sample_rate: int = SAMPLE_RATE,
         drop_first_system_segment: bool = False,
-        transcript_references=None,
-        transcript_hypotheses=None,
-        wer_unit: str = "word",
     ) -> dict:
         if time_unit not in ("seconds", "samples"):
             raise ValueError(f"time_unit must be 'seconds' or 'samples', got {time_unit!r}")
@@ -198,8 +201,6 @@ class FullDuplexTiming(evaluate.Metric):
         out = report.result.to_dict()
         out["n_conversations"] = len(conversations)
         out["inconsistent_conversations"] = report.inconsistent_conversations
-        if transcript_references is not None or transcript_hypotheses is not None:
-            out["wer"] = transcript_error_rate(transcript_references or [], transcript_hypotheses or [], wer_unit)
         return out
 
     def _compute_full_duplex_bench(
