@@ -82,7 +82,7 @@ class TurnEndDecision:
         shift: True when the next speech is the partner's, False when it is the speaker's.
         silence_until_next_s: seconds from ``ipu_end`` to the next speech of anyone (the
             outcome's timing; not a feature: it is not known at the decision time). The
-            silences are named as in :mod:`~turneval.dataset_scripts.pauses`.
+            silences are named as in :mod:`~turneval.pause_decision.pause`.
         next_is_backchannel: the next speech is a partner backchannel.
         is_backchannel: the IPU that ended is itself a backchannel.
         silence_elapsed_s: seconds nobody has spoken when the decision is taken, at

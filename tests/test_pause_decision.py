@@ -355,8 +355,8 @@ def test_where_whisper_hears_no_word_the_fallback_decides_and_says_so():
 def test_the_other_party_s_echo_on_the_pauser_s_line_is_heard_as_echo():
     from types import SimpleNamespace
 
-    from turneval.dataset_scripts.pauses import Pause
     from turneval.pause_decision import heard_echo
+    from turneval.pause_decision.pause import Pause
 
     rng = np.random.default_rng(0)
     talker = (0.3 * rng.standard_normal(16000 * 4)).astype(np.float32)

@@ -116,7 +116,7 @@ class AmiDecision:
     silence_until_next_s: float  # s of silence (nobody speaking) before the next speech of anyone
     horizon: float  # s: the audio observed ends here (200 ms after the IPU end, on the 40 ms grid)
     turn_start: float  # s: start of the speaker's turn (smart-turn's segment start)
-    until_pauser_resumes_s: float  # s until the same speaker speaks again (inf: never), as in dataset_scripts/pauses.py
+    until_pauser_resumes_s: float  # s until the same speaker speaks again (inf: never), as in turneval/pause_decision/pause.py
 
 
 def turn_end_decisions(recording) -> list[AmiDecision]:

@@ -7,6 +7,8 @@ benchmarks all take this decision the same way, from one
 ==========================================  =========================================================
 module                                      what it holds
 ==========================================  =========================================================
+:mod:`~turneval.pause_decision.pause`       :class:`Pause`, one pause record (who paused, where the
+                                            speech ended, when the decision is taken, the outcome)
 :mod:`~turneval.pause_decision.records`     the one producer of pause records (:class:`Pause`): the
                                             judge's grid readings, smart-turn's IPU-end ones, the
                                             TurnBench stream's stop-time ones, a benchmark's asked ones
@@ -27,8 +29,6 @@ config; ``TurnTakingJudge.pause_decision_probabilities`` applies it to the featu
     decisions = decide_pauses(judge, conversation_view(dialogue))
     decisions.probabilities        # the pause decision probabilities: {decision chunk: P(shift)}
 """
-from turneval.dataset_scripts.pauses import Pause
-
 from .decide import (
     PauseDecisions,
     decide_pauses,
@@ -46,10 +46,12 @@ from .features import (
     smart_turn_clip,
     turn_end_head_probabilities,
 )
+from .pause import PAUSE_DECISIONS, Pause
 from .records import asked_pauses, ipu_pauses, judge_pauses, pause_readings, silence_start_chunk, stop_time_pauses
 
 
 __all__ = [
+    "PAUSE_DECISIONS",
     "Pause",
     "PauseDecisionError",
     "PauseDecisions",

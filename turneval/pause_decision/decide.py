@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from turneval.dataset_scripts.pauses import Pause
-
 from .features import heard_echo, pause_decision_features, turn_end_head_probabilities
+from .pause import Pause
 from .records import judge_pauses
 
 

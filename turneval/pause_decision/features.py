@@ -8,7 +8,8 @@ import numpy as np
 
 from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.dataset_scripts.grids import SAMPLE_RATE
-from turneval.dataset_scripts.pauses import Pause
+
+from .pause import Pause
 
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

@@ -1,7 +1,7 @@
-"""The one producer of pause records: every (a)/(d) pause as a :class:`~turneval.dataset_scripts.pauses.Pause`.
+"""The one producer of pause records: every (a)/(d) pause as a :class:`~turneval.pause_decision.pause.Pause`.
 
 Three readers ask at a pause whether the other party takes the turn, each at its own moment, and
-each reads its :class:`~turneval.dataset_scripts.pauses.Pause` records from here:
+each reads its :class:`~turneval.pause_decision.pause.Pause` records from here:
 
 * :func:`judge_pauses`: the judge's (a)/(d) decisions on the 40 ms grid (:func:`pause_readings`:
   speech end at the silence's first chunk, decision at its end, audio heard to ``stop_s`` after
@@ -26,7 +26,8 @@ import numpy as np
 from turneval.dataset_scripts.agreement_instances import NOBODY, floor_owners
 from turneval.dataset_scripts.dialogue import DialogueError
 from turneval.dataset_scripts.grids import CHUNK_S
-from turneval.dataset_scripts.pauses import PAUSE_DECISIONS, Pause
+
+from .pause import PAUSE_DECISIONS, Pause
 
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -44,7 +45,7 @@ def silence_start_chunk(names: Sequence[str], chunk: int) -> int:
 
 
 def pause_readings(labels: ChunkLabels, chunks: Sequence[int], stop_s: float = 0.2) -> dict[int, Pause]:
-    """For every (a)/(d) decision chunk in ``chunks``, the :class:`~turneval.dataset_scripts.pauses.Pause`
+    """For every (a)/(d) decision chunk in ``chunks``, the :class:`~turneval.pause_decision.pause.Pause`
     a turn-end model reads there, on the 40 ms grid. Each chunk must end a silence (NA run) that
     follows a chunk of one speaker's floor, as every (a)/(d) instance does.
 
