@@ -95,3 +95,12 @@ def test_the_judge_exports_causal_traces_for_the_real_call(tmp_path):
     assert traces["eot_score_speaker_1"][int(6.9 * FRAME_RATE_HZ): int(7.7 * FRAME_RATE_HZ)].max() > 0.0
     result = score(tmp_path / "submission", folder)
     assert result.tasks == 1 and 0.0 <= result.eot_recall <= 1.0
+
+
+def test_a_user_error_is_printed_by_the_cli_and_exits_1(tmp_path, capsys):
+    from turneval.cli import main
+
+    rc = main(["turnbench", "export", str(tmp_path / "missing"), "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.startswith("turneval turnbench: error: ") and "not a folder" in err and "Traceback" not in err

@@ -9,6 +9,8 @@ import argparse
 import json
 import math
 
+from turneval.cli import UserError
+
 
 _EPILOG = """\
 layout (TurnBench's):
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         result = score(args.submission, args.annotations, interruption_threshold=args.interruption_threshold)
     except TurnBenchError as err:
-        raise SystemExit(f"turneval turnbench {args.action}: {err}") from None
+        raise UserError(str(err)) from None
     threshold = "none keeps it" if result.eot_threshold is None else f"threshold {result.eot_threshold:.2f}"
     latency = "n/a" if not math.isfinite(result.eot_median_latency_ms) else f"{result.eot_median_latency_ms:.0f} ms"
     print(f"{result.tasks} conversations, {result.minutes:.1f} min")
