@@ -17,6 +17,7 @@ and every stage reads them from the :class:`ConversationView`, so they cannot di
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -49,23 +50,21 @@ class ConversationView:
     labels: ChunkLabels
     silences: np.ndarray
     instances: list[AgreementInstance] = field(repr=False)
-    _timings: list = field(default_factory=list, repr=False, compare=False)
 
     @property
     def pause_instances(self) -> list[AgreementInstance]:
         """The (a)/(d) decisions: a speaker falls silent, and the other party takes the turn or not."""
         return [inst for inst in self.instances if inst.metric in PAUSE_METRICS]
 
+    @functools.cached_property
     def speech_timings(self) -> list[Any]:
         """Every IPU's timing from the speech segments alone
         (:func:`~turneval.dataset_scripts.turn_end_decisions.speech_timings`: words ignored), which
         a turn-end head with timing features reads; made on first use, then kept."""
         from .turn_end_decisions import event_timings, speech_timings
 
-        if not self._timings:
-            # without words the view's events are the segments' own: no second extraction
-            self._timings.append(speech_timings(self.dialogue) if self.events.has_words else event_timings(self.events))
-        return self._timings[0]
+        # without words the view's events are the segments' own: no second extraction
+        return speech_timings(self.dialogue) if self.events.has_words else event_timings(self.events)
 
 
 def inner_silences(events: TurnTakingEvents) -> np.ndarray:

@@ -31,6 +31,12 @@ def test_view_holds_the_events_labels_silences_and_decisions_each_stage_built(di
     assert [(i.metric, i.decision, i.chunk, i.time) for i in view.instances] == [(i.metric, i.decision, i.chunk, i.time) for i in built]
     assert all(i.probs == () for i in view.instances) and {i.metric for i in view.pause_instances} == {"a", "d"}
     assert len(view.silences) and np.all(view.silences[:, 0] > 0.0) and np.all(view.silences[:, 1] < view.events.duration)
+    from dataclasses import replace
+
+    from turneval.dataset_scripts.turn_end_decisions import speech_timings
+
+    for d in (dialogue, replace(dialogue, words=None)):  # with words the timings read the segments alone; without, the view's events
+        assert conversation_view(d).speech_timings == speech_timings(d)
 
 
 def test_a_dialogue_without_a_system_is_read_with_channel_1_as_the_system(dialogue):

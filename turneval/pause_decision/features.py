@@ -31,7 +31,7 @@ def own_channels(dialogue: Any, reader: str) -> np.ndarray:
 def turn_end_head_probabilities(judge: Any, view: "ConversationView", pauses: Sequence[Pause]) -> np.ndarray:
     """The judge's turn-end head alone at ``pauses``: the pauser's own channel up to each pause's
     horizon and, where the head reads timing features, the conversation's timing when that IPU
-    ended (the view's :meth:`~turneval.dataset_scripts.conversation_view.ConversationView.speech_timings`)."""
+    ended (the view's :attr:`~turneval.dataset_scripts.conversation_view.ConversationView.speech_timings`)."""
     from turneval.dataset_scripts.turn_end_decisions import TIMING_FEATURES, timing_at, timing_features
     from turneval.modeling.modeling_turn_taking_judge import pause_window
 
@@ -46,7 +46,7 @@ def turn_end_head_probabilities(judge: Any, view: "ConversationView", pauses: Se
         if names != list(TIMING_FEATURES):
             raise PauseDecisionError(f"the judge's turn-end head reads timing features {names}; this turneval computes {list(TIMING_FEATURES)}: "
                                      "update turneval or the checkpoint")
-        timings = view.speech_timings()
+        timings = view.speech_timings
         timing = np.stack([timing_features(timing_at(timings, p.pauser, p.speech_end)) for p in pauses])
     return judge.turn_end_probabilities(windows, timing)
 
