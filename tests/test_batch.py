@@ -92,6 +92,25 @@ def test_fleet_requirements_and_statistics():
 
 
 # --------------------------------------------------------------------------- failures
+def test_call_timeout_parses_as_a_time_limit_that_0_turns_off(capsys):
+    import argparse
+
+    from turneval.commands.batch import add_parser
+    from turneval.input_checks import seconds_limit, seconds_limit_or_zero
+
+    parser = add_parser(argparse.ArgumentParser().add_subparsers())
+    assert parser.parse_args(["calls", "--out", "o", "--call-timeout", "0"]).call_timeout == 0
+    assert parser.parse_args(["calls", "--out", "o", "--call-timeout", "2.5"]).call_timeout == 2.5
+    for bad in ("-1", "inf", "nan", "x"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["calls", "--out", "o", "--call-timeout", bad])
+        assert "--call-timeout" in capsys.readouterr().err
+        with pytest.raises(argparse.ArgumentTypeError, match="number of seconds"):
+            seconds_limit_or_zero(bad)
+    with pytest.raises(argparse.ArgumentTypeError, match="above 0"):
+        seconds_limit("0")
+
+
 def test_forty_calls_with_a_corrupt_a_mono_and_an_empty_file(tmp_path, capsys):
     calls = tmp_path / "calls"
     crops = [crop(name, 6, tmp_path / "crops" / f"{name}.wav", 10) for name in ("cascaded_like", "eager_duplex_like", "human_like")]

@@ -7,7 +7,8 @@ note and an :class:`InputWarning`.
 
 * :func:`check_output_file` / :func:`check_output_dir`: the output location can be written,
   checked before the analysis, writing nothing (a scratch file is created and removed).
-* :func:`seconds_limit`: the argparse type of ``--max-seconds`` (a finite number > 0).
+* :func:`seconds_limit`: the argparse type of ``--max-seconds`` (a finite number > 0);
+  :func:`seconds_limit_or_zero` that of ``batch --call-timeout`` (0 or above, 0: no limit).
 * :func:`read_annotation_data`: ``--annotations`` in any format turneval reads (a turneval
   annotation JSON, a VAD CSV from ``turneval vad``, RTTM, ...), checked field by field.
 * :func:`annotated_dialogue`: the annotations joined to their audio; speech more than
@@ -99,15 +100,27 @@ def check_output_file(path: str | Path, option: str = "--out") -> Path:
 # ---------------------------------------------------------------------------------------
 
 
-def seconds_limit(text: str) -> float:
-    """argparse type of a time limit: a finite number of seconds above 0."""
+def _seconds(text: str, zero_turns_off: bool) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if zero_turns_off and value == 0:
+        return value
     if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text!r}")
+        lowest = ">= 0 (0: no limit)" if zero_turns_off else "above 0"
+        raise argparse.ArgumentTypeError(f"must be a number of seconds {lowest}, got {text!r}")
     return value
+
+
+def seconds_limit(text: str) -> float:
+    """argparse type of a time limit: a finite number of seconds above 0."""
+    return _seconds(text, zero_turns_off=False)
+
+
+def seconds_limit_or_zero(text: str) -> float:
+    """argparse type of a time limit that 0 turns off: a finite number of seconds, 0 or above."""
+    return _seconds(text, zero_turns_off=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -217,4 +230,5 @@ __all__ = [
     "compare_mono_lengths",
     "read_annotation_data",
     "seconds_limit",
+    "seconds_limit_or_zero",
 ]

@@ -20,6 +20,7 @@ from pathlib import Path
 from turneval.cli import UserError
 from turneval.commands.report import add_report_options, report_options
 from turneval.gates import GATE_FAILED_EXIT, GateError, run_gates
+from turneval.input_checks import seconds_limit_or_zero
 
 
 CALLS_FAILED_EXIT = 4
@@ -70,22 +71,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="also give the figures per value of this metadata column, with each difference's 95%% CI (repeatable)")
     parser.add_argument("--require", metavar="'STAT(NAME)<=X'", action="append", type=fleet_requirement_arg, default=[],
                         help=FLEET_REQUIRE_HELP)
-    parser.add_argument("--call-timeout", type=_seconds, default=None, metavar="S",
+    parser.add_argument("--call-timeout", type=seconds_limit_or_zero, default=None, metavar="S",
                         help="stop a call after S seconds and record it as failed (default: 300 + 3 x the call's length "
                         "in seconds; 0: no limit)")
     parser.add_argument("--quiet", action="store_true", help="errors only: no progress line, no table (for CI logs)")
     add_report_options(parser)
     return parser
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds >= 0 (0: no limit)")
-    return value
 
 
 def _pair_suffixes(text: str) -> tuple[str, str]:
