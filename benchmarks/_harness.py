@@ -190,6 +190,65 @@ def memory_of(fn: Callable[[], Any]) -> tuple[MemoryUse, Any]:
     return MemoryUse(before, peak_rss_mib(), exact), result
 
 
+# --------------------------------------------------------------------------- processes
+@dataclass(frozen=True)
+class ProcessEntry:
+    """One process as ``/proc/<pid>/stat`` lists it: its state letter, parent, process group
+    and CPU seconds so far (user + system)."""
+
+    state: str
+    parent: int
+    group: int
+    cpu_s: float
+
+    @property
+    def alive(self) -> bool:
+        """Still running: a zombie (Z) or a dead process (X) has ended, only its entry is left."""
+        return self.state not in "ZX"
+
+
+def process_table() -> dict[int, ProcessEntry]:
+    """Every process in /proc (Linux; empty elsewhere). Read one by one: a process that ends
+    while the table is read is left out."""
+    if not Path("/proc/self/stat").exists():
+        return {}
+    tick = os.sysconf("SC_CLK_TCK")
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # the command name in parentheses may hold spaces: the fields follow its last ")"
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        table[int(entry.name)] = ProcessEntry(fields[0], int(fields[1]), int(fields[2]), (int(fields[11]) + int(fields[12])) / tick)
+    return table
+
+
+def process_tree(root: int, table: dict[int, ProcessEntry]) -> set[int]:
+    """``root`` and every process below it in ``table``."""
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo += [child for child, entry in table.items() if entry.parent == pid and child not in tree]
+    return tree
+
+
+def living_grandchildren(pid: int) -> list[int]:
+    """The running children of the running children of ``pid``: the workers of a `turneval
+    batch` command, which are the children of its fork server."""
+    living = {child: entry.parent for child, entry in process_table().items() if entry.alive}
+    children = {child for child, parent in living.items() if parent == pid}
+    return sorted(child for child, parent in living.items() if parent in children)
+
+
+def living_in_group(group: int) -> list[int]:
+    """The running processes of a process group."""
+    return sorted(pid for pid, entry in process_table().items() if entry.group == group and entry.alive)
+
+
 # --------------------------------------------------------------------------- scaling
 def loglog_exponent(sizes: Sequence[float], costs: Sequence[float]) -> float:
     """Slope of log(cost) against log(size): 1 means linear, 2 quadratic, 0 constant."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchmarks._harness import living_grandchildren, living_in_group
 from tests.batch_faults import FaultyPool
 from tests.test_batch import crop
 from turneval.batch.discover import Call
@@ -22,34 +23,9 @@ CHEAP = ["--no-judge", "--no-predictor", "--no-html"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
 
 
-def _stat(pid: int) -> list[str] | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-
-
-def living_in_group(group: int) -> list[int]:
-    """The processes of a process group that still run (a zombie has ended: only its entry is left)."""
-    alive = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            fields = _stat(int(entry.name))
-            if fields and int(fields[2]) == group and fields[0] not in "ZX":
-                alive.append(int(entry.name))
-    return alive
-
-
 def workers_of(pid: int) -> list[int]:
     """The batch's worker processes: the children of its fork server (a child of ``pid``)."""
-    parents = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            fields = _stat(int(entry.name))
-            if fields and fields[0] not in "ZX":
-                parents[int(entry.name)] = int(fields[1])
-    children = {child for child, parent in parents.items() if parent == pid}
-    return sorted(child for child, parent in parents.items() if parent in children)
+    return living_grandchildren(pid)
 
 
 def corpus(folder: Path, n: int, seconds: float = 6.0) -> Path:

@@ -8,8 +8,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
+import signal
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -218,3 +221,27 @@ def test_every_shipped_benchmark_exposes_run_quick():
         assert runs, f"{path.name} has no run(quick) for benchmarks/run_all.py"
         assert [a.arg for a in runs[0].args.args] == ["quick"], f"{path.name}: run must take (quick)"
         assert ast.get_docstring(tree), f"{path.name} needs a module docstring (shown by --list)"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads Linux /proc")
+def test_the_process_table_sees_a_child_and_its_child():
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time; time.sleep(30)'])"],
+                             start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not _harness.living_grandchildren(os.getpid()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (grandchild,) = _harness.living_grandchildren(os.getpid())
+        table = _harness.process_table()
+        assert table[grandchild].parent == child.pid and table[child.pid].alive and table[os.getpid()].cpu_s > 0
+        assert {os.getpid(), child.pid, grandchild} <= _harness.process_tree(os.getpid(), table)
+        assert _harness.living_in_group(child.pid) == sorted([child.pid, grandchild])
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    deadline = time.monotonic() + 10
+    while _harness.living_in_group(child.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _harness.living_in_group(child.pid) == []

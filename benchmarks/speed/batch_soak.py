@@ -33,31 +33,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling batch_throughput's corpus
 
-from _harness import figure  # noqa: E402
+from _harness import figure, living_grandchildren  # noqa: E402
 from batch_throughput import make_corpus  # noqa: E402
 
 
 TRACE_ENV = "TURNEVAL_BATCH_TRACE"  # turneval.batch.pool.TRACE_ENV, not imported: this script only runs the command
 
 
-def _parents() -> dict[int, int]:
-    parents = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] not in "ZX":
-                parents[int(entry.name)] = int(fields[1])
-    return parents
-
-
 def workers_of(pid: int) -> list[int]:
     """The batch's workers: the children of its fork server, itself a child of the command."""
-    parents = _parents()
-    servers = {child for child, parent in parents.items() if parent == pid}
-    return sorted(child for child, parent in parents.items() if parent in servers)
+    return living_grandchildren(pid)
 
 
 class Killer(threading.Thread):

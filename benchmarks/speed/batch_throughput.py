@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared _harness
 
-from _harness import figure  # noqa: E402
+from _harness import figure, process_table, process_tree  # noqa: E402
 
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,22 +76,8 @@ def _env() -> dict[str, str]:
 
 def _tree_cpu_s(root: int) -> dict[int, float]:
     """CPU seconds so far of ``root`` and every process below it (Linux /proc; empty elsewhere)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    parent_of, cpu = {}, {}
-    for entry in Path("/proc").iterdir() if Path("/proc/self/stat").exists() else ():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            parent_of[int(entry.name)] = int(fields[1])
-            cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
-    tree, todo = set(), [root]
-    while todo:
-        pid = todo.pop()
-        tree.add(pid)
-        todo += [child for child, parent in parent_of.items() if parent == pid and child not in tree]
-    return {pid: cpu[pid] for pid in tree if pid in cpu}
+    table = process_table()
+    return {pid: table[pid].cpu_s for pid in process_tree(root, table) if pid in table}
 
 
 def steady_state_rate(out: Path, seconds_per_call: float) -> float:
