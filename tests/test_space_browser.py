@@ -27,16 +27,16 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from tools.chromium import CHROMIUM, MISSING, launch
+
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = Path(os.environ.get("TURNEVAL_CHROMIUM", "/usr/bin/chromium"))
 EXAMPLE = REPO_ROOT / "examples" / "cascaded_like.wav"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
 START_TIMEOUT_S = 120
 ANALYSIS_TIMEOUT_MS = 120_000
 
 if not CHROMIUM.exists():
-    pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium) to run the browser test", allow_module_level=True)
+    pytest.skip(f"{MISSING}, to run the browser test", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install playwright; never `playwright install`)")
 if not EXAMPLE.is_file():
     pytest.skip(f"bundled example {EXAMPLE} missing", allow_module_level=True)
@@ -101,7 +101,7 @@ def space(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = launch(playwright)
         yield chromium
         chromium.close()
 

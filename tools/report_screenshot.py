@@ -31,7 +31,6 @@ SYSTEM_CHANNEL = 1
 PICTURE = REPO / "docs" / "report_first_screen.png"
 FIGURES = PICTURE.with_suffix(".json")
 WINDOW = {"width": 1280, "height": 1000}
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 
 
 def todays_report(example: str = EXAMPLE) -> Any:
@@ -58,11 +57,14 @@ def screenshot(html: Path, out: Path) -> None:
     """The first screen (``WINDOW``) of the page ``html`` as a PNG at ``out``."""
     from playwright.sync_api import sync_playwright
 
-    chromium = Path(os.environ.get("TURNEVAL_CHROMIUM", "/usr/bin/chromium"))
-    if not chromium.exists():
-        raise SystemExit(f"{chromium}: not found; install Chromium (apt-get install chromium) or set $TURNEVAL_CHROMIUM")
+    if str(REPO) not in sys.path:  # run as `python tools/report_screenshot.py`: tools/ is on the path, not the repository
+        sys.path.insert(0, str(REPO))
+    from tools.chromium import CHROMIUM, MISSING, launch
+
+    if not CHROMIUM.exists():
+        raise SystemExit(MISSING)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         try:
             page = browser.new_page(viewport=WINDOW)
             page.goto(html.resolve().as_uri())
