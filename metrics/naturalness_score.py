@@ -30,12 +30,7 @@ from turneval.dataset_scripts.grids import FRAME_HZ
 
 from .turnnat_units import (
     CONTEXT_S,
-    MERGE_GAP_S,
-    MERGE_OTHER_MAX_RATIO,
     MIN_UNIT_FRAMES,
-    MIN_UTTERANCE_S,
-    UNIT_POST_S,
-    UNIT_PRE_S,
     BoundaryUnit,
     UnitRow,
     UnitSettings,
@@ -223,32 +218,20 @@ def observed_frame_nll(frame_probs, va) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class NaturalnessOptions:
+class NaturalnessOptions(UnitSettings):
     """How a dialogue's units are cut, scored and aggregated (the defaults are TurnNat's).
 
     Attributes:
-        gamma, lam: tail fraction and mean weight of the aggregation (:func:`aggregate_unit_rows`).
         unit_pre_s, unit_post_s, min_utterance_s, unit_mode, merge_gap_s,
-        merge_other_max_ratio: unit extraction (:func:`extract_utterance_units`).
+        merge_other_max_ratio: unit extraction (:class:`UnitSettings`, :func:`extract_utterance_units`).
+        gamma, lam: tail fraction and mean weight of the aggregation (:func:`aggregate_unit_rows`).
         context_s, min_unit_frames: frames scored per unit (:func:`unit_rows_from_units`).
     """
 
     gamma: float = TAIL_GAMMA
     lam: float = LAMBDA_MEAN
-    unit_pre_s: float = UNIT_PRE_S
-    unit_post_s: float = UNIT_POST_S
-    min_utterance_s: float = MIN_UTTERANCE_S
-    unit_mode: str = "boundaries"
-    merge_gap_s: float = MERGE_GAP_S
-    merge_other_max_ratio: float = MERGE_OTHER_MAX_RATIO
     context_s: float = CONTEXT_S
     min_unit_frames: int = MIN_UNIT_FRAMES
-
-    def unit_settings(self) -> UnitSettings:
-        """The unit extraction part of these options."""
-        return UnitSettings(
-            self.unit_pre_s, self.unit_post_s, self.min_utterance_s, self.unit_mode, self.merge_gap_s, self.merge_other_max_ratio
-        )
 
 
 def score_naturalness(
@@ -292,7 +275,7 @@ def score_naturalness(
     if duration_s is None:
         duration_s = va.shape[0] / frame_hz
     o = options
-    units: list[BoundaryUnit] = extract_utterance_units(va, duration_s, frame_hz, o.unit_settings())
+    units: list[BoundaryUnit] = extract_utterance_units(va, duration_s, frame_hz, o)
     rows = unit_rows_from_units(nll, units, va, segment_id, frame_hz, o.context_s, o.min_unit_frames)
     agg = aggregate_unit_rows(rows, o.gamma, o.lam)
     return NaturalnessResult(agg.mean_nll, agg.tail_nll, agg.dialog_nll, agg.nat_score, rows, agg.tail_k, o.gamma, o.lam)
