@@ -122,6 +122,8 @@ def test_full_duplex_timing_full_duplex_bench(monkeypatch: pytest.MonkeyPatch) -
     assert pause["tor"] == [0, 0]
     with pytest.raises(ValueError, match="task"):
         metric.compute(**words, task="backchannel_dance")
+    with pytest.raises(ValueError, match="'fd_bench' configuration"):
+        metric.compute(**words, transcript_references=["mm", ""], transcript_hypotheses=["mm", ""])
 
 
 def test_full_duplex_timing_unknown_config(monkeypatch: pytest.MonkeyPatch) -> None:
