@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 
-def test_cue_dtype_takes_bfloat16_only_where_asked_or_native():
+def test_the_report_reads_the_cue_in_float32_unless_asked():
     import torch
 
     from turneval.whisper_completion import cue_dtype
@@ -13,6 +13,12 @@ def test_cue_dtype_takes_bfloat16_only_where_asked_or_native():
     assert cue_dtype("float32", cpu) == torch.float32
     assert cue_dtype("bfloat16", cpu) == torch.bfloat16
     assert cue_dtype("auto", cpu) in (torch.float32, torch.bfloat16)
+    import inspect
+
+    from turneval.whisper_completion import WhisperCompletion
+
+    # bfloat16 moves pauses near the threshold: a report's figures must not depend on the CPU
+    assert inspect.signature(WhisperCompletion).parameters["precision"].default == "float32"
     with pytest.raises(ValueError, match="precision must be"):
         cue_dtype("fp16", cpu)
 

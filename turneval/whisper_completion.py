@@ -12,16 +12,18 @@ together, the way a listener does: "seven one five" in a dictated number ends in
 "how can I help you today" in a question mark.
 
 Every report reads it at every (a)/(d) decision. What it costs, one lever at a time
-(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.47 CPU s a
-pause as it ships, 0.62 in float32 throughout, 0.69 with transformers' ``generate``. The greedy
-decoding is a plain loop over the decoder's own key/value buffers (the cue read at each step
+(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.62 CPU s a
+pause as it ships, 0.69 with transformers' ``generate``. The greedy decoding is a plain loop over the decoder's own key/value buffers (the cue read at each step
 instead of keeping every step's scores; a row leaves the batch when it ends its sentence), which
 gives ``generate``'s values to 1e-5; a call's clips are decoded 8 at a time, sorted by length; each
-clip goes through the encoder alone, so its cue never depends on the clips beside it. On a CPU
-that multiplies bfloat16 natively the encoder and the decoder's projections of its output run in
-bfloat16 (r = 1.0000 with float32, largest difference 0.16; the decoding steps stay float32,
-where the whole decoder in bfloat16 would make a clip's cue depend on its batch by up to 0.4); it
-reads on one torch thread (a second costs more CPU than it saves). What was measured and not
+clip goes through the encoder alone, so its cue never depends on the clips beside it. The report
+reads it in float32, so that a report's figures are the same on every machine. ``precision=
+"bfloat16"`` (or ``"auto"``: bfloat16 where the CPU multiplies it natively) runs the encoder and
+the decoder's projections of its output in bfloat16: 0.47 CPU s a pause on a CPU with AVX512-BF16,
+r = 1.0000 with float32 on the real dev pauses (largest difference 0.16, the left-out ROC-AUCs
+within 0.002), but pauses near the threshold can flip (the bundled cascaded_like example's (a)
+agreement goes from 88.9 to 66.7 %). The decoding steps stay float32 either way: the whole decoder in bfloat16
+makes a clip's cue depend on its batch by up to 0.4. It reads on one torch thread (a second costs more CPU than it saves). What was measured and not
 kept: int8 Linear layers (the cue moves, r = 0.95-0.98 with float32, and with the decoder
 quantized too it depends on the batch), Whisper's encoder cut to a 10 or 15 s window (r = 0.87,
 0.93: the padding after the speech is part of what it reads), and ONNX Runtime (no faster than
@@ -110,13 +112,14 @@ class WhisperCompletion:
         threads: torch threads while it reads (restored after): 1 by default, since a second
             thread costs more CPU than it saves (0.61 CPU s a clip on 1, 1.37-1.43 on 2 with the
             machine shared).
-        precision: ``"auto"`` (bfloat16 where the processor multiplies it natively, float32
-            elsewhere), ``"bfloat16"`` or ``"float32"``. A lent model in another precision is
+        precision: ``"float32"`` (the report's: the same figures on every machine), ``"bfloat16"``
+            (the encoder; a quarter less CPU, a cue within 0.16 of float32's) or ``"auto"``
+            (bfloat16 where the processor multiplies it natively). A lent model in another precision is
             copied, so the cue is the same with or without the transcriber.
     """
 
     def __init__(self, source: str | os.PathLike | None = None, *, model: Any = None, processor: Any = None,
-                 device: str = "cpu", batch_size: int = 8, threads: int = 1, precision: str = "auto") -> None:
+                 device: str = "cpu", batch_size: int = 8, threads: int = 1, precision: str = "float32") -> None:
         import torch
 
         self.device = torch.device(device)

@@ -18,9 +18,9 @@ Variants (``--variants``; ``reference`` always runs first, or is read from the c
 
 * ``reference``: transformers' ``generate`` (greedy, scores of every step kept), float32, 8 clips
   a batch: the reader of 2026-11-27;
-* ``fp32_b8``: the greedy loop of ``turneval.whisper_completion`` in float32 throughout;
+* ``fp32_b8``: the greedy loop of ``turneval.whisper_completion`` in float32 (what the report runs);
 * ``bf16_b8``: the same with the encoder and the decoder's projections of its output in bfloat16
-  (the decoding steps float32): what the report runs on a CPU with native bfloat16;
+  (the decoding steps float32; ``precision="bfloat16"``);
 * ``int8_b8`` / ``int8pt_b8``: every Linear layer in dynamic int8 (weights per output channel /
   per layer; activations quantized per batch, so a clip's cue depends on its batch);
 * ``int8enc_b8``: only the encoder's Linear layers in int8 (each clip encoded alone);
@@ -85,9 +85,9 @@ def collect(cache: Path) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
     from pause_decision_corpora import corpus_recordings, default_root
 
     from turneval.checkpoints import default_checkpoint
-    from turneval.dataset_scripts.labels import chunk_labels
+    from turneval.dataset_scripts.conversation_view import conversation_view
     from turneval.modeling.judge_loading import load_judge
-    from turneval.reporting.inference import judge_pause_readings
+    from turneval.pause_decision import judge_pause_records
     from turneval.training.fit_pause_decision import decision_table, join_tables, load_recording
 
     judge = load_judge(default_checkpoint("judge"))
@@ -97,7 +97,7 @@ def collect(cache: Path) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
         dialogues = [replace(load_recording(r), words=None, system_speaker=1) for r in recordings]
         tables.append(decision_table(judge, dialogues, ["log_silence_s", "whisper_complete_logit"], corpus=corpus, whisper=capture))
         bounds += [(r.pauser, cue.clip_start_s(r.turn_start), cue.clip_end_s(r.horizon, r.time))
-                   for d in dialogues for r in judge_pause_readings(judge, d, chunk_labels(d)).values()]
+                   for d in dialogues for r in judge_pause_records(judge, conversation_view(d)).values()]
     table = join_tables(tables)
     table.update(zip(("pauser", "clip_start_s", "clip_end_s"), np.asarray(bounds, dtype=np.float64).T))
     table.pop("whisper_complete_logit")
