@@ -54,16 +54,10 @@ def front_door_pages() -> list[Path]:
     ])
 
 
-RENDERED_FROM_AN_OLD_RUN = {"docs/performance.md", "docs/performance_figures.md"}
-"""Rendered from the full run of commit a9e609a, which measured a judge (turn_taking_judge_demo)
-that no longer ships; a full `make perf` run at the current code replaces them."""
-
-
 def _params():
     for page in front_door_pages():
         name = str(page.relative_to(REPO))
-        marks = [pytest.mark.xfail(strict=True, reason="rendered from an old run")] if name in RENDERED_FROM_AN_OLD_RUN else []
-        yield pytest.param(page, id=name, marks=marks)
+        yield pytest.param(page, id=name)
 
 
 def test_the_vocabularies_are_read():
