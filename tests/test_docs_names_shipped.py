@@ -54,19 +54,13 @@ def front_door_pages() -> list[Path]:
     ])
 
 
-def _params():
-    for page in front_door_pages():
-        name = str(page.relative_to(REPO))
-        yield pytest.param(page, id=name)
-
-
 def test_the_vocabularies_are_read():
     assert {"turn_taking_judge_swb_revoiced", "future_activity_predictor_lookahead"} <= shipped_models()
     assert {"log_silence_s", "whisper_complete_logit", "log_silence_vs_call"} <= pause_rule_vocabulary()
     assert shipped_rule_features() <= pause_rule_vocabulary()
 
 
-@pytest.mark.parametrize("page", list(_params()))
+@pytest.mark.parametrize("page", front_door_pages(), ids=lambda page: str(page.relative_to(REPO)))
 def test_a_page_names_only_what_ships(page: Path):
     text = page.read_text(encoding="utf-8")
     gone_models = sorted(set(MODEL_NAME.findall(text)) - shipped_models())
