@@ -76,7 +76,8 @@ class _Capture:
 
 def collect(cache: Path) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
     """Every dev decision (``shift``, ``corpus``, ``recording``, ``log_silence_s``, the clip's
-    bounds) and its clip; read from ``cache`` when it exists, else computed and written there."""
+    bounds, smart-turn v3.2's logit 200 ms after the IPU end where it loads) and its clip; read
+    from ``cache`` when it exists, else computed and written there."""
     if cache.exists():
         data = dict(np.load(cache))
         bounds = np.concatenate([[0], np.cumsum(data.pop("clip_lengths"))])
@@ -88,14 +89,19 @@ def collect(cache: Path) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
     from turneval.dataset_scripts.conversation_view import conversation_view
     from turneval.modeling.judge_loading import load_judge
     from turneval.pause_decision import judge_pause_records
+    from turneval.smart_turn import SmartTurnUnavailable, SmartTurnV3
     from turneval.training.fit_pause_decision import decision_table, join_tables, load_recording
 
     judge = load_judge(default_checkpoint("judge"))
+    try:
+        smart_turn = SmartTurnV3(threads=1)
+    except SmartTurnUnavailable:
+        smart_turn = None
     capture, tables = _Capture(), []
     cue, bounds = judge.config.turn_completion_cue, []
     for corpus, recordings in corpus_recordings(default_root()).items():
         dialogues = [replace(load_recording(r), words=None, system_speaker=1) for r in recordings]
-        tables.append(decision_table(judge, dialogues, ["log_silence_s", "whisper_complete_logit"], corpus=corpus, whisper=capture))
+        tables.append(decision_table(judge, dialogues, ["log_silence_s", "whisper_complete_logit"], smart_turn, corpus=corpus, whisper=capture))
         bounds += [(r.pauser, cue.clip_start_s(r.turn_start), cue.clip_end_s(r.horizon, r.time))
                    for d in dialogues for r in judge_pause_records(judge, conversation_view(d)).values()]
     table = join_tables(tables)
