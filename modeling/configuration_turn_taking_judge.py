@@ -29,17 +29,21 @@ BACKBONE_MODES = ("frozen", "partial", "lora", "full")
 DEFAULT_LABELS = ("NA", "BC", "I", "T", "C")
 
 
+COMPLETION_CUE_FEATURES = ("completion_reader_logit", "whisper_complete_logit")
+"""Whisper's turn-completion cue, log P(. ? !) - log P(, - ...) after the pauser's last word, as
+each of its two readers gives it; both are computed outside the judge, at every decision: the
+completion reader's 8 s window (``turneval.modeling.modeling_completion_reader``, distilled from
+the other) and Whisper tiny.en's own 30 s decoding (``turneval.whisper_completion``). A rule
+reads at most one; ``pause_decision_fallback``, which decides where the cue cannot be read,
+reads neither."""
 PAUSE_DECISION_FEATURES = ("turn_end_logit", "turn_complete_logit", "turn_complete_p", "log_silence_s", "log_silence_vs_call",
-                           "whisper_complete_logit")
+                           *COMPLETION_CUE_FEATURES)
 """What ``pause_decision`` may read at an (a)/(d) decision: the turn-end head's logit, the
 turn-completion cue's logit or its probability (bounded, so one confident cue cannot outweigh a
 long silence), the log of the seconds nobody has spoken at the decision (``silence_elapsed_s``,
 floored at 40 ms), that log against the call's own pace of silences so far
 (``log_silence_vs_call``, read the way :class:`CallTempoConfig` says), and Whisper's
-punctuation after the pauser's last word
-(``turneval.whisper_completion``: log P(. ? !) - log P(, - ...); computed outside the judge, by
-a Whisper speech recogniser that the report runs at every decision; ``pause_decision_fallback``,
-which decides where that cue cannot be read, may not read it)."""
+turn-completion cue (:data:`COMPLETION_CUE_FEATURES`)."""
 TURN_END_HEAD_DEFAULTS: dict[str, Any] = {"window_s": 8.0, "stop_s": 0.2, "shared_layers": 2, "pool_frames": [25, 5], "timing_features": []}
 """The turn-end head's reading: the last 8 s of the pausing speaker's channel up to 200 ms after
 the IPU end (pipecat's VAD stop time), pooled over the last 0.5 s and 0.1 s; no timing features."""
@@ -406,14 +410,14 @@ class TurnTakingJudgeConfig(PretrainedConfig):
             [`PauseRule`], or a dict of its keys). `None`: (a)/(d) read the turn-end head (or
             `p_T - p_C` without one).
         pause_decision_whisper ([`PauseRule`] or `dict`, *optional*):
-            The decision when the report also transcribes (`--transcribe`), for judges whose
-            `pause_decision` does not read `whisper_complete_logit` (Whisper's punctuation after
-            the pausing speaker's last word). `None`: `pause_decision` decides whether or not the
-            report transcribes.
+            The decision when the report also transcribes (`--transcribe`), where Whisper is
+            loaded anyway: e.g. a rule over Whisper's own 30 s reading of its turn-completion cue
+            (`whisper_complete_logit`) for a `pause_decision` that reads another. `None`:
+            `pause_decision` decides whether or not the report transcribes.
         pause_decision_fallback ([`PauseRule`] or `dict`, *optional*):
-            The decision at pauses where Whisper's cue cannot be read (no word in the clip, or
-            the other party's echo on the pausing speaker's channel), for a `pause_decision`
-            that reads `whisper_complete_logit`: a rule over what the decision can trust
+            The decision at pauses where Whisper's turn-completion cue cannot be read (nothing
+            heard in the clip, or the other party's echo on the pausing speaker's channel), for a
+            `pause_decision` that reads it (`COMPLETION_CUE_FEATURES`): a rule over what the decision can trust
             without it (the log silence). `None` (left out of config.json): the cue reads 0
             there (no evidence either way).
         interruption_head ([`InterruptionRule`] or `dict`, *optional*):
@@ -534,13 +538,16 @@ class TurnTakingJudgeConfig(PretrainedConfig):
     def _check_pause_decision(self) -> None:
         """Each pause rule reads only what the judge computes (its heads); the fallback never
         reads the cue it stands in for."""
-        if self.pause_decision_fallback is not None and "whisper_complete_logit" in self.pause_decision_fallback.features:
-            raise ValueError("pause_decision_fallback may not read whisper_complete_logit: it decides where that cue cannot be read; "
-                             "give it the log silence (log_silence_s) or the judge's own cues")
+        fallback = self.pause_decision_fallback
+        if fallback is not None and set(fallback.features) & set(COMPLETION_CUE_FEATURES):
+            raise ValueError(f"pause_decision_fallback may not read {', '.join(sorted(set(fallback.features) & set(COMPLETION_CUE_FEATURES)))}: it decides "
+                             "where that cue cannot be read; give it the log silence (log_silence_s) or the judge's own cues")
         needs = {"turn_end_logit": self.turn_end_head, "turn_complete_logit": self.turn_completion_cue, "turn_complete_p": self.turn_completion_cue,
                  "log_silence_vs_call": self.call_tempo}
         for name in ("pause_decision", "pause_decision_whisper", "pause_decision_fallback"):
             rule = getattr(self, name)
+            if rule is not None and len(set(rule.features) & set(COMPLETION_CUE_FEATURES)) > 1:
+                raise ValueError(f"{name} reads both {list(COMPLETION_CUE_FEATURES)}: they are one cue read two ways; keep one")
             absent = [f for f, part in needs.items() if rule is not None and f in rule.features and part is None]
             if absent:
                 raise ValueError(f"{name} reads {absent} but the judge has no matching part (turn_end_head / turn_completion_cue / call_tempo)")

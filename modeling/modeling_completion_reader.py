@@ -25,6 +25,7 @@ only the head's weights ship. ``training/distill_completion_reader.py`` builds i
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -125,20 +126,31 @@ class CompletionReader:
             None for a fresh, untrained head (training).
         config: the config, when there is no folder.
         whisper_source: the Whisper checkpoint whose encoder it reads (default: the config's).
+        model, processor: an already loaded ``WhisperForConditionalGeneration`` and its processor
+            (the report's transcriber lends its own): the encoder is copied and cut, the lent
+            model left as it is.
+        device: where it reads.
         threads: torch threads while it reads (restored after).
+        batch_size: clips encoded together (a clip's value does not depend on its batch).
     """
 
     def __init__(self, folder: str | os.PathLike | None = None, *, config: CompletionReaderConfig | None = None,
-                 whisper_source: str | os.PathLike | None = None, threads: int = 1, batch_size: int = 8) -> None:
+                 whisper_source: str | os.PathLike | None = None, model: Any = None, processor: Any = None,
+                 device: str = "cpu", threads: int = 1, batch_size: int = 8) -> None:
         import torch
 
-        from turneval.modeling.whisper_asr import load_whisper_asr
-
         self.config = CompletionReaderConfig.load(folder) if folder is not None else (config or CompletionReaderConfig())
-        source = whisper_source or (None if self.config.encoder == "tiny.en" else self.config.encoder)
-        model, processor, _ = load_whisper_asr(source)
+        if model is None or processor is None:
+            from turneval.modeling.whisper_asr import load_whisper_asr
+
+            source = whisper_source or (None if self.config.encoder == "tiny.en" else self.config.encoder)
+            model, processor, _ = load_whisper_asr(source)
+            encoder = model.model.encoder  # the decoder goes with the rest of the model
+        else:
+            encoder = copy.deepcopy(model.model.encoder).float()
+        self.device = torch.device(device)
         self.feature_extractor = processor.feature_extractor
-        self.encoder = cut_encoder(model.model.encoder, self.config.positions)
+        self.encoder = cut_encoder(encoder, self.config.positions).to(self.device)
         self.head = _head_module(self.config).eval()
         if folder is not None:
             from safetensors.torch import load_file
@@ -147,6 +159,7 @@ class CompletionReader:
             if not path.is_file():
                 raise FileNotFoundError(f"{path}: the completion reader's head weights are missing; rebuild them with training/distill_completion_reader.py")
             self.head.load_state_dict(load_file(str(path)))
+        self.head.to(self.device)
         self.threads, self.batch_size = threads, batch_size
         self._torch = torch
 
@@ -167,8 +180,8 @@ class CompletionReader:
         (clips already cut to the window, none empty)."""
         torch = self._torch
         features = self.feature_extractor(list(clips), sampling_rate=SAMPLE_RATE, return_tensors="pt").input_features
-        states = self.encoder(features[..., : 2 * self.config.positions]).last_hidden_state
-        valid = torch.tensor([valid_positions(len(c), self.config.positions) for c in clips])
+        states = self.encoder(features[..., : 2 * self.config.positions].to(self.device)).last_hidden_state
+        valid = torch.tensor([valid_positions(len(c), self.config.positions) for c in clips], device=self.device)
         return states, valid
 
     def logits(self, clips: Sequence[np.ndarray]) -> np.ndarray:
@@ -186,7 +199,7 @@ class CompletionReader:
                 for first in range(0, len(heard), self.batch_size):
                     rows = heard[first : first + self.batch_size]
                     states, valid = self.encode([tails[i] for i in rows])
-                    out[rows] = self.head(states, valid).numpy()
+                    out[rows] = self.head(states, valid).cpu().numpy()
         finally:
             torch.set_num_threads(saved)
         return out

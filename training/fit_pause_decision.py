@@ -45,6 +45,12 @@ import numpy as np
 
 DEFAULT_FEATURES = ("log_silence_s", "whisper_complete_logit")
 """The rule every report decides (a)/(d) with (issue 50: the inputs that add on every corpus left out)."""
+CUE_SOURCES = {
+    "whisper_complete_logit": "; Whisper tiny.en's punctuation read by turneval.whisper_completion",
+    "completion_reader_logit": "; Whisper tiny.en's punctuation read through the completion reader's 8 s window "
+                               "(turneval.modeling.modeling_completion_reader, the bundled whisper_completion_reader)",
+}
+"""How the installed rule's ``source`` names the cue it reads."""
 FALLBACK_FEATURES = ("log_silence_s",)
 """The rule installed as ``pause_decision_fallback``: where Whisper's cue cannot be read."""
 THRESHOLD_GRID = tuple(round(0.05 + 0.01 * k, 2) for k in range(91))
@@ -81,12 +87,13 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
     recording, the ``corpus``, each feature of ``features`` (plus the raw ``silence_elapsed_s``) and,
     with a ``smart_turn`` model (:class:`turneval.smart_turn.SmartTurnV3`), its logit 200 ms
     after the IPU end (``smart_turn_logit``, pipecat's way: the baseline beside the rule); with
-    ``whisper`` (:class:`turneval.whisper_completion.WhisperCompletion`), ``features`` may name
-    ``whisper_complete_logit``."""
+    ``whisper`` (its reader: :func:`turneval.pause_decision.load_cue_reader`), ``features`` may name
+    one of Whisper's turn-completion cues (``completion_reader_logit``, ``whisper_complete_logit``)."""
     from turneval.dataset_scripts.conversation_view import conversation_view
-    from turneval.pause_decision import heard_echo, judge_pause_records, pause_decision_features, smart_turn_clip
+    from turneval.pause_decision import completion_cue, heard_echo, judge_pause_records, pause_decision_features, smart_turn_clip
 
     extra = ["smart_turn_logit"] if smart_turn is not None else []
+    cue = completion_cue(features)
     columns: dict[str, list] = {"shift": [], "recording": [], "corpus": [], "silence_elapsed_s": [], **{f: [] for f in [*features, *extra]}}
     for dialogue in dialogues:
         # one view holds every pause: (a) the pauses of channel 0, (d) those of channel 1
@@ -95,9 +102,9 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
         if not pauses:
             continue
         values = pause_decision_features(judge, view, list(pauses.values()), names=features, whisper=whisper)
-        if "whisper_complete_logit" in features:  # the report's fallback decides where the cue is not read
+        if cue is not None:  # the report's fallback decides where the cue is not read
             columns.setdefault("cue_read", [])
-            columns["cue_read"] += [bool(np.isfinite(v)) and not heard_echo(view.dialogue, r) for v, r in zip(values["whisper_complete_logit"], pauses.values())]
+            columns["cue_read"] += [bool(np.isfinite(v)) and not heard_echo(view.dialogue, r) for v, r in zip(values[cue], pauses.values())]
         columns["shift"] += [r.shift for r in pauses.values()]
         columns["recording"] += [dialogue.id] * len(pauses)
         columns["corpus"] += [corpus] * len(pauses)
@@ -342,12 +349,14 @@ def main(argv: list[str] | None = None) -> int:
     table = _decision_table_of(args, corpora)
     counts = ", ".join(f"{name} ({len(recs)})" for name, recs in corpora.items())
     source = args.source or f"training/fit_pause_decision.py on real recordings of {counts}"
-    read = readable_cue(table) if "whisper_complete_logit" in args.features else np.ones(len(table["shift"]), dtype=bool)
+    from turneval.pause_decision import completion_cue
+
+    cue = completion_cue(args.features)
+    read = readable_cue(table) if cue is not None else np.ones(len(table["shift"]), dtype=bool)
     readable = {k: v[read] for k, v in table.items()}
-    out, rule = rule_record(readable, args.features, args.c, source + ("; Whisper tiny.en's punctuation read by turneval.whisper_completion"
-                                                                          if "whisper_complete_logit" in args.features else ""))
+    out, rule = rule_record(readable, args.features, args.c, source + (CUE_SOURCES[cue] if cue is not None else ""))
     rules = {"pause_decision": out}
-    if "whisper_complete_logit" in args.features:
+    if cue is not None:
         rules["pause_decision_fallback"] = fallback_rule(table, args.c, source)
         out["measured"]["cue_not_read"] = int((~read).sum())
     p = held_out_probabilities(readable, args.features, rule["c"], rule["group_by"])
@@ -381,11 +390,10 @@ def _decision_table_of(args: argparse.Namespace, corpora: dict[str, list[str]]) 
             smart_turn = SmartTurnV3(threads=1)
         except SmartTurnUnavailable as err:
             print(f"smart-turn baseline skipped: {err}")
-    whisper = None
-    if "whisper_complete_logit" in args.features:
-        from turneval.whisper_completion import WhisperCompletion
+    from turneval.pause_decision import completion_cue, load_cue_reader
 
-        whisper = WhisperCompletion()
+    cue = completion_cue(args.features)
+    whisper = load_cue_reader(cue) if cue is not None else None
     table = join_tables([decision_table(judge, [load_recording(r) for r in recs], args.features, smart_turn, corpus=name, whisper=whisper)
                          for name, recs in corpora.items()])
     if args.table:

@@ -93,7 +93,8 @@ def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np
     from turneval.dataset_scripts.events import merge_into_ipus
     from turneval.modeling.modeling_turn_taking_judge import log_silence
     from turneval.pause_decision import (
-        default_whisper_completion,
+        completion_cue,
+        default_cue_reader,
         heard_echo,
         pause_decision_features,
         stop_time_pauses,
@@ -101,9 +102,10 @@ def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np
     from turneval.reporting.inference import judge_probabilities
 
     rule = judge.config.pause_decision
-    if rule is None or not set(rule.features) <= {"log_silence_s", "whisper_complete_logit"}:
-        raise TurnBenchError("turnbench export reads a judge whose pause_decision reads log_silence_s and whisper_complete_logit; "
-                             f"this one reads {None if rule is None else list(rule.features)}")
+    cue = None if rule is None else completion_cue(rule.features)
+    if rule is None or not set(rule.features) <= {"log_silence_s", cue}:
+        raise TurnBenchError("turnbench export reads a judge whose pause_decision reads log_silence_s and Whisper's turn-completion cue "
+                             f"(completion_reader_logit or whisper_complete_logit); this one reads {None if rule is None else list(rule.features)}")
     audio = np.asarray(dialogue.audio)
     n = int(audio.shape[1] / 16000 * FRAME_RATE_HZ)
     ipus = [[(u.start, u.end) for u in merge_into_ipus(dialogue.segments[k], k)] for k in (0, 1)]  # the report's IPUs
@@ -112,10 +114,10 @@ def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np
     eot = [np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)]
     pauses = stop_time_pauses(str(dialogue.id), ipus, judge.config.pause_stop_s, FRAME_RATE_HZ)
     values = np.zeros(len(pauses))
-    if "whisper_complete_logit" in rule.features and pauses:
+    if cue is not None and pauses:
         # the report's clips (the cue's, from the turn start to the stop time) and reader
-        whisper = whisper if whisper is not None else default_whisper_completion()
-        values = pause_decision_features(judge, conversation_view(dialogue), pauses, ["whisper_complete_logit"], whisper)["whisper_complete_logit"]
+        whisper = whisper if whisper is not None else default_cue_reader(cue)
+        values = pause_decision_features(judge, conversation_view(dialogue), pauses, [cue], whisper)[cue]
     fallback = judge.config.pause_decision_fallback
     for pause, value in zip(pauses, values):
         first = int(math.ceil(pause.horizon * FRAME_RATE_HZ))
@@ -126,7 +128,7 @@ def judge_traces(judge: Any, dialogue: Any, whisper: Any = None) -> dict[str, np
             continue
         elapsed = (np.arange(first, last) + 1) / FRAME_RATE_HZ - pause.speech_end
         unread = not np.isfinite(value) or heard_echo(dialogue, pause)
-        features = {"log_silence_s": log_silence(elapsed), "whisper_complete_logit": np.full(len(elapsed), 0.0 if unread else value)}
+        features = {"log_silence_s": log_silence(elapsed), **({cue: np.full(len(elapsed), 0.0 if unread else value)} if cue else {})}
         chosen = fallback if unread and fallback is not None else rule
         eot[pause.pauser][first:last] = judge.pause_decision_probabilities(features, rule=chosen)
     probs = judge_probabilities(judge, audio)

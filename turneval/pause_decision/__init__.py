@@ -12,9 +12,9 @@ module                                      what it holds
 :mod:`~turneval.pause_decision.records`     the one producer of pause records (:class:`Pause`): the
                                             judge's grid readings, smart-turn's IPU-end ones, the
                                             TurnBench stream's stop-time ones, a benchmark's asked ones
-:mod:`~turneval.pause_decision.features`    what the rule reads at each pause (silence, Whisper's and
-                                            the turn-completion cue on their clips, the turn-end head)
-                                            and the echo check
+:mod:`~turneval.pause_decision.features`    what the rule reads at each pause (silence, Whisper's
+                                            turn-completion cue and its readers, smart-turn's cue,
+                                            the turn-end head) and the echo check
 :mod:`~turneval.pause_decision.decide`      the decision: :func:`decide_pauses` and its output, the
                                             *pause decision probabilities* ``{chunk: P(shift)}``
 ==========================================  =========================================================
@@ -32,7 +32,7 @@ config; ``TurnTakingJudge.pause_decision_probabilities`` applies it to the featu
 from .decide import (
     PauseDecisions,
     decide_pauses,
-    default_whisper_completion,
+    default_cue_reader,
     judge_pause_records,
     pause_decision_probabilities,
     pause_rule_name,
@@ -40,8 +40,10 @@ from .decide import (
 )
 from .features import (
     PauseDecisionError,
+    completion_cue,
     cue_clips,
     heard_echo,
+    load_cue_reader,
     pause_decision_features,
     smart_turn_clip,
     turn_end_head_probabilities,
@@ -56,13 +58,15 @@ __all__ = [
     "PauseDecisionError",
     "PauseDecisions",
     "asked_pauses",
+    "completion_cue",
     "cue_clips",
     "decide_pauses",
-    "default_whisper_completion",
+    "default_cue_reader",
     "heard_echo",
     "ipu_pauses",
     "judge_pause_records",
     "judge_pauses",
+    "load_cue_reader",
     "pause_decision_features",
     "pause_decision_probabilities",
     "pause_readings",

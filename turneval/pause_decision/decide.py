@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .features import heard_echo, pause_decision_features, turn_end_head_probabilities
+from .features import completion_cue, heard_echo, load_cue_reader, pause_decision_features, turn_end_head_probabilities
 from .pause import Pause
 from .records import judge_pauses
 
@@ -30,7 +30,7 @@ class PauseDecisions:
         probabilities: ``{decision chunk: pause decision probability}`` (P(shift): the other party
             takes the turn).
         unread: ``{decision chunk: why}`` where Whisper's cue could not be read ("no words": Whisper
-            heard no word in the clip; "echo": the pauser's last speech is the other party's
+            heard no word in the clip, or the clip is silent; "echo": the pauser's last speech is the other party's
             echo, :func:`~turneval.pause_decision.features.heard_echo`), so the judge's
             ``pause_decision_fallback`` decided there.
     """
@@ -57,10 +57,11 @@ def decide_pauses(judge: Any, view: "ConversationView", pauses: dict[int, Pause]
     (``judge.pause_rule``), the rule over :func:`~turneval.pause_decision.features.pause_decision_features`
     (taken at the end of the silence); else the turn-end head alone. Empty when the judge has neither.
     ``pauses``: :func:`judge_pause_records` of ``view``, when the caller has them already.
-    ``whisper``: a :class:`~turneval.whisper_completion.WhisperCompletion` (the report's, on its
-    transcriber's Whisper when it transcribes); a rule that reads ``whisper_complete_logit`` loads
-    the default one when none is given. Where that cue cannot be read, the judge's
-    ``pause_decision_fallback`` decides."""
+    ``whisper``: the reader of the turn-completion cue the rule reads (the report's, from
+    :func:`~turneval.pause_decision.features.load_cue_reader`: the completion reader for
+    ``completion_reader_logit``, Whisper's own decoding for ``whisper_complete_logit``); a rule that
+    reads one loads the default reader when none is given. Where that cue cannot be read, the
+    judge's ``pause_decision_fallback`` decides."""
     pauses = judge_pause_records(judge, view) if pauses is None else pauses
     if not pauses:
         return PauseDecisions({})
@@ -69,21 +70,21 @@ def decide_pauses(judge: Any, view: "ConversationView", pauses: dict[int, Pause]
         p = turn_end_head_probabilities(judge, view, list(pauses.values()))
         return PauseDecisions({chunk: float(v) for chunk, v in zip(pauses, p)})
     rule, fallback = chosen[1], judge.config.pause_decision_fallback
-    reads_whisper = "whisper_complete_logit" in rule.features
-    if reads_whisper and whisper is None:
-        whisper = default_whisper_completion()
+    cue_name = completion_cue(rule.features)
+    if cue_name is not None and whisper is None:
+        whisper = default_cue_reader(cue_name)
     names = list(dict.fromkeys([*rule.features, *(fallback.features if fallback is not None else ())]))
-    features = pause_decision_features(judge, view, list(pauses.values()), names, whisper=whisper if reads_whisper else None)
+    features = pause_decision_features(judge, view, list(pauses.values()), names, whisper=whisper if cue_name else None)
     unread: dict[int, str] = {}
-    if reads_whisper:
-        cue = features["whisper_complete_logit"]
+    if cue_name is not None:
+        cue = features[cue_name]
         for k, (chunk, pause) in enumerate(pauses.items()):
             if not np.isfinite(cue[k]):
                 unread[chunk] = "no words"
             elif heard_echo(view.dialogue, pause):
                 unread[chunk] = "echo"
         # without a fallback rule an unread cue is no evidence either way
-        features["whisper_complete_logit"] = np.where(np.isfinite(cue), cue, 0.0)
+        features[cue_name] = np.where(np.isfinite(cue), cue, 0.0)
     p = np.asarray(judge.pause_decision_probabilities(features, rule=rule), dtype=np.float64)
     if unread and fallback is not None:
         rows = np.array([chunk in unread for chunk in pauses])
@@ -97,12 +98,10 @@ def pause_decision_probabilities(judge: Any, view: "ConversationView", pauses: d
     return decide_pauses(judge, view, pauses, whisper).probabilities
 
 
-@functools.lru_cache(maxsize=1)
-def default_whisper_completion() -> Any:
-    """Whisper tiny.en's turn-completion reader (:mod:`turneval.whisper_completion`), loaded once a process."""
-    from turneval.whisper_completion import WhisperCompletion
-
-    return WhisperCompletion()
+@functools.lru_cache(maxsize=2)
+def default_cue_reader(cue: str) -> Any:
+    """The reader of the turn-completion cue ``cue`` (:func:`~turneval.pause_decision.features.load_cue_reader`), loaded once a process."""
+    return load_cue_reader(cue)
 
 
 def pause_rule_name(judge: Any, whisper: Any = None) -> str | None:
@@ -113,5 +112,5 @@ def pause_rule_name(judge: Any, whisper: Any = None) -> str | None:
     return None if chosen is None else chosen[0]
 
 
-__all__ = ["PauseDecisions", "decide_pauses", "default_whisper_completion", "judge_pause_records", "pause_decision_probabilities",
+__all__ = ["PauseDecisions", "decide_pauses", "default_cue_reader", "judge_pause_records", "pause_decision_probabilities",
            "pause_rule_name", "reads_pauses"]

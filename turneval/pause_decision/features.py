@@ -1,5 +1,5 @@
 """What the judge's pause decision reads at each pause: its features, the clips they are heard on,
-and whether Whisper's cue can be trusted there (line echo)."""
+the reader of Whisper's turn-completion cue, and whether that cue can be trusted there (line echo)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
@@ -18,6 +18,39 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 class PauseDecisionError(DialogueError):
     """The judge's pause decision cannot be taken on this conversation or checkpoint; the message says what to fix."""
+
+
+def completion_cue(names: Sequence[str]) -> str | None:
+    """Which of Whisper's turn-completion cues (``COMPLETION_CUE_FEATURES``: the completion
+    reader's, Whisper's own) ``names`` reads, or None.
+
+    >>> completion_cue(["log_silence_s", "completion_reader_logit"])
+    'completion_reader_logit'
+    """
+    from turneval.modeling.configuration_turn_taking_judge import COMPLETION_CUE_FEATURES
+
+    cues = [n for n in names if n in COMPLETION_CUE_FEATURES]
+    if len(cues) > 1:
+        raise PauseDecisionError(f"the features {list(names)} read Whisper's turn-completion cue twice ({cues}); keep one")
+    return cues[0] if cues else None
+
+
+def load_cue_reader(cue: str, device: str = "cpu", transcriber: Any = None) -> Any:
+    """The reader of ``cue``: the completion reader (``completion_reader_logit``; the bundled
+    checkpoint, or ``$TURNEVAL_COMPLETION_READER``) or Whisper's own 30 s decoding
+    (``whisper_complete_logit``). Either hears with the ``transcriber``'s Whisper when the report
+    transcribes, so Whisper is loaded once."""
+    lent = {"model": transcriber.model, "processor": transcriber.processor} if transcriber is not None else {}
+    if cue == "whisper_complete_logit":
+        from turneval.whisper_completion import WhisperCompletion
+
+        return WhisperCompletion(device=device, **lent)
+    if cue == "completion_reader_logit":
+        from turneval.checkpoints import default_checkpoint
+        from turneval.modeling.modeling_completion_reader import CompletionReader
+
+        return CompletionReader(default_checkpoint("completion_reader"), device=device, **lent)
+    raise PauseDecisionError(f"{cue!r} is not a turn-completion cue; expected completion_reader_logit or whisper_complete_logit")
 
 
 def own_channels(dialogue: Any, reader: str) -> np.ndarray:
@@ -69,7 +102,9 @@ def pause_decision_features(judge: Any, view: "ConversationView", pauses: Sequen
     (``turn_complete_logit``, ``turn_complete_p``: both when either is named) and Whisper's
     punctuation cue (``whisper_complete_logit``; ``whisper``: a
     :class:`~turneval.whisper_completion.WhisperCompletion`; NaN where Whisper heard no word) on
-    :func:`cue_clips`, the silence elapsed at the decision (``silence_elapsed_s`` always, its log
+    :func:`cue_clips` (or ``completion_reader_logit``, the same cue through the completion
+    reader's 8 s window; ``whisper`` is then a
+    :class:`~turneval.modeling.modeling_completion_reader.CompletionReader`: :func:`load_cue_reader`), the silence elapsed at the decision (``silence_elapsed_s`` always, its log
     ``log_silence_s`` when named), and that log against the call's earlier silences
     (``log_silence_vs_call``: the view's silences that ended before the pause's began). The rule
     reads these as they are (``TurnTakingJudge.pause_decision_probabilities``)."""
@@ -85,10 +120,11 @@ def pause_decision_features(judge: Any, view: "ConversationView", pauses: Sequen
     if "turn_complete_logit" in names or "turn_complete_p" in names:
         out["turn_complete_logit"] = np.asarray(judge.turn_complete_logits(clips), dtype=np.float64)
         out["turn_complete_p"] = 1.0 / (1.0 + np.exp(-out["turn_complete_logit"]))
-    if "whisper_complete_logit" in names:
+    cue = completion_cue(names)
+    if cue is not None:
         if whisper is None or judge.config.turn_completion_cue is None:
-            raise ValueError("whisper_complete_logit needs a WhisperCompletion (turneval.whisper_completion) and the judge's turn-completion cue")
-        out["whisper_complete_logit"] = np.asarray(whisper.logits(clips), dtype=np.float64)
+            raise ValueError(f"{cue} needs its reader (turneval.pause_decision.load_cue_reader) and the judge's turn-completion cue")
+        out[cue] = np.asarray(whisper.logits(clips), dtype=np.float64)
     out["silence_elapsed_s"] = np.array([p.silence_elapsed_s for p in pauses], dtype=np.float64)
     if "log_silence_s" in names:
         out["log_silence_s"] = log_silence(out["silence_elapsed_s"])
@@ -138,5 +174,5 @@ def smart_turn_clip(dialogue: Any, pause: Pause) -> np.ndarray:
     return dialogue.audio[pause.pauser, lo : int(round(pause.horizon * SAMPLE_RATE))]
 
 
-__all__ = ["ECHO_LISTEN_S", "ECHO_MARGIN_DB", "ECHO_OVERLAP", "PauseDecisionError", "cue_clips", "heard_echo", "own_channels",
+__all__ = ["ECHO_LISTEN_S", "ECHO_MARGIN_DB", "ECHO_OVERLAP", "PauseDecisionError", "completion_cue", "cue_clips", "heard_echo", "load_cue_reader", "own_channels",
            "pause_decision_features", "smart_turn_clip", "turn_end_head_probabilities"]

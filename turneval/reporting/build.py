@@ -41,7 +41,7 @@ from turneval.metrics.full_duplex_from_events import full_duplex_timing
 from turneval.metrics.swoz_backchannels import system_backchannel_timing
 from turneval.metrics.turn_statistics import dialogue_statistics
 from turneval.model_provenance import models_section, provenance_warnings
-from turneval.pause_decision import decide_pauses, pause_rule_name
+from turneval.pause_decision import completion_cue, decide_pauses, load_cue_reader, pause_rule_name
 
 from .headline import headline_figures, response_gaps
 from .inference import (
@@ -156,19 +156,17 @@ def load_models(options: ReportOptions) -> LoadedModels:
 
 
 def _whisper_completion(models: LoadedModels) -> Any:
-    """Whisper's turn-completion reader when the judge's pause rule reads it (on the transcriber's
-    own Whisper when the report transcribes: Whisper is loaded once); None otherwise."""
+    """The reader of Whisper's turn-completion cue that the judge's pause rule reads (the
+    completion reader, or Whisper's own decoding; on the transcriber's Whisper when the report
+    transcribes: Whisper is loaded once); None when the rule reads neither."""
     judge = models.judge
     if judge is None:
         return None
     chosen = judge.pause_rule(transcribing=models.transcriber is not None)
-    if chosen is None or "whisper_complete_logit" not in chosen[1].features:
+    cue = None if chosen is None else completion_cue(chosen[1].features)
+    if cue is None:
         return None
-    from turneval.whisper_completion import WhisperCompletion
-
-    if models.transcriber is not None:
-        return WhisperCompletion(model=models.transcriber.model, processor=models.transcriber.processor, device=models.device)
-    return WhisperCompletion(device=models.device)
+    return load_cue_reader(cue, device=models.device, transcriber=models.transcriber)
 
 
 def _input_stage(source: ConversationInput, options: ReportOptions) -> tuple[Dialogue, InputFacts, list[str]]:
