@@ -90,7 +90,13 @@ def decision_table(judge: Any, dialogues: Sequence[Any], features: Sequence[str]
     ``whisper`` (its reader: :func:`turneval.pause_decision.load_cue_reader`), ``features`` may name
     one of Whisper's turn-completion cues (``completion_reader_logit``, ``whisper_complete_logit``)."""
     from turneval.dataset_scripts.conversation_view import conversation_view
-    from turneval.pause_decision import completion_cue, heard_echo, judge_pause_records, pause_decision_features, smart_turn_clip
+    from turneval.pause_decision import (
+        completion_cue,
+        heard_echo,
+        judge_pause_records,
+        pause_decision_features,
+        smart_turn_clip,
+    )
 
     extra = ["smart_turn_logit"] if smart_turn is not None else []
     cue = completion_cue(features)
