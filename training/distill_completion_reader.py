@@ -1,7 +1,9 @@
 """Distil Whisper's 30 s turn-completion cue into the 8 s completion reader, on synthesized speech.
 
     python -m turneval.training.distill_completion_reader teacher --corpus DIR[,DIR...] --work runs/distill
-    python -m turneval.training.distill_completion_reader fit --work runs/distill --out checkpoints/whisper_completion_reader
+    python -m turneval.training.distill_completion_reader real --clips runs/whisper_cue_clips.npz --work runs/distill
+    python -m turneval.training.distill_completion_reader fit --work runs/distill --out checkpoints/whisper_completion_reader \
+        [--real] [--leave-out CORPUS]
 
 ``teacher``: at every (a)/(d) pause of every excerpt of the corpora (re-voiced Switchboard train
 calls, ``dataset_scripts/synthetic/revoice.py``; speech where the real words were, as the judge's
@@ -17,8 +19,14 @@ from the states (Huber loss; clips where Whisper heard no word are left out), wi
 of one call in ten (by a hash of the call id) kept aside to choose the epoch; it writes the
 checkpoint folder and ``training.json`` (data, epochs, losses, compute).
 
-Nothing here reads whether anybody took the turn, nor any real call: the real corpora the pause
-decision is judged on stay out of the fit entirely.
+``real``: the same two readings of real clips (``--clips``: the npz of
+``benchmarks/experiments/whisper_cue_cost.py``, the report's clips at every (a)/(d) decision of
+the real dev corpora, with ``teacher``, the 30 s reader's value), written to ``WORK/real.npz``
+with each clip's corpus. ``fit --real`` adds them to the synthesized clips, real and synthesized
+weighing the same in the loss; ``--leave-out CORPUS`` keeps one corpus's clips out (the reader
+for that corpus's left-out figures).
+
+Nothing here reads whether anybody took the turn; without ``--real`` no real call either.
 
 The design was fixed before the reader heard any real call (the 8 s window, the head, the loss,
 the epochs and the choice by the synthesized held-aside calls), and its one left-out run on the real
@@ -137,8 +145,31 @@ def load_shards(work: Path) -> dict[str, np.ndarray]:
     return out
 
 
-def fit(work: Path, out: Path) -> dict[str, Any]:
-    """Train the head on the shards; write the checkpoint to ``out`` and return the training record."""
+def real_clips(clips_npz: Path, work: Path) -> int:
+    """The 8 s states of the real clips in ``clips_npz`` (and their teacher values and corpora) in ``WORK/real.npz``."""
+    import torch
+
+    from turneval.modeling.modeling_completion_reader import CompletionReader
+
+    torch.set_num_threads(1)
+    data = dict(np.load(clips_npz))  # an NpzFile would read the whole array again at every index
+    if "teacher" not in data:
+        raise KeyError(f"{clips_npz}: no 'teacher' column; run benchmarks/experiments/completion_reader_left_out.py once to read it")
+    bounds = np.concatenate([[0], np.cumsum(data["clip_lengths"])])
+    reader = CompletionReader()
+    samples = data["clip_samples"]
+    clips = reader.tails([samples[a:b] for a, b in zip(bounds[:-1], bounds[1:])])
+    with torch.inference_mode():
+        encoded = [reader.encode(clips[i : i + 8]) for i in range(0, len(clips), 8)]
+    work.mkdir(parents=True, exist_ok=True)
+    np.savez(work / "real.npz", states=np.concatenate([s.numpy().astype(np.float16) for s, _ in encoded]),
+             valid=np.concatenate([v.numpy() for _, v in encoded]), teacher=data["teacher"], corpus=data["corpus"].astype(str))
+    return len(clips)
+
+
+def fit(work: Path, out: Path, real: bool = False, leave_out: str | None = None) -> dict[str, Any]:
+    """Train the head on the shards (and, with ``real``, the real clips of every corpus but
+    ``leave_out``); write the checkpoint to ``out`` and return the training record."""
     import torch
 
     from turneval.modeling.modeling_completion_reader import CompletionReaderConfig, _head_module
@@ -148,11 +179,25 @@ def fit(work: Path, out: Path) -> dict[str, Any]:
     data = load_shards(work)
     config = CompletionReaderConfig()
     head = _head_module(config)
+    n_synthesized = int((~data["aside"]).sum())
+    weight = np.ones(len(data["teacher"]), dtype=np.float32)
+    real_corpora: list[str] = []
+    if real:
+        extra = dict(np.load(work / "real.npz"))
+        keep = np.isfinite(extra["teacher"]) & (extra["corpus"] != (leave_out or ""))
+        real_corpora = sorted(set(extra["corpus"][keep].tolist()))
+        for key in ("states", "valid", "teacher"):
+            data[key] = np.concatenate([data[key], extra[key][keep]])
+        data["aside"] = np.concatenate([data["aside"], np.zeros(int(keep.sum()), dtype=bool)])
+        # real and synthesized clips weigh the same in the loss
+        weight = np.concatenate([weight, np.full(int(keep.sum()), n_synthesized / max(1, int(keep.sum())), dtype=np.float32)])
     states, valid = torch.from_numpy(data["states"]), torch.from_numpy(data["valid"].astype(np.int64))
     target = torch.from_numpy(data["teacher"].astype(np.float32))
+    weights = torch.from_numpy(weight)
     train_rows, aside_rows = np.flatnonzero(~data["aside"]), np.flatnonzero(data["aside"])
     optimizer = torch.optim.AdamW(head.parameters(), lr=LEARNING_RATE, weight_decay=WEIGHT_DECAY)
     loss_fn = torch.nn.HuberLoss(delta=HUBER_DELTA)
+    per_clip = torch.nn.HuberLoss(delta=HUBER_DELTA, reduction="none")
     best, history, start = (float("inf"), -1, None), [], time.process_time()
 
     def evaluate(rows: np.ndarray) -> tuple[float, float]:
@@ -168,11 +213,12 @@ def fit(work: Path, out: Path) -> dict[str, Any]:
         total = 0.0
         for i in range(0, len(order), BATCH):
             rows = order[i : i + BATCH]
-            loss = loss_fn(head(states[rows].float(), valid[rows]), target[rows])
+            w = weights[rows]
+            loss = (per_clip(head(states[rows].float(), valid[rows]), target[rows]) * w).sum() / w.sum()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            total += float(loss) * len(rows)
+            total += float(loss.detach()) * len(rows)
         aside_loss, aside_r = evaluate(aside_rows)
         history.append({"epoch": epoch + 1, "train_loss": round(total / len(order), 4), "aside_loss": round(aside_loss, 4), "aside_r": round(aside_r, 4)})
         print(json.dumps(history[-1]), flush=True)
@@ -187,6 +233,7 @@ def fit(work: Path, out: Path) -> dict[str, Any]:
     record = {
         "config": asdict(config),
         "data": {"excerpts": int(len(set(data["excerpt"]))), "clips": int(len(target)), "clips_aside": int(len(aside_rows)),
+                 "real_corpora": real_corpora, "real_clips": int(len(target) - len(data["excerpt"])),
                  "teacher_mean": round(float(target.mean()), 3), "teacher_sd": round(float(target.std()), 3)},
         "recipe": {"epochs": EPOCHS, "batch": BATCH, "learning_rate": LEARNING_RATE, "weight_decay": WEIGHT_DECAY, "huber_delta": HUBER_DELTA,
                    "aside_one_call_in": ASIDE_ONE_IN, "seed": SEED},
@@ -206,15 +253,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     t.add_argument("--corpus", required=True, help="re-voiced corpus folder(s), comma-separated")
     t.add_argument("--work", type=Path, required=True)
     t.add_argument("--part", default="0/1", help="K/N: every N-th excerpt from the K-th (to share the work between processes)")
+    r = sub.add_parser("real", help="read the 8 s states of real clips with their teacher values")
+    r.add_argument("--clips", type=Path, required=True, help="whisper_cue_cost.py's npz of real clips, with a 'teacher' column")
+    r.add_argument("--work", type=Path, required=True)
     f = sub.add_parser("fit", help="train the head on the shards")
     f.add_argument("--work", type=Path, required=True)
     f.add_argument("--out", type=Path, required=True)
+    f.add_argument("--real", action="store_true", help="add the real clips of WORK/real.npz")
+    f.add_argument("--leave-out", default=None, help="with --real: keep this corpus's clips out")
     args = parser.parse_args(argv)
     if args.stage == "teacher":
         k, n = (int(x) for x in args.part.split("/"))
         print(f"{teacher(args.corpus, args.work, (k, n))} excerpts read")
         return 0
-    record = fit(args.work, args.out)
+    if args.stage == "real":
+        print(f"{real_clips(args.clips, args.work)} real clips read")
+        return 0
+    record = fit(args.work, args.out, args.real, args.leave_out)
     print(f"chosen epoch {record['chosen_epoch']}: {record['history'][record['chosen_epoch'] - 1]}")
     return 0
 

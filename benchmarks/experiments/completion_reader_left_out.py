@@ -1,6 +1,7 @@
 """The completion reader (8 s window, distilled) against Whisper's 30 s cue on the real dev pauses, each corpus left out.
 
     python benchmarks/experiments/completion_reader_left_out.py --reader checkpoints/whisper_completion_reader
+    python benchmarks/experiments/completion_reader_left_out.py --readers-left-out DIR   # DIR/<corpus>/: fitted without it
     ... --cache runs/whisper_cue_clips.npz   # the dev clips and decisions (whisper_cue_cost.py's cache)
 
 The clips are the report's at every (a)/(d) decision of the real dev corpora (SpokenWOZ, Harper
@@ -14,8 +15,9 @@ resampling recordings: against the silence's length and between the two cues, pe
 pooled over the three left-out corpora. Where a cue is NaN (a silent clip; for the teacher also a
 clip where Whisper heard no word) it counts as 0, as the report's rule does without its fallback.
 
-The reader was fitted on synthesized speech only; this script is its one run on real calls, and
-docs/validation.md records what it printed.
+With ``--readers-left-out DIR`` (readers fitted with real clips, ``distill_completion_reader fit
+--real --leave-out CORPUS``), each decision's cue comes from ``DIR/<its corpus>/``, the reader
+that never heard that corpus. docs/validation.md records what each run printed.
 """
 from __future__ import annotations
 
@@ -43,7 +45,9 @@ def cue_values(name: str, reader: object, clips: list[np.ndarray]) -> tuple[np.n
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reader", type=Path, required=True, help="the completion reader's checkpoint folder")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--reader", type=Path, help="the completion reader's checkpoint folder")
+    which.add_argument("--readers-left-out", type=Path, help="a folder of readers, one per corpus, each fitted without it (DIR/<corpus>/)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     args = parser.parse_args(argv)
     import torch
@@ -58,7 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     if "teacher" not in table:
         table["teacher"], _ = cue_values("Whisper 30 s (teacher)", WhisperCompletion(), clips)
         np.savez(args.cache, **table, clip_samples=np.concatenate(clips), clip_lengths=np.array([len(c) for c in clips]))
-    table["student"], _ = cue_values("completion reader 8 s (student)", CompletionReader(args.reader), clips)
+    if args.reader is not None:
+        table["student"], _ = cue_values("completion reader 8 s (student)", CompletionReader(args.reader), clips)
+    else:
+        table["student"] = np.full(len(clips), np.nan)
+        for corpus in sorted(set(table["corpus"].astype(str))):
+            rows = np.flatnonzero(table["corpus"].astype(str) == corpus)
+            reader = CompletionReader(args.readers_left_out / corpus)
+            table["student"][rows], _ = cue_values(f"completion reader 8 s without {corpus}", reader, [clips[i] for i in rows])
     both = np.isfinite(table["teacher"]) & np.isfinite(table["student"])
     print(f"{len(clips)} decisions; student against teacher where both read ({int(both.sum())}): "
           f"r = {np.corrcoef(table['student'][both], table['teacher'][both])[0, 1]:.3f}")
