@@ -33,7 +33,8 @@ COMPLETION_CUE_FEATURES = ("completion_reader_logit", "whisper_complete_logit")
 """Whisper's turn-completion cue, log P(. ? !) - log P(, - ...) after the pauser's last word, as
 each of its two readers gives it; both are computed outside the judge, at every decision: the
 completion reader's 8 s window (``turneval.modeling.modeling_completion_reader``, distilled from
-the other) and Whisper tiny.en's own 30 s decoding (``turneval.whisper_completion``). A rule
+the other; none ships, ``$TURNEVAL_COMPLETION_READER`` names one) and Whisper tiny.en's own 30 s
+decoding (``turneval.whisper_completion``, every report's). A rule
 reads at most one; ``pause_decision_fallback``, which decides where the cue cannot be read,
 reads neither."""
 PAUSE_DECISION_FEATURES = ("turn_end_logit", "turn_complete_logit", "turn_complete_p", "log_silence_s", "log_silence_vs_call",

@@ -32,7 +32,12 @@ def pause_rule_vocabulary() -> set[str]:
     source = FEATURES_SOURCE.read_text(encoding="utf-8")
     body = source[source.index("def pause_decision_features"):]
     body = body[: body.index("\ndef ", 1)]
-    return set(re.findall(r'"(\w+)" in names', body)) | set(re.findall(r'out\["(\w+)"\]', body))
+    names = set(re.findall(r'"(\w+)" in names', body)) | set(re.findall(r'out\["(\w+)"\]', body))
+    if "completion_cue(names)" in body:  # Whisper's turn-completion cue, under the name of whichever reader the rule reads
+        from turneval.modeling.configuration_turn_taking_judge import COMPLETION_CUE_FEATURES
+
+        names |= set(COMPLETION_CUE_FEATURES)
+    return names
 
 
 def shipped_rule_features() -> set[str]:

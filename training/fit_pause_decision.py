@@ -48,7 +48,7 @@ DEFAULT_FEATURES = ("log_silence_s", "whisper_complete_logit")
 CUE_SOURCES = {
     "whisper_complete_logit": "; Whisper tiny.en's punctuation read by turneval.whisper_completion",
     "completion_reader_logit": "; Whisper tiny.en's punctuation read through the completion reader's 8 s window "
-                               "(turneval.modeling.modeling_completion_reader, the bundled whisper_completion_reader)",
+                               "(turneval.modeling.modeling_completion_reader, $TURNEVAL_COMPLETION_READER)",
 }
 """How the installed rule's ``source`` names the cue it reads."""
 FALLBACK_FEATURES = ("log_silence_s",)

@@ -35,21 +35,34 @@ def completion_cue(names: Sequence[str]) -> str | None:
     return cues[0] if cues else None
 
 
+COMPLETION_READER_ENV_VAR = "TURNEVAL_COMPLETION_READER"
+"""The folder of a completion reader (``training/distill_completion_reader.py``) for a judge whose
+rule reads ``completion_reader_logit``: none ships (docs/validation.md)."""
+
+
 def load_cue_reader(cue: str, device: str = "cpu", transcriber: Any = None) -> Any:
-    """The reader of ``cue``: the completion reader (``completion_reader_logit``; the bundled
-    checkpoint, or ``$TURNEVAL_COMPLETION_READER``) or Whisper's own 30 s decoding
-    (``whisper_complete_logit``). Either hears with the ``transcriber``'s Whisper when the report
-    transcribes, so Whisper is loaded once."""
+    """The reader of ``cue``: Whisper's own 30 s decoding (``whisper_complete_logit``, every
+    report's) or a completion reader (``completion_reader_logit``; the folder in
+    ``$TURNEVAL_COMPLETION_READER``). Either hears with the ``transcriber``'s Whisper when the
+    report transcribes, so Whisper is loaded once."""
+    import os
+
     lent = {"model": transcriber.model, "processor": transcriber.processor} if transcriber is not None else {}
     if cue == "whisper_complete_logit":
         from turneval.whisper_completion import WhisperCompletion
 
         return WhisperCompletion(device=device, **lent)
     if cue == "completion_reader_logit":
-        from turneval.checkpoints import default_checkpoint
         from turneval.modeling.modeling_completion_reader import CompletionReader
 
-        return CompletionReader(default_checkpoint("completion_reader"), device=device, **lent)
+        folder = os.environ.get(COMPLETION_READER_ENV_VAR)
+        if not folder:
+            raise PauseDecisionError(
+                "this judge's pause rule reads completion_reader_logit, the completion reader's cue, and no completion reader ships "
+                "with turneval (docs/validation.md: its left-out runs did not beat the silence on every corpus); build one with "
+                f"training/distill_completion_reader.py and set ${COMPLETION_READER_ENV_VAR} to its folder, or use a judge whose "
+                "rule reads whisper_complete_logit")
+        return CompletionReader(folder, device=device, **lent)
     raise PauseDecisionError(f"{cue!r} is not a turn-completion cue; expected completion_reader_logit or whisper_complete_logit")
 
 
@@ -174,5 +187,5 @@ def smart_turn_clip(dialogue: Any, pause: Pause) -> np.ndarray:
     return dialogue.audio[pause.pauser, lo : int(round(pause.horizon * SAMPLE_RATE))]
 
 
-__all__ = ["ECHO_LISTEN_S", "ECHO_MARGIN_DB", "ECHO_OVERLAP", "PauseDecisionError", "completion_cue", "cue_clips", "heard_echo", "load_cue_reader", "own_channels",
+__all__ = ["COMPLETION_READER_ENV_VAR", "ECHO_LISTEN_S", "ECHO_MARGIN_DB", "ECHO_OVERLAP", "PauseDecisionError", "completion_cue", "cue_clips", "heard_echo", "load_cue_reader", "own_channels",
            "pause_decision_features", "smart_turn_clip", "turn_end_head_probabilities"]
