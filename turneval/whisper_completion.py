@@ -12,24 +12,30 @@ together, the way a listener does: "seven one five" in a dictated number ends in
 "how can I help you today" in a question mark.
 
 Every report reads it at every (a)/(d) decision. What it costs, one lever at a time
-(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.62 CPU s a
-pause as it ships, 0.69 with transformers' ``generate``. The greedy decoding is a plain loop over the decoder's own key/value buffers (the cue read at each step
-instead of keeping every step's scores; a row leaves the batch when it ends its sentence), which
-gives ``generate``'s values to 1e-5; a call's clips are decoded 8 at a time, sorted by length; each
-clip goes through the encoder alone, so its cue never depends on the clips beside it. The report
-reads it in float32, so that a report's figures are the same on every machine. ``precision=
-"bfloat16"`` (or ``"auto"``: bfloat16 where the CPU multiplies it natively) runs the encoder and
-the decoder's projections of its output in bfloat16: 0.47 CPU s a pause on a CPU with AVX512-BF16,
-r = 1.0000 with float32 on the real dev pauses (largest difference 0.16, the left-out ROC-AUCs
-within 0.002), but pauses near the threshold can flip (the bundled cascaded_like example's (a)
-agreement goes from 88.9 to 66.7 %). The decoding steps stay float32 either way: the whole decoder in bfloat16
-makes a clip's cue depend on its batch by up to 0.4. It reads on one torch thread (a second costs more CPU than it saves). What was measured and not
-kept: int8 Linear layers (the cue moves, r = 0.95-0.98 with float32, and with the decoder
-quantized too it depends on the batch), Whisper's encoder cut to a 10 or 15 s window (r = 0.87,
-0.93: the padding after the speech is part of what it reads), and ONNX Runtime (no faster than
-torch here). The encoder's 30 s window is most of the cost: its padding positions attend to the
-speech (their states differ from clip to clip by 12-27 % after the first layer), so no part of it
-can be computed once and reused.
+(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.40 CPU s a
+pause as it ships, 0.58 with the 30 s window read exactly, 0.69 with transformers' ``generate``.
+Whisper hears the clip at the start of its 30 s window and padding after it; the report reads that
+padding in pairs of positions, each pair one position that every attention counts twice
+(:func:`merged_padding_states`, :data:`PADDING_GROUP`): r = 0.9957 with the exact reading on the
+real dev pauses. The greedy decoding is a plain loop over the decoder's own key/value buffers (the
+cue read at each step instead of keeping every step's scores; a row leaves the batch when it ends
+its sentence), which gives ``generate``'s values to 1e-5; a call's clips are decoded 8 at a time,
+sorted by length; each clip goes through the encoder alone, so its cue never depends on the clips
+beside it. The report reads it in float32, so that a report's figures are the same on every
+machine. ``precision="bfloat16"`` (or ``"auto"``: bfloat16 where the CPU multiplies it natively)
+runs the encoder and the decoder's projections of its output in bfloat16: a quarter less CPU on a
+CPU with AVX512-BF16, r = 1.0000 with float32 on the real dev pauses (largest difference 0.16, the
+left-out ROC-AUCs within 0.002), but pauses near the threshold can flip between machines. The
+decoding steps stay float32 either way: the whole decoder in bfloat16 makes a clip's cue depend on
+its batch by up to 0.4. It reads on one torch thread (a second costs more CPU than it saves). What
+was measured and not kept: int8 Linear layers (the cue moves, r = 0.95-0.98 with float32, and with
+the decoder quantized too it depends on the batch), Whisper's encoder cut to a 10 or 15 s window
+(r = 0.87, 0.93: the padding after the speech is part of what it reads), padding read in groups of
+5-50 positions (r = 0.94-0.96), ONNX Runtime (no faster than torch here), and a head distilled
+onto an 8 s window (``modeling/modeling_completion_reader.py``: 0.11 CPU s, r = 0.68-0.75; below the
+silence on a corpus left out). The padding positions attend to the speech (their states differ from
+clip to clip by 12-27 % after the first layer), so no part of the window can be computed once and
+reused.
 
 >>> import numpy as np
 >>> completion_logit(np.log(np.array([0.6, 0.1, 0.3])), end_ids=[0], continue_ids=[1])  # doctest: +ELLIPSIS
@@ -55,6 +61,13 @@ MAX_CLIP_S = 8.0
 """The last seconds of a clip Whisper hears, in its 30 s window: the 248 real dev pauses rank as
 well as with 25 s (held out +0.098 / +0.089 / +0.181 over the silence against +0.087 / +0.088 /
 +0.177, AMI / Harper Valley / SpokenWOZ) for 0.59 CPU s a pause in float32 instead of 0.68."""
+PADDING_GROUP = 2
+"""The padding after the clip is read in groups of this many positions (1: the 30 s window
+exactly). Of 2, 5, 10, 25 and 50, the largest whose cue stays within r >= 0.99 of the exact
+reading on the 248 real dev pauses (a criterion fixed before they were measured): 2, r = 0.9957
+(largest difference 1.6), 0.40 CPU s a pause against 0.58; 5 gives r = 0.961. Left out, the rule
+over log silence and this cue ranks AMI / Harper Valley / SpokenWOZ at 0.811 / 0.927 / 0.899
+(exact: 0.823 / 0.929 / 0.908)."""
 MAX_TOKENS = 100
 """The decoding's bound, prompt included: a 25 s turn is rarely longer."""
 MIN_VOICED_RMS = 1e-4
@@ -116,12 +129,19 @@ class WhisperCompletion:
             (the encoder; a quarter less CPU, a cue within 0.16 of float32's) or ``"auto"``
             (bfloat16 where the processor multiplies it natively). A lent model in another precision is
             copied, so the cue is the same with or without the transcriber.
+        padding_group: :data:`PADDING_GROUP` (the report's) reads the padding after the clip as
+            groups of that many positions, one position a group counted as many times in every
+            attention (:func:`merged_padding_states`); 1 reads the 30 s window exactly.
     """
 
     def __init__(self, source: str | os.PathLike | None = None, *, model: Any = None, processor: Any = None,
-                 device: str = "cpu", batch_size: int = 8, threads: int = 1, precision: str = "float32") -> None:
+                 device: str = "cpu", batch_size: int = 8, threads: int = 1, precision: str = "float32",
+                 padding_group: int = PADDING_GROUP) -> None:
         import torch
 
+        if int(padding_group) < 1:
+            raise ValueError(f"padding_group must be a whole number >= 1 (1: the 30 s window exactly), not {padding_group!r}")
+        self.padding_group = int(padding_group)
         self.device = torch.device(device)
         self.dtype = cue_dtype(precision, self.device)
         lent = model is not None and processor is not None
@@ -182,8 +202,12 @@ class WhisperCompletion:
         features = features.to(self.device, self.dtype)
         # one clip at a time through the encoder (1,500 positions fill its matrix products): less
         # memory, and a clip's cue never depends on the clips beside it
-        encoded = torch.cat([self.encoder(features[i : i + 1]).last_hidden_state for i in range(len(clips))])
-        tokens, marks = self._greedy(encoded)
+        if self.padding_group == 1:
+            encoded, key_bias = torch.cat([self.encoder(features[i : i + 1]).last_hidden_state for i in range(len(clips))]), None
+        else:
+            encoded, key_bias = _stack_merged([merged_padding_states(self.encoder, features[i : i + 1], len(clips[i]), self.padding_group)
+                                               for i in range(len(clips))])
+        tokens, marks = self._greedy(encoded, key_bias)
         out = np.full(len(clips), np.nan)
         for row in range(len(clips)):
             words = [k for k, t in enumerate(tokens[row]) if self._is_word(t)]
@@ -191,14 +215,16 @@ class WhisperCompletion:
                 out[row] = completion_logit(marks[row][words[-1] + 1], self.marks_end, self.marks_continue)
         return out
 
-    def _greedy(self, encoded: Any) -> tuple[list[list[int]], list[list[np.ndarray]]]:
+    def _greedy(self, encoded: Any, key_bias: Any = None) -> tuple[list[list[int]], list[list[np.ndarray]]]:
         """Greedy decoding of each row until it ends (``<|endoftext|>``) or :data:`MAX_TOKENS`:
         the tokens, and at each step the log-probabilities of the marks (end marks, then continue
-        marks) in that step's next-token distribution. A row that has ended leaves the batch."""
+        marks) in that step's next-token distribution. A row that has ended leaves the batch.
+        ``key_bias``: what each encoder position adds to the cross-attention's scores (the log of
+        how many positions it stands for), or None."""
         import torch
 
         n = encoded.shape[0]
-        state = _DecoderState(self.model, encoded, MAX_TOKENS, self.cross_projections)
+        state = _DecoderState(self.model, encoded, MAX_TOKENS, self.cross_projections, key_bias)
         tokens: list[list[int]] = [[] for _ in range(n)]
         marks: list[list[np.ndarray]] = [[] for _ in range(n)]
         rows = list(range(n))  # the original row of each row still decoding
@@ -228,13 +254,72 @@ class WhisperCompletion:
         return tokens, marks
 
 
+PADDING_MARGIN_POSITIONS = 2
+"""Encoder positions past the clip's end kept one by one: Whisper's two convolutions (kernel 3,
+the second with stride 2) mix the clip's last mel frames into them."""
+
+
+def merged_padding_states(encoder: Any, features: Any, n_samples: int, group: int) -> tuple[Any, Any]:
+    """Whisper's encoder over one clip's 30 s window (``features``: ``[1, mel, 3000]``) with the
+    padding after the clip read in groups of ``group`` positions: each group is one position (its
+    middle, as the convolutions and the positional table give it) that every attention counts
+    ``group`` times (``log(group)`` added to its scores). Returns the states ``[positions, width]``
+    and each position's log count ``[positions]``; ``group`` 1 gives the encoder's own states.
+
+    Why it holds: past the clip the log-mel frames are one constant, so the padding positions
+    differ only by their positional embedding, which moves little from one position to the next;
+    the decoder reads the clip's own positions, where the shortcut changes only what the padding
+    adds to their attention."""
+    import math
+
+    import torch
+    from torch.nn.functional import gelu, scaled_dot_product_attention
+
+    x = gelu(encoder.conv2(gelu(encoder.conv1(features)))).permute(0, 2, 1)[0] + encoder.embed_positions.weight
+    total = x.shape[0]
+    exact = min(total, math.ceil(n_samples / (2 * 160)) + PADDING_MARGIN_POSITIONS)  # 10 ms mel frames, 2 a position
+    starts = list(range(exact, total, group))
+    keep = torch.tensor(list(range(exact)) + [min(a + group // 2, total - 1) for a in starts], device=x.device)
+    counts = torch.tensor([1.0] * exact + [float(min(group, total - a)) for a in starts], device=x.device, dtype=x.dtype)
+    h, bias = x.index_select(0, keep)[None], torch.log(counts)
+    first = encoder.layers[0].self_attn
+    heads, head_dim = first.num_heads, first.head_dim
+
+    def split(t: Any) -> Any:
+        return t.view(1, -1, heads, head_dim).transpose(1, 2)
+
+    for layer in encoder.layers:
+        a = layer.self_attn
+        y = layer.self_attn_layer_norm(h)
+        attended = scaled_dot_product_attention(split(a.q_proj(y) * a.scaling), split(a.k_proj(y)), split(a.v_proj(y)),
+                                                attn_mask=bias.to(y.dtype)[None, None, None, :], scale=1.0)
+        h = h + a.out_proj(attended.transpose(1, 2).reshape(1, -1, heads * head_dim))
+        h = h + layer.fc2(layer.activation_fn(layer.fc1(layer.final_layer_norm(h))))
+    return encoder.layer_norm(h)[0], bias
+
+
+def _stack_merged(parts: Sequence[tuple[Any, Any]]) -> tuple[Any, Any]:
+    """Clips' merged states ``[positions_i, width]`` and log counts, padded to one batch: absent
+    positions get a log count of -inf (no attention)."""
+    import torch
+
+    longest = max(states.shape[0] for states, _ in parts)
+    width = parts[0][0].shape[1]
+    states = torch.zeros(len(parts), longest, width, dtype=parts[0][0].dtype, device=parts[0][0].device)
+    bias = torch.full((len(parts), longest), float("-inf"), device=parts[0][0].device)
+    for row, (s, b) in enumerate(parts):
+        states[row, : s.shape[0]], bias[row, : b.shape[0]] = s, b.float()
+    return states, bias
+
+
 class _DecoderState:
     """Whisper's decoder, one token a row a step, over its own key/value buffers: the encoder's
     keys and values for cross-attention computed once, the self-attention's filled step by step.
     The same arithmetic as transformers' ``WhisperDecoder`` (pre-norm layers, learned positions),
     without its per-step cache and mask bookkeeping, which costs more than the step itself."""
 
-    def __init__(self, model: Any, encoded: Any, max_tokens: int, cross_projections: Sequence[tuple[tuple[Any, Any], tuple[Any, Any]]]) -> None:
+    def __init__(self, model: Any, encoded: Any, max_tokens: int, cross_projections: Sequence[tuple[tuple[Any, Any], tuple[Any, Any]]],
+                 key_bias: Any = None) -> None:
         import torch
         from torch.nn.functional import linear
 
@@ -251,6 +336,7 @@ class _DecoderState:
         self.keys = [torch.zeros(shape, device=encoded.device) for _ in decoder.layers]
         self.values = [torch.zeros(shape, device=encoded.device) for _ in decoder.layers]
         self.width = width
+        self.key_bias = None if key_bias is None else key_bias.float()[:, None, None, :]  # [rows, 1, 1, positions]
 
     def _split(self, x: Any) -> Any:
         """``[rows, time, width]`` -> ``[rows, heads, time, head_dim]``."""
@@ -264,6 +350,8 @@ class _DecoderState:
         self.cross = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.cross]
         self.keys = [k.index_select(0, index) for k in self.keys]
         self.values = [v.index_select(0, index) for v in self.values]
+        if self.key_bias is not None:
+            self.key_bias = self.key_bias.index_select(0, index)
 
     def step(self, ids: Any, position: int) -> Any:
         """The next-token logits ``[rows, vocab]`` after token ``ids`` (one a row) at ``position``."""
@@ -279,16 +367,18 @@ class _DecoderState:
             h = h + a.out_proj(self._attend(q, self.keys[i][:, :, : position + 1].transpose(-1, -2), self.values[i][:, :, : position + 1]))
             c = layer.encoder_attn
             q = (c.q_proj(layer.encoder_attn_layer_norm(h)) * c.scaling).view(-1, self.heads, 1, self.head_dim)
-            h = h + c.out_proj(self._attend(q, *self.cross[i]))
+            h = h + c.out_proj(self._attend(q, *self.cross[i], self.key_bias))
             h = h + layer.fc2(layer.activation_fn(layer.fc1(layer.final_layer_norm(h))))
         return self.head(d.layer_norm(h))
 
-    def _attend(self, q: Any, keys_t: Any, v: Any) -> Any:
-        """Attention of one query a row over ``keys_t`` (``[rows, heads, head_dim, time]``) and ``v``."""
+    def _attend(self, q: Any, keys_t: Any, v: Any, bias: Any = None) -> Any:
+        """Attention of one query a row over ``keys_t`` (``[rows, heads, head_dim, time]``) and ``v``,
+        ``bias`` (``[rows, 1, 1, time]``) added to the scores."""
         import torch
 
-        weights = torch.softmax(q @ keys_t, dim=-1)
+        scores = q @ keys_t
+        weights = torch.softmax(scores if bias is None else scores + bias, dim=-1)
         return (weights @ v).reshape(-1, self.width)
 
 
-__all__ = ["CONTINUE_MARKS", "END_MARKS", "WhisperCompletion", "completion_logit", "cue_dtype"]
+__all__ = ["CONTINUE_MARKS", "END_MARKS", "PADDING_GROUP", "WhisperCompletion", "completion_logit", "cue_dtype", "merged_padding_states"]

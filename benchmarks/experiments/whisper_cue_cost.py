@@ -25,7 +25,9 @@ Variants (``--variants``; ``reference`` always runs first, or is read from the c
   per layer; activations quantized per batch, so a clip's cue depends on its batch);
 * ``int8enc_b8``: only the encoder's Linear layers in int8 (each clip encoded alone);
 * ``fp32_b8_window10`` / ``15`` / ``20``: the encoder cut to a 10, 15 or 20 s window (50
-  positions a second; the clip's last 8 s at its start, zeros after, as in 30 s).
+  positions a second; the clip's last 8 s at its start, zeros after, as in 30 s);
+* ``fp32_b8_pad2`` / ``5`` / ``10`` / ``25`` / ``50``: merged padding (``WhisperCompletion(padding_group=G)``):
+  the 30 s window with its padding read as groups of G positions, one a group counted G times.
 
 Measured 2026-11-27 (shared 2-core machine under load from other jobs, 1 torch thread; CPU s a
 pause; against the reference r and largest difference; left out, the rule over log silence + the
@@ -60,7 +62,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "validation"))
 DEFAULT_CACHE = HERE.parents[1] / "runs" / "whisper_cue_clips.npz"
-VARIANTS = ("reference", "fp32_b8", "bf16_b8", "int8_b8", "int8pt_b8", "int8enc_b8", "fp32_b8_window10", "fp32_b8_window15", "fp32_b8_window20")
+VARIANTS = ("reference", "fp32_b8", "bf16_b8", "int8_b8", "int8pt_b8", "int8enc_b8", "fp32_b8_window10", "fp32_b8_window15", "fp32_b8_window20",
+            "fp32_b8_pad2", "fp32_b8_pad5", "fp32_b8_pad10", "fp32_b8_pad25", "fp32_b8_pad50")
 
 
 class _Capture:
@@ -180,14 +183,16 @@ def quantized_copy(model: Any, per_channel: bool = True) -> Any:
 
 
 def variant_reader(name: str) -> Callable[[Sequence[np.ndarray]], np.ndarray]:
-    """``reference``, or ``{fp32|bf16|int8|int8pt|int8enc}_b{batch}[_window{s}]`` (see the module docstring)."""
+    """``reference``, or ``{fp32|bf16|int8|int8pt|int8enc}_b{batch}[_window{s}|_pad{G}]`` (see the module docstring)."""
     from turneval.whisper_completion import WhisperCompletion
 
     if name == "reference":
         return generate_reader()
     precision, _, rest = name.partition("_b")
+    rest, _, group = rest.partition("_pad")
     batch, _, window = rest.partition("_window")
-    reader = WhisperCompletion(batch_size=int(batch), precision="bfloat16" if precision == "bf16" else "float32")
+    reader = WhisperCompletion(batch_size=int(batch), precision="bfloat16" if precision == "bf16" else "float32",
+                               padding_group=int(group or 1))
     if precision == "int8enc":
         reader.encoder = quantized_copy(reader.encoder)
     elif precision not in ("fp32", "bf16"):

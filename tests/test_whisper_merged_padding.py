@@ -1,0 +1,69 @@
+"""Whisper's cue with the padding after the clip read in groups (turneval.whisper_completion.merged_padding_states)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from turneval.whisper_completion import (
+    PADDING_MARGIN_POSITIONS,
+    WhisperCompletion,
+    _stack_merged,
+    merged_padding_states,
+)
+
+
+torch = pytest.importorskip("torch")
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture(scope="module")
+def exact_reader():
+    return WhisperCompletion(padding_group=1)
+
+
+@pytest.fixture(scope="module")
+def clip():
+    from turneval.dataset_scripts.audio import load_audio
+
+    return load_audio(EXAMPLES / "human_like.wav")[0][0, 16000 * 3 : 16000 * 8]
+
+
+def _features(reader, clip):
+    return reader.processor.feature_extractor([clip], sampling_rate=16000, return_tensors="pt").input_features
+
+
+def test_groups_of_one_are_the_encoder_itself(exact_reader, clip):
+    features = _features(exact_reader, clip)
+    with torch.inference_mode():
+        states, bias = merged_padding_states(exact_reader.encoder, features, len(clip), 1)
+        reference = exact_reader.encoder(features).last_hidden_state[0]
+    assert states.shape == reference.shape and float(bias.abs().max()) == 0.0
+    assert torch.equal(states, reference)
+
+
+def test_groups_keep_the_clip_and_count_the_padding(exact_reader, clip):
+    features = _features(exact_reader, clip)
+    exact = math.ceil(len(clip) / 320) + PADDING_MARGIN_POSITIONS
+    with torch.inference_mode():
+        states, bias = merged_padding_states(exact_reader.encoder, features, len(clip), 2)
+    assert states.shape[0] == exact + math.ceil((1500 - exact) / 2)
+    assert float(bias[:exact].abs().max()) == 0.0
+    # every position of the window is counted once: the counts add up to 1,500
+    assert float(torch.exp(bias).sum()) == pytest.approx(1500.0)
+    stacked, stacked_bias = _stack_merged([(states, bias), (states[:10], bias[:10])])
+    assert stacked.shape == (2, states.shape[0], states.shape[1]) and torch.isinf(stacked_bias[1, 10:]).all()
+
+
+def test_the_report_reads_pairs_close_to_the_exact_window(exact_reader, clip):
+    paired = WhisperCompletion(model=exact_reader.model, processor=exact_reader.processor)
+    assert paired.padding_group == 2
+    values = paired.logits([clip, clip[: 16000 * 2]])
+    exact = exact_reader.logits([clip, clip[: 16000 * 2]])
+    assert np.isfinite(values).all() and np.max(np.abs(values - exact)) < 2.0
+    # a clip's cue does not depend on the clips decoded beside it
+    assert paired.logits([clip])[0] == pytest.approx(values[0], abs=1e-4)
+    with pytest.raises(ValueError, match="padding_group"):
+        WhisperCompletion(model=exact_reader.model, processor=exact_reader.processor, padding_group=0)
