@@ -80,12 +80,12 @@ def interrupt(inputs: Path, out: Path, sig: int, group: bool) -> str:
 
 
 def test_an_interrupted_batch_stops_within_seconds_and_resumes_to_the_same_table(tmp_path):
-    inputs = corpus(tmp_path / "calls", 24, seconds=4)  # enough calls that three stops each find one left
+    inputs = corpus(tmp_path / "calls", 12, seconds=4)
     out = tmp_path / "fleet"
     interrupt(inputs, out, signal.SIGINT, group=True)
     interrupt(inputs, out, signal.SIGTERM, group=False)
     interrupt(inputs, out, signal.SIGINT, group=False)
-    assert finished(out) < 24
+    assert finished(out) < 12
     resumed = subprocess.run([sys.executable, "-m", "turneval.cli", "batch", str(inputs), "--out", str(out), "--workers", "2",
                               *CHEAP], env=ENV, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
