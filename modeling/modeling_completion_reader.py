@@ -191,12 +191,12 @@ class CompletionReader:
 
     def logits(self, clips: Sequence[np.ndarray]) -> np.ndarray:
         """The cue's value per clip; NaN where the clip is (digitally) silent, as the 30 s reader's."""
-        from turneval.whisper_completion import MIN_VOICED_RMS
+        from turneval.whisper_completion import heard_clips
 
         torch = self._torch
         tails = self.tails(clips)
         out = np.full(len(tails), np.nan)
-        heard = [i for i, c in enumerate(tails) if len(c) and float(np.sqrt(np.mean(np.square(c, dtype=np.float64)))) >= MIN_VOICED_RMS]
+        heard = heard_clips(tails)
         saved = torch.get_num_threads()
         torch.set_num_threads(self.threads)
         try:

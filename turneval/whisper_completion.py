@@ -74,6 +74,12 @@ MIN_VOICED_RMS = 1e-4
 """A clip quieter than this (root mean square, full scale 1) has nothing for Whisper to read."""
 
 
+def heard_clips(clips: Sequence[np.ndarray]) -> list[int]:
+    """The indices of the clips with something to read: not empty, and louder than
+    :data:`MIN_VOICED_RMS` (digital silence has nothing to read; Whisper would make words up)."""
+    return [i for i, c in enumerate(clips) if len(c) and float(np.sqrt(np.mean(np.square(c, dtype=np.float64)))) >= MIN_VOICED_RMS]
+
+
 def completion_logit(log_probs: np.ndarray, end_ids: Sequence[int], continue_ids: Sequence[int]) -> float:
     """``log(P(end) + eps) - log(P(continue) + eps)`` from one next-token log-distribution."""
     p = np.exp(np.asarray(log_probs, dtype=np.float64))
@@ -180,8 +186,7 @@ class WhisperCompletion:
 
         tails = [np.asarray(c, dtype=np.float32)[-int(MAX_CLIP_S * SAMPLE_RATE):] for c in clips]
         out = np.full(len(tails), np.nan)
-        # digital silence has nothing to read (Whisper would make words up)
-        heard = [i for i, c in enumerate(tails) if len(c) and float(np.sqrt(np.mean(np.square(c, dtype=np.float64)))) >= MIN_VOICED_RMS]
+        heard = heard_clips(tails)
         order = sorted(heard, key=lambda i: len(tails[i]))  # similar lengths decode to similar lengths: a batch ends together
         saved = torch.get_num_threads()
         torch.set_num_threads(self.threads)
@@ -381,4 +386,4 @@ class _DecoderState:
         return (weights @ v).reshape(-1, self.width)
 
 
-__all__ = ["CONTINUE_MARKS", "END_MARKS", "PADDING_GROUP", "WhisperCompletion", "completion_logit", "cue_dtype", "merged_padding_states"]
+__all__ = ["CONTINUE_MARKS", "END_MARKS", "PADDING_GROUP", "WhisperCompletion", "completion_logit", "cue_dtype", "heard_clips", "merged_padding_states"]

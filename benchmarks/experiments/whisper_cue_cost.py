@@ -151,15 +151,11 @@ def generate_reader(batch_size: int = 8) -> Callable[[Sequence[np.ndarray]], np.
 
 def cut_encoder(reader: Any, window_s: float) -> None:
     """Cut ``reader``'s encoder to ``window_s`` seconds (its first positions; the features cut to match)."""
-    import torch
+    from turneval.modeling.modeling_completion_reader import cut_encoder as cut
 
     positions = int(window_s * 50)  # 2 mel frames of 10 ms per encoder position
     reader.model = copy.deepcopy(reader.model)
-    encoder = reader.encoder = reader.model.model.encoder
-    weight = encoder.embed_positions.weight.data[:positions].clone()
-    encoder.embed_positions = torch.nn.Embedding(positions, weight.shape[1])
-    encoder.embed_positions.weight.data = weight
-    encoder.config.max_source_positions = positions
+    reader.encoder = cut(reader.model.model.encoder, positions)
     extractor = reader.processor.feature_extractor
 
     class CutExtractor:
