@@ -39,6 +39,7 @@ import argparse
 import hashlib
 import json
 import resource
+import sys
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -262,6 +263,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     f.add_argument("--real", action="store_true", help="add the real clips of WORK/real.npz")
     f.add_argument("--leave-out", default=None, help="with --real: keep this corpus's clips out")
     args = parser.parse_args(argv)
+    from turneval.interrupts import exit_code, handling_signals
+
+    try:
+        with handling_signals():
+            return _run_stage(args)
+    except KeyboardInterrupt as err:  # Ctrl-C or SIGTERM: finished shards are whole (written, then renamed)
+        print(f"distill_completion_reader {args.stage}: interrupted; what was finished is kept: run the same command again",
+              file=sys.stderr)
+        return exit_code(err)
+
+
+def _run_stage(args: argparse.Namespace) -> int:
     if args.stage == "teacher":
         k, n = (int(x) for x in args.part.split("/"))
         print(f"{teacher(args.corpus, args.work, (k, n))} excerpts read")
