@@ -164,7 +164,10 @@ def test_the_isolation_blocks_turneval(tmp_path: Path) -> None:
 
 
 def test_install_replaces_an_earlier_copy(tmp_path: Path) -> None:
+    path_before = list(sys.path)
     first = em.install_bare_names(tmp_path)
+    # a second modules cache on sys.path would shadow the default one for later evaluate.load calls
+    assert sys.path == path_before
     assert sorted(first) == sorted(NAMES)
     folder = tmp_path / "evaluate_modules" / "metrics" / "evaluate-metric--turn_naturalness"
     stale = folder / ("0" * 64)

@@ -74,3 +74,34 @@ def test_a_terminated_probe_says_where_its_samples_are(tmp_path):
                               signal.SIGTERM, lambda pid: out.is_dir(), after_s=2.0)
     assert code == 143 and took < 5 and "Traceback" not in stderr, stderr
     assert stderr.strip().splitlines()[-1] == f"turneval probe: interrupted; the complete samples are in {out} (probe.json lists them)"
+
+
+LOST_IN_A_FINALIZER = """
+import os, signal, sys, time
+from turneval.interrupts import exit_code, handling_signals
+
+class Collected:
+    def __del__(self):  # the signal arrives while a finalizer runs, as it did in regex's Group.__del__
+        os.kill(os.getpid(), {sig})
+        time.sleep(0.2)
+
+try:
+    with handling_signals():
+        Collected()
+        time.sleep(5)
+        print("ran on", flush=True)
+except KeyboardInterrupt as err:
+    sys.exit(exit_code(err))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_that_lands_in_a_finalizer_still_stops_the_command(sig):
+    """Python prints "Exception ignored" for an interrupt raised inside __del__ and goes on; the
+    command must stop all the same, with the signal's exit code and no traceback."""
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", LOST_IN_A_FINALIZER.format(sig=int(sig))], env=ENV, cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 128 + sig, done.stderr
+    assert "ran on" not in done.stdout and "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    assert time.monotonic() - started < 4

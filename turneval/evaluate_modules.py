@@ -197,7 +197,12 @@ def install_module(script: Path, cache_name: str, modules_cache: str | Path | No
     local_imports = _download_additional_modules(
         name=cache_name, base_path=str(script.parent), imports=get_imports(str(script)), download_config=DownloadConfig()
     )
+    # evaluate's init appends the cache to sys.path for its own import; nothing is imported here, and
+    # a second cache on the path would shadow the default one's `evaluate_modules` package for every
+    # later evaluate.load in this process (a ModuleNotFoundError)
+    path_before = list(sys.path)
     dynamic = init_dynamic_modules(hf_modules_cache=str(modules_cache) if modules_cache is not None else None)
+    sys.path[:] = path_before
     module_path, _ = _create_importable_file(
         local_path=str(script.resolve()),
         local_imports=local_imports,

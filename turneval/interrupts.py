@@ -11,8 +11,11 @@ signal end the process at once (after its ``kill`` callback ends the children).
 from __future__ import annotations
 
 import os
+import queue
 import signal
+import sys
 import threading
+import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
@@ -61,10 +64,39 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+class _LostInterrupts:
+    """Sends the main thread again an interrupt that a finalizer swallowed.
+
+    ``sys.unraisablehook`` only queues the signal (it must not block: a signal raised inside the
+    hook is lost for good); a watcher thread sends it a moment later, once the finalizer and the
+    hook have returned. Should it land in a finalizer again, it comes back through the hook."""
+
+    def __init__(self, hook_before: Callable) -> None:  # noqa: ANN001 (sys.unraisablehook's type is private)
+        self.hook_before = hook_before
+        self.lost: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+        self.watcher = threading.Thread(target=self._send_again, daemon=True, name="turneval-lost-interrupts")
+        self.watcher.start()
+
+    def hook(self, unraisable) -> None:  # noqa: ANN001
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            self.lost.put(signal.SIGTERM if isinstance(unraisable.exc_value, Terminated) else signal.SIGINT)
+        else:
+            self.hook_before(unraisable)
+
+    def _send_again(self) -> None:
+        while (signum := self.lost.get()) is not None:
+            time.sleep(0.05)
+            signal.pthread_kill(threading.main_thread().ident, signum)  # a real signal: it wakes a blocking call
+
+    def close(self) -> None:
+        self.lost.put(None)
+
+
 @contextmanager
 def handling_signals() -> Iterator[None]:
     """Within the block SIGTERM raises :class:`Terminated` (SIGINT keeps Python's KeyboardInterrupt,
-    which asyncio.run knows how to stop a loop with); both handlers are restored afterwards, so a
+    which asyncio.run knows how to stop a loop with), and an interrupt lost in a finalizer is raised
+    again; the handlers and ``sys.unraisablehook`` are restored afterwards, so a
     test that calls the CLI in-process leaves pytest's handlers as they were."""
     if not _in_main_thread():  # signal handlers can only be set from the main thread
         yield
@@ -72,11 +104,15 @@ def handling_signals() -> Iterator[None]:
     global _handling, _terminated
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     signal.signal(signal.SIGTERM, _raise_terminated)
+    lost = _LostInterrupts(sys.unraisablehook)
+    sys.unraisablehook = lost.hook
     _handling, _terminated = True, False
     try:
         yield
     finally:
         _handling = False
+        sys.unraisablehook = lost.hook_before
+        lost.close()
         for sig, handler in before.items():
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
