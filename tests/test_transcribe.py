@@ -107,6 +107,26 @@ def test_greedy_transcription_of_espeak_speech(transcriber, sentence):
     assert dropped == 0
 
 
+def test_word_timestamps_do_not_keep_the_encoders_attention_maps(transcriber, sentence):
+    """The encoder's maps (216 MB a 30 s window) were the peak of `report --transcribe`; the words
+    and their times are the same without them."""
+    import torch
+
+    encoder = transcriber.model.model.encoder
+    features = transcriber.processor.feature_extractor(sentence, sampling_rate=SR, return_tensors="pt").input_features
+    with torch.inference_mode():
+        assert encoder(features, output_attentions=True).attentions is None
+    audio = np.concatenate([np.zeros(SR // 2, np.float32), sentence, np.zeros(SR // 2, np.float32)])
+    window = [(0.0, audio.size / SR)]
+    hooked = transcriber.transcribe_windows(audio, window)
+    hooks = dict(encoder._forward_pre_hooks)
+    encoder._forward_pre_hooks.clear()
+    try:
+        assert transcriber.transcribe_windows(audio, window) == hooked
+    finally:
+        encoder._forward_pre_hooks.update(hooks)
+
+
 def test_transcribe_dialogue_uses_each_channels_segments(transcriber, sentence):
     n = sentence.size + SR
     audio = np.zeros((2, n), np.float32)

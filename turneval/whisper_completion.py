@@ -52,6 +52,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from turneval.freed_memory import return_freed_memory
+
 
 SAMPLE_RATE = 16000
 END_MARKS = (".", "?", "!")
@@ -195,6 +197,7 @@ class WhisperCompletion:
                 for first in range(0, len(order), self.batch_size):
                     rows = order[first : first + self.batch_size]
                     out[rows] = self._batch([tails[i] for i in rows])
+                    return_freed_memory()  # a batch's freed states would otherwise stay resident (turneval/freed_memory.py)
         finally:
             torch.set_num_threads(saved)
         return out
@@ -352,9 +355,15 @@ class _DecoderState:
         import torch
 
         index = torch.tensor(rows, dtype=torch.long, device=self.keys[0].device)
-        self.cross = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.cross]
-        self.keys = [k.index_select(0, index) for k in self.keys]
-        self.values = [v.index_select(0, index) for v in self.values]
+        # buffer by buffer, each old one freed once its copy is made: new lists built whole would
+        # hold two copies of the encoder's keys and values at once
+        for i, (k, v) in enumerate(self.cross):
+            self.cross[i] = (k.index_select(0, index), v.index_select(0, index))
+        del k, v
+        for buffers in (self.keys, self.values):
+            for i, buffer in enumerate(buffers):
+                buffers[i] = buffer.index_select(0, index)
+        del buffer
         if self.key_bias is not None:
             self.key_bias = self.key_bias.index_select(0, index)
 

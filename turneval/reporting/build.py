@@ -36,6 +36,7 @@ from turneval.dataset_scripts.conversation_view import ConversationView, convers
 from turneval.dataset_scripts.dialogue import SPEAKERS, Dialogue
 from turneval.dataset_scripts.events import TurnTakingEvents
 from turneval.dataset_scripts.grids import CHUNK_S
+from turneval.freed_memory import return_freed_memory
 from turneval.metrics.agreement import conversation_agreement
 from turneval.metrics.full_duplex_from_events import full_duplex_timing
 from turneval.metrics.swoz_backchannels import system_backchannel_timing
@@ -320,15 +321,20 @@ def check_conversation(source: ConversationInput, options: ReportOptions) -> Non
 def build_report(source: ConversationInput, options: ReportOptions, models: LoadedModels) -> Report:
     """The report of one conversation with models already loaded: every stage in order."""
     dialogue, facts, input_notes = _input_stage(source, options)
+    return_freed_memory()  # each stage's freed tensors go back to the system, not into the next stage's peak
     out = _Sections(notes=input_notes)
     _transcript_stage(dialogue, models, options, out)
     # events, labels, silences and decisions: once, after the transcript (its words define the IPUs)
     view = conversation_view(dialogue)
     events = view.events
     statistics, timing = _events_stage(view, out)
+    return_freed_memory()
     _judge_stage(view, models, options, out)
+    return_freed_memory()
     _turn_end_stage(view, models, options, out)
+    return_freed_memory()
     _naturalness_stage(dialogue, models, options, out)
+    return_freed_memory()
     model_info = models_section((models.judge_name, models.judge), (models.predictor_name, models.predictor))
     notes = provenance_warnings(model_info) + out.notes  # what the models learned comes first: it qualifies every figure
     system = dialogue.system_speaker
