@@ -77,7 +77,11 @@ def timed_report(call: Path, out: Path, extra: list[str]) -> dict[str, float]:
     return {"cpu_s": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024, "wall_s": wall, "decisions": decisions}
 
 
-def run(quick: bool, repeat: int | None = None) -> list[dict]:
+def run(quick: bool) -> list[dict]:
+    return measure(quick)
+
+
+def measure(quick: bool, repeat: int | None = None) -> list[dict]:
     """The figures; each command runs ``repeat`` times (default 3, 1 with ``quick``)."""
     seconds = 60.0 if quick else 300.0
     repeat = repeat or (1 if quick else 3)
@@ -109,7 +113,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=None, help="runs of each command (default 3, 1 with --quick)")
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args()
-    return print_figures(run(args.quick, args.repeat), args.json)
+    return print_figures(measure(args.quick, args.repeat), args.json)
 
 
 if __name__ == "__main__":
