@@ -206,15 +206,14 @@ class WhisperCompletion:
         """The cue of each clip of one batch (NaN where Whisper reads no word)."""
         import torch
 
-        features = self.processor.feature_extractor(clips, sampling_rate=SAMPLE_RATE, return_tensors="pt").input_features
-        features = features.to(self.device, self.dtype)
-        # one clip at a time through the encoder (1,500 positions fill its matrix products): less
-        # memory, and a clip's cue never depends on the clips beside it
+        # one clip at a time through the log-mel features (each padded to 30 s: a batch's spectra
+        # were 100 MiB at once, for the same values) and the encoder (1,500 positions fill its
+        # matrix products): less memory, and a clip's cue never depends on the clips beside it
         if self.padding_group == 1:
-            encoded, key_bias = torch.cat([self.encoder(features[i : i + 1]).last_hidden_state for i in range(len(clips))]), None
+            encoded, key_bias = torch.cat([self.encoder(self._features(clip)).last_hidden_state for clip in clips]), None
         else:
-            encoded, key_bias = _stack_merged([merged_padding_states(self.encoder, features[i : i + 1], len(clips[i]), self.padding_group)
-                                               for i in range(len(clips))])
+            encoded, key_bias = _stack_merged([merged_padding_states(self.encoder, self._features(clip), len(clip), self.padding_group)
+                                               for clip in clips])
         tokens, marks = self._greedy(encoded, key_bias)
         out = np.full(len(clips), np.nan)
         for row in range(len(clips)):
@@ -222,6 +221,11 @@ class WhisperCompletion:
             if words and words[-1] + 1 < len(tokens[row]):
                 out[row] = completion_logit(marks[row][words[-1] + 1], self.marks_end, self.marks_continue)
         return out
+
+    def _features(self, clip: np.ndarray) -> Any:
+        """Whisper's log-mel features of one clip in its 30 s window, ``[1, mel, 3000]``."""
+        features = self.processor.feature_extractor([clip], sampling_rate=SAMPLE_RATE, return_tensors="pt").input_features
+        return features.to(self.device, self.dtype)
 
     def _greedy(self, encoded: Any, key_bias: Any = None) -> tuple[list[list[int]], list[list[np.ndarray]]]:
         """Greedy decoding of each row until it ends (``<|endoftext|>``) or :data:`MAX_TOKENS`:
