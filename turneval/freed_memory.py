@@ -11,17 +11,17 @@ value a model computes. Where the C library is not glibc (macOS, musl, Windows) 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 from typing import Callable
 
 
 @functools.lru_cache(maxsize=1)
 def _malloc_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
+    # the process's own symbols, where glibc's malloc_trim is when the process runs on glibc
+    # (ctypes.util.find_library would start a subprocess to look for the library)
     try:
-        return ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):  # no such library, or not glibc
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):  # not glibc (AttributeError), or Windows (TypeError)
         return None
 
 
