@@ -269,7 +269,7 @@ class WhisperTranscriber:
                         if is_speech_word(text):
                             words.append(Word(start, max(end, start), text))
                 bar.update(len(batch))
-                return_freed_memory()  # a window's attention maps would otherwise stay resident (turneval/freed_memory.py)
+                return_freed_memory()  # a window's freed decoding buffers would otherwise stay resident (turneval/freed_memory.py)
         finally:
             bar.close()
         return words
