@@ -257,7 +257,27 @@ def load_whisper_asr(source: str | os.PathLike | None = None, cache: str | os.Pa
         model = WhisperForConditionalGeneration.from_pretrained(folder, local_files_only=True, dtype=torch.float32)
     except (OSError, ValueError) as err:
         raise WhisperConversionError(f"{folder}: not a loadable Whisper checkpoint with tokenizer and feature extractor ({err})") from None
-    return model.to(device).eval(), processor, provenance
+    model = model.to(device).eval()
+    store_vocabulary_projection_transposed(model)
+    return model, processor, provenance
+
+
+def store_vocabulary_projection_transposed(model: Any) -> None:
+    """Keep the decoder's vocabulary projection (``proj_out``, tied to ``embed_tokens``) in memory
+    as its transpose, ``[width, vocab]`` contiguous, behind the same ``[vocab, width]`` parameter.
+
+    Why: every decoding step multiplies a few rows by this 51,864 x 384 matrix (80 MB), and on CPU
+    ``linear`` with the row-major weight takes twice as long for 2-8 rows as the product with
+    the transposed layout (34 against 17 ms for 8 rows, 1 thread; oneDNN/MKL), while the
+    embedding's look-up of a few tokens does not care. The values are the same; the products
+    differ by float rounding only (1e-4 of logits in the tens). The tie is kept: one parameter,
+    changed in place."""
+    import torch
+
+    weight = model.get_output_embeddings().weight
+    if weight.dim() == 2 and weight.is_contiguous():
+        with torch.no_grad():
+            weight.data = weight.data.t().contiguous().t()
 
 
 __all__ = [
@@ -265,5 +285,6 @@ __all__ = [
     "convert_ctranslate2_whisper",
     "ctranslate2_to_whisper_decoder",
     "load_whisper_asr",
+    "store_vocabulary_projection_transposed",
     "whisper_asr_folder",
 ]

@@ -174,6 +174,10 @@ def test_chunk_labels_own_grid_and_training_ids():
     assert ids.dtype == np.int64 and set(ids.tolist()) <= set(range(len(LABELS)))
     assert labels.floor[-1] == "B" and labels.floor_ids()[-1] == 2
     assert labels.to_dict()["labels"] == list(labels.labels)
+    assert labels.labels is labels.labels  # made once: a report reads them hundreds of times
+    import pickle
+
+    assert pickle.loads(pickle.dumps(labels)).labels == labels.labels
     from turneval.dataset_scripts.events import extract_events
 
     again = chunk_labels(dlg, events=extract_events(dlg))

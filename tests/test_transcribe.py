@@ -77,6 +77,21 @@ def test_converted_folder_is_a_complete_hf_checkpoint(folder):
     assert convert_ctranslate2_whisper(cache=folder.parent.parent) == folder
 
 
+def test_the_vocabulary_projection_is_stored_transposed_and_stays_tied(transcriber):
+    import torch
+
+    model = transcriber.model
+    weight = model.proj_out.weight
+    assert weight is model.model.decoder.embed_tokens.weight  # still one parameter
+    assert weight.shape[0] == model.config.vocab_size and weight.stride() == (1, weight.shape[0])
+    rows = torch.randn(5, weight.shape[1], generator=torch.Generator().manual_seed(0))
+    with torch.inference_mode():
+        reference = rows @ weight.contiguous().t()
+        assert torch.allclose(model.proj_out(rows), reference, atol=1e-4)
+        ids = torch.tensor([3, 50256, 13])
+        assert torch.equal(model.model.decoder.embed_tokens(ids), weight.contiguous()[ids])
+
+
 def test_tokenizer_has_timestamps_and_round_trips():
     tokenizer = build_tokenizer(bundled_ctranslate2_model().parent)
     assert len(tokenizer) == 51864

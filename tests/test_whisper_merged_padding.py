@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 
 from turneval.whisper_completion import (
+    CONTINUE_MARKS,
+    END_MARKS,
     PADDING_MARGIN_POSITIONS,
     WhisperCompletion,
+    _convolved_positions,
+    _mark_ids,
     _stack_merged,
     merged_padding_states,
 )
@@ -67,3 +71,34 @@ def test_the_report_reads_pairs_close_to_the_exact_window(exact_reader, clip):
     assert paired.logits([clip])[0] == pytest.approx(values[0], abs=1e-4)
     with pytest.raises(ValueError, match="padding_group"):
         WhisperCompletion(model=exact_reader.model, processor=exact_reader.processor, padding_group=0)
+
+
+def test_features_made_from_the_clip_alone_are_the_whole_windows(exact_reader, clip):
+    for part in (clip, clip[:16000], clip[:4001]):
+        made = exact_reader._features(part)
+        assert made.shape == (1, 80, 3000)
+        assert torch.equal(made, _features(exact_reader, part))
+
+
+def test_the_padding_is_convolved_once(exact_reader, clip):
+    from torch.nn.functional import gelu
+
+    encoder = exact_reader.encoder
+    features = _features(exact_reader, clip[:16000])
+    exact = math.ceil(16000 / 320) + PADDING_MARGIN_POSITIONS
+    keep = torch.tensor(list(range(exact)) + [exact, exact + 1, 700, 1498, 1499])
+    with torch.inference_mode():
+        whole = gelu(encoder.conv2(gelu(encoder.conv1(features)))).permute(0, 2, 1)[0]
+        made = _convolved_positions(encoder, features, exact, keep)
+    assert made.shape == (len(keep), whole.shape[1])
+    assert torch.allclose(made, whole.index_select(0, keep), atol=1e-4)
+    # the window's last position sees the convolution's border: it is not the padding's value
+    assert not torch.allclose(whole[1499], whole[1498], atol=1e-3)
+
+
+def test_the_marks_are_found_without_decoding_the_whole_vocabulary(exact_reader):
+    tokenizer = exact_reader.processor.tokenizer
+    vocab = tokenizer.get_vocab()
+    for marks in (END_MARKS, CONTINUE_MARKS):
+        every = sorted(i for token, i in vocab.items() if tokenizer.convert_tokens_to_string([token]).strip() in marks)
+        assert _mark_ids(tokenizer, vocab, marks) == every and every
