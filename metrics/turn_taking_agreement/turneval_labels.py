@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -250,9 +251,10 @@ class ChunkLabels:
     def __len__(self) -> int:
         return len(self.recipe_labels)
 
-    @property
+    @cached_property
     def labels(self) -> tuple[str, ...]:
-        """The five-class labels (:data:`LABELS`); ``BC_1`` and ``BC_2`` become ``BC``."""
+        """The five-class labels (:data:`LABELS`); ``BC_1`` and ``BC_2`` become ``BC``. Made once:
+        a report reads them a few hundred times, and a 5-minute call has 7,500 chunks."""
         return tuple(RECIPE_TO_LABEL.get(label, label) for label in self.recipe_labels)
 
     def label_ids(self, *, unclear_backchannel: str = "bc", ignore_index: int = -100) -> np.ndarray:
