@@ -13,6 +13,7 @@ from turneval.whisper_completion import (
     PADDING_MARGIN_POSITIONS,
     WhisperCompletion,
     _convolved_positions,
+    _DecoderState,
     _mark_ids,
     _stack_merged,
     merged_padding_states,
@@ -102,3 +103,25 @@ def test_the_marks_are_found_without_decoding_the_whole_vocabulary(exact_reader)
     for marks in (END_MARKS, CONTINUE_MARKS):
         every = sorted(i for token, i in vocab.items() if tokenizer.convert_tokens_to_string([token]).strip() in marks)
         assert _mark_ids(tokenizer, vocab, marks) == every and every
+
+
+def test_the_decoder_reads_the_encoder_query_side_as_keys_and_values_would(exact_reader):
+    """(q W_k) E^T and (softmax E) W_v^T + b_v: the same attention as projecting E's keys and values."""
+    generator = torch.Generator().manual_seed(0)
+    encoded = torch.randn(2, 40, 384, generator=generator)
+    bias = torch.zeros(2, 40)
+    bias[1, 30:] = float("-inf")  # the second row is shorter: its last positions are absent
+    bias[0, 20:] = math.log(2.0)  # merged padding: counted twice
+    state = _DecoderState(exact_reader.model, encoded, 8, exact_reader.cross_weights, bias)
+    layer = exact_reader.model.model.decoder.layers[1].encoder_attn
+    q = torch.randn(2, layer.num_heads, layer.head_dim, generator=generator)
+    with torch.inference_mode():
+        made = state._cross_attend(q, exact_reader.cross_weights[1])
+        keys = layer.k_proj(encoded).view(2, 40, layer.num_heads, layer.head_dim).transpose(1, 2)
+        values = layer.v_proj(encoded).view(2, 40, layer.num_heads, layer.head_dim).transpose(1, 2)
+        weights = torch.softmax(torch.einsum("rhd,rhpd->rhp", q, keys) + bias[:, None, :], dim=-1)
+        reference = torch.einsum("rhp,rhpd->rhd", weights, values).reshape(2, -1)
+    assert torch.allclose(made, reference, atol=1e-4)
+    state.keep([1])
+    with torch.inference_mode():
+        assert torch.allclose(state._cross_attend(q[1:], exact_reader.cross_weights[1]), reference[1:], atol=1e-4)

@@ -26,9 +26,11 @@ its sentence), which gives ``generate``'s values to 1e-5; a call's clips are dec
 sorted by length; each clip goes through the encoder alone, so its cue never depends on the clips
 beside it. The report reads it in float32, so that a report's figures are the same on every
 machine. ``precision="bfloat16"`` (or ``"auto"``: bfloat16 where the CPU multiplies it natively)
-runs the encoder and the decoder's projections of its output in bfloat16: a quarter less CPU on a
-CPU with AVX512-BF16, r = 1.0000 with float32 on the real dev pauses (largest difference 0.16, the
-left-out ROC-AUCs within 0.002), but pauses near the threshold can flip between machines. The
+runs the encoder in bfloat16 (and, until 2026-11-29, the decoder's projections of its output): a
+quarter less CPU on a CPU with AVX512-BF16, r = 1.0000 with float32 on the real dev pauses (largest
+difference 0.16, the left-out ROC-AUCs within 0.002), but pauses near the threshold can flip
+between machines. The decoder reads the encoder's states query-side (:class:`_DecoderState`), with no
+keys and values of its own to project. The
 decoding steps stay float32 either way: the whole decoder in bfloat16 makes a clip's cue depend on
 its batch by up to 0.4. It reads on one torch thread (a second costs more CPU than it saves). What
 was measured and not kept: int8 Linear layers (the cue moves, r = 0.95-0.98 with float32, and with
@@ -50,6 +52,7 @@ import copy
 import math
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -118,11 +121,6 @@ def _cpu_has_native_bfloat16() -> bool:
     return re.search(r"\b(avx512_bf16|amx_bf16|bf16)\b", flags) is not None
 
 
-def _linear_weights(layer: Any, dtype: Any) -> tuple[Any, Any]:
-    """A Linear layer's weight and bias (None where it has none), copied to ``dtype``."""
-    return layer.weight.detach().to(dtype), None if layer.bias is None else layer.bias.detach().to(dtype)
-
-
 def _mark_ids(tokenizer: Any, vocab: dict[str, int], marks: Sequence[str]) -> list[int]:
     """The ids of the tokens of ``vocab`` (the tokenizer's) that spell one of ``marks`` (ASCII
     punctuation), spaces around it allowed.
@@ -172,12 +170,11 @@ class WhisperCompletion:
 
             model, processor, _ = load_whisper_asr(source, device=device)
         self.model, self.processor, self.batch_size, self.threads = model, processor, batch_size, threads
-        # the encoder (and the decoder's projections of its output) in self.dtype; the decoding
-        # steps stay float32, where a row's scores do not depend on the rows beside it
+        # the encoder in self.dtype; the decoding steps stay float32, where a row's scores do not
+        # depend on the rows beside it
         encoder = model.model.encoder
         self.encoder = (copy.deepcopy(encoder) if lent and self.dtype != torch.float32 else encoder).to(self.dtype)
-        self.cross_projections = [(_linear_weights(layer.encoder_attn.k_proj, self.dtype), _linear_weights(layer.encoder_attn.v_proj, self.dtype))
-                                  for layer in model.model.decoder.layers]
+        self.cross_weights = [_CrossWeights.of(layer.encoder_attn) for layer in model.model.decoder.layers]
         tokenizer = processor.tokenizer
         token_ids = tokenizer.get_vocab()  # 0.05 s a call
         self.end_ids, self.continue_ids = _mark_ids(tokenizer, token_ids, END_MARKS), _mark_ids(tokenizer, token_ids, CONTINUE_MARKS)
@@ -263,7 +260,7 @@ class WhisperCompletion:
         import torch
 
         n = encoded.shape[0]
-        state = _DecoderState(self.model, encoded, MAX_TOKENS, self.cross_projections, key_bias)
+        state = _DecoderState(self.model, encoded, MAX_TOKENS, self.cross_weights, key_bias)
         tokens: list[list[int]] = [[] for _ in range(n)]
         marks: list[list[np.ndarray]] = [[] for _ in range(n)]
         rows = list(range(n))  # the original row of each row still decoding
@@ -384,45 +381,61 @@ def _stack_merged(parts: Sequence[tuple[Any, Any]]) -> tuple[Any, Any]:
     return states, bias
 
 
-class _DecoderState:
-    """Whisper's decoder, one token a row a step, over its own key/value buffers: the encoder's
-    keys and values for cross-attention computed once, the self-attention's filled step by step.
-    The same arithmetic as transformers' ``WhisperDecoder`` (pre-norm layers, learned positions),
-    without its per-step cache and mask bookkeeping, which costs more than the step itself."""
+@dataclass(frozen=True)
+class _CrossWeights:
+    """One decoder layer's cross-attention key and value projections, per head, as the
+    query-side reading of the encoder's states uses them (:class:`_DecoderState`)."""
 
-    def __init__(self, model: Any, encoded: Any, max_tokens: int, cross_projections: Sequence[tuple[tuple[Any, Any], tuple[Any, Any]]],
-                 key_bias: Any = None) -> None:
+    keys: Any  # [heads, head_dim, width]: W_k of each head
+    values: Any  # [heads, width, head_dim]: W_v of each head, transposed
+    value_bias: Any  # [heads, head_dim] or None
+
+    @classmethod
+    def of(cls, attention: Any) -> "_CrossWeights":
+        # a key bias would add the same q . b_k to every position's score, which the softmax ignores
+        heads, head_dim = attention.num_heads, attention.head_dim
+        width = attention.k_proj.weight.shape[1]
+        value_bias = attention.v_proj.bias
+        return cls(attention.k_proj.weight.detach().float().view(heads, head_dim, width),
+                   attention.v_proj.weight.detach().float().view(heads, head_dim, width).transpose(1, 2).contiguous(),
+                   None if value_bias is None else value_bias.detach().float().view(heads, head_dim))
+
+
+class _DecoderState:
+    """Whisper's decoder, one token a row a step, over its own buffers: the self-attention's keys
+    and values filled step by step, the encoder's states read by the cross-attention query-side.
+    The same arithmetic as transformers' ``WhisperDecoder`` (pre-norm layers, learned positions),
+    without its per-step cache and mask bookkeeping, which costs more than the step itself.
+
+    Query-side: with E the encoder's states, a head's scores ``q (E W_k)^T`` are ``(q W_k) E^T``
+    and its output ``softmax (E W_v^T + b_v)`` is ``(softmax E) W_v^T + b_v`` (the weights add up to
+    1). Projecting E's ~900 positions through the 8 key and value matrices costs a clip 1 GMAC
+    and 12 MB of keys and values; two products with E a step cost its ~12 steps a fifth of that,
+    and hold only E (1.3 MB). The same values to float rounding (2e-5 of the cue on 64 dev clips)."""
+
+    def __init__(self, model: Any, encoded: Any, max_tokens: int, cross_weights: Sequence[_CrossWeights], key_bias: Any = None) -> None:
         import torch
-        from torch.nn.functional import linear
 
         decoder = model.model.decoder
         self.decoder, self.head = decoder, model.proj_out
         first = decoder.layers[0].self_attn
         self.heads, self.head_dim = first.num_heads, first.head_dim
-        n, width = encoded.shape[0], encoded.shape[-1]
-        # the encoder's keys and values in its precision, then float32 like every step; keys stored
-        # transposed and both contiguous: a strided view would be copied at every step
-        self.cross = [(self._split(linear(encoded, *k).float()).transpose(-1, -2).contiguous(),
-                       self._split(linear(encoded, *v).float()).contiguous()) for k, v in cross_projections]
+        n, self.width = encoded.shape[0], encoded.shape[-1]
+        self.cross_weights = cross_weights
+        self.states = encoded.float()  # [rows, positions, width], float32 like every step
+        self.states_t = self.states.transpose(1, 2).contiguous()  # [rows, width, positions]: a strided view would be copied at every step
         shape = (n, self.heads, max_tokens, self.head_dim)
         self.keys = [torch.zeros(shape, device=encoded.device) for _ in decoder.layers]
         self.values = [torch.zeros(shape, device=encoded.device) for _ in decoder.layers]
-        self.width = width
-        self.key_bias = None if key_bias is None else key_bias.float()[:, None, None, :]  # [rows, 1, 1, positions]
-
-    def _split(self, x: Any) -> Any:
-        """``[rows, time, width]`` -> ``[rows, heads, time, head_dim]``."""
-        return x.view(x.shape[0], -1, self.heads, self.head_dim).transpose(1, 2)
+        self.key_bias = None if key_bias is None else key_bias.float()[:, None, :]  # [rows, 1, positions]
 
     def keep(self, rows: Sequence[int]) -> None:
         """Only these rows go on decoding."""
         import torch
 
         index = torch.tensor(rows, dtype=torch.long, device=self.keys[0].device)
-        # the encoder's keys and values layer by layer, each old pair freed once its copy is made: a
-        # new list built whole would hold two copies of them (93 MB for 8 rows) at once
-        for i, (k, v) in enumerate(self.cross):
-            self.cross[i] = (k.index_select(0, index), v.index_select(0, index))
+        self.states = self.states.index_select(0, index)
+        self.states_t = self.states_t.index_select(0, index)
         self.keys = [k.index_select(0, index) for k in self.keys]
         self.values = [v.index_select(0, index) for v in self.values]
         if self.key_bias is not None:
@@ -443,19 +456,28 @@ class _DecoderState:
             q = (a.q_proj(x) * a.scaling).view(-1, self.heads, 1, self.head_dim)
             h = h + a.out_proj(self._attend(q, self.keys[i][:, :, : position + 1].transpose(-1, -2), self.values[i][:, :, : position + 1]))
             c = layer.encoder_attn
-            q = (c.q_proj(layer.encoder_attn_layer_norm(h)) * c.scaling).view(-1, self.heads, 1, self.head_dim)
-            h = h + c.out_proj(self._attend(q, *self.cross[i], self.key_bias))
+            q = (c.q_proj(layer.encoder_attn_layer_norm(h)) * c.scaling).view(-1, self.heads, self.head_dim)
+            h = h + c.out_proj(self._cross_attend(q, self.cross_weights[i]))
             h = h + layer.fc2(layer.activation_fn(layer.fc1(layer.final_layer_norm(h))))
         return self.head(d.layer_norm(h)) if logits else None
 
-    def _attend(self, q: Any, keys_t: Any, v: Any, bias: Any = None) -> Any:
-        """Attention of one query a row over ``keys_t`` (``[rows, heads, head_dim, time]``) and ``v``,
-        ``bias`` (``[rows, 1, 1, time]``) added to the scores."""
+    def _attend(self, q: Any, keys_t: Any, v: Any) -> Any:
+        """Attention of one query a row over ``keys_t`` (``[rows, heads, head_dim, time]``) and ``v``."""
         import torch
 
-        scores = q @ keys_t
-        weights = torch.softmax(scores if bias is None else scores + bias, dim=-1)
-        return (weights @ v).reshape(-1, self.width)
+        return (torch.softmax(q @ keys_t, dim=-1) @ v).reshape(-1, self.width)
+
+    def _cross_attend(self, q: Any, weights: _CrossWeights) -> Any:
+        """Cross-attention of one query a row (``[rows, heads, head_dim]``) over the encoder's
+        states, query-side (see the class), each position's log count added to its scores."""
+        import torch
+
+        scores = torch.bmm(torch.einsum("rhd,hdw->rhw", q, weights.keys), self.states_t)  # [rows, heads, positions]
+        attention = torch.softmax(scores if self.key_bias is None else scores + self.key_bias, dim=-1)
+        out = torch.einsum("rhw,hwd->rhd", torch.bmm(attention, self.states), weights.values)
+        if weights.value_bias is not None:
+            out = out + weights.value_bias
+        return out.reshape(-1, self.width)
 
 
 __all__ = ["CONTINUE_MARKS", "END_MARKS", "PADDING_GROUP", "WhisperCompletion", "completion_logit", "cue_dtype", "heard_clips", "merged_padding_states"]
