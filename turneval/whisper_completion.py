@@ -12,15 +12,18 @@ together, the way a listener does: "seven one five" in a dictated number ends in
 "how can I help you today" in a question mark.
 
 Every report reads it at every (a)/(d) decision. What it costs, one lever at a time
-(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.38-0.39 CPU s
-a pause as it ships, 0.58 with the 30 s window read exactly, 0.69 with transformers' ``generate``.
+(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.29 CPU s a
+pause as it ships (2026-11-29), 0.40 on 2026-11-28, 0.58 then with the 30 s window read exactly,
+0.69 with transformers' ``generate``.
 Whisper hears the clip at the start of its 30 s window and padding after it; the report reads that
 padding in pairs of positions, each pair one position that every attention counts twice
 (:func:`merged_padding_states`, :data:`PADDING_GROUP`): r = 0.9957 with the exact reading on the
 real dev pauses. Only the clip's own part of the window is turned into log-mel frames and
 convolved (the padding's frames are one value, convolved once), and the vocabulary projection's
 weight lies transposed in memory (:func:`~turneval.modeling.whisper_asr.store_vocabulary_projection_transposed`):
-the same cue to 4e-5, 6 % less CPU (0.41 before, measured beside it). The greedy decoding is a plain loop over the decoder's own key/value buffers (the
+the same cue to 4e-5, 6 % less CPU (0.41 before, measured beside it); and the decoder reads the
+encoder's states query-side, without projecting their keys and values (:class:`_DecoderState`):
+10 % less again (0.30 -> 0.27 beside each other), and a batch no longer holds 93 MB of them. The greedy decoding is a plain loop over the decoder's own key/value buffers (the
 cue read at each step instead of keeping every step's scores; a row leaves the batch when it ends
 its sentence), which gives ``generate``'s values to 1e-5; a call's clips are decoded 8 at a time,
 sorted by length; each clip goes through the encoder alone, so its cue never depends on the clips
