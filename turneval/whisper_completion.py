@@ -21,9 +21,10 @@ padding in pairs of positions, each pair one position that every attention count
 real dev pauses. Only the clip's own part of the window is turned into log-mel frames and
 convolved (the padding's frames are one value, convolved once), and the vocabulary projection's
 weight lies transposed in memory (:func:`~turneval.modeling.whisper_asr.store_vocabulary_projection_transposed`):
-the same cue to 4e-5, 6 % less CPU (0.41 before, measured beside it); and the decoder reads the
+the same cue to 4e-5, 6 % less CPU (0.41 before, measured beside it). The decoder reads the
 encoder's states query-side, without projecting their keys and values (:class:`_DecoderState`):
-10 % less again (0.30 -> 0.27 beside each other), and a batch no longer holds 93 MB of them. The greedy decoding is a plain loop over the decoder's own key/value buffers (the
+10 % less again (0.30 -> 0.27 beside each other), and a batch no longer holds 93 MB of them.
+The greedy decoding is a plain loop over the decoder's own self-attention buffers (the
 cue read at each step instead of keeping every step's scores; a row leaves the batch when it ends
 its sentence), which gives ``generate``'s values to 1e-5; a call's clips are decoded 8 at a time,
 sorted by length; each clip goes through the encoder alone, so its cue never depends on the clips
@@ -32,9 +33,8 @@ machine. ``precision="bfloat16"`` (or ``"auto"``: bfloat16 where the CPU multipl
 runs the encoder in bfloat16 (and, until 2026-11-29, the decoder's projections of its output): a
 quarter less CPU on a CPU with AVX512-BF16, r = 1.0000 with float32 on the real dev pauses (largest
 difference 0.16, the left-out ROC-AUCs within 0.002), but pauses near the threshold can flip
-between machines. The decoder reads the encoder's states query-side (:class:`_DecoderState`), with no
-keys and values of its own to project. The
-decoding steps stay float32 either way: the whole decoder in bfloat16 makes a clip's cue depend on
+between machines. The decoding steps, the cross-attention's reading of the encoder's states among
+them, stay float32 either way: the whole decoder in bfloat16 makes a clip's cue depend on
 its batch by up to 0.4. It reads on one torch thread (a second costs more CPU than it saves). What
 was measured and not kept: int8 Linear layers (the cue moves, r = 0.95-0.98 with float32, and with
 the decoder quantized too it depends on the batch), Whisper's encoder cut to a 10 or 15 s window
