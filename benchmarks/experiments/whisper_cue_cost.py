@@ -123,7 +123,7 @@ def generate_reader(batch_size: int = 8) -> Callable[[Sequence[np.ndarray]], np.
     from turneval.transcribe import _StaticSuppress
     from turneval.whisper_completion import MAX_CLIP_S, MAX_TOKENS, SAMPLE_RATE, WhisperCompletion, completion_logit
 
-    reader = WhisperCompletion()
+    reader = WhisperCompletion(precision="float32")
     model, processor = reader.model, reader.processor
     kwargs = {"logits_processor": [_StaticSuppress(model.generation_config.suppress_tokens, model.config.vocab_size)]}
     model.generation_config.suppress_tokens, model.generation_config.max_length = None, MAX_TOKENS

@@ -236,6 +236,7 @@ def _judge_stage(view: ConversationView, models: LoadedModels, options: ReportOp
         context_mode=judge_model.config.context_mode,
         turn_end_head=getattr(judge_model.config, "turn_end_head", None),
         pause_rule=pause_rule_name(judge_model, models.whisper_completion),
+        cue_precision=getattr(models.whisper_completion, "precision", None),
         interruption_head=None if judge_model.config.interruption_head is None else judge_model.config.interruption_head.to_dict(),
         label_names=list(judge_model.config.label_names),
         chunk_s=CHUNK_S,
