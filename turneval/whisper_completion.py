@@ -12,7 +12,7 @@ together, the way a listener does: "seven one five" in a dictated number ends in
 "how can I help you today" in a question mark.
 
 Every report reads it at every (a)/(d) decision. What it costs, one lever at a time
-(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.14-0.15 CPU s
+(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.14-0.17 CPU s
 a pause as it ships on a CPU that multiplies bfloat16 natively (2026-11-29, float32 0.27-0.29 beside
 it), 0.40 on 2026-11-28, 0.58 then with the 30 s window read exactly, 0.69 with transformers'
 ``generate``.
@@ -45,7 +45,8 @@ int8 Linear layers (the cue moves, r = 0.95-0.98 with float32, and with the deco
 it depends on the batch), Whisper's encoder cut to a 10 or 15 s window (r = 0.87, 0.93: the
 padding after the speech is part of what it reads), padding read in groups of 5-50 positions
 (r = 0.94-0.96), ONNX Runtime (no faster than torch here), decoding 32 clips at a time (no less
-CPU in a report, 180 MB more), and a head distilled onto an 8 s window
+CPU in a report, 180 MB more), a bfloat16 copy of the vocabulary projection shortlisting each
+step's token (the same cues, 12 % less decoding, 40 MB more), and a head distilled onto an 8 s window
 (``modeling/modeling_completion_reader.py``: 0.11 CPU s, r = 0.68-0.75; below the silence on a
 corpus left out). The padding positions attend to the speech (their states differ from clip to
 clip by 12-27 % after the first layer), so no part of the window can be computed once and

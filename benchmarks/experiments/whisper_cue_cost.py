@@ -43,7 +43,7 @@ encoder alone against torch's 0.56 / 0.35 (a scratch run; not a variant here).
 
 Measured 2026-11-29 on a CPU with AMX (bfloat16 matrix products in hardware), the encoder's lengths
 padded to shared shapes and the ended rows leaving the decoding together, alternating:
-``fp32_b8_pad2`` 0.290 / 0.268, ``bf16_b8_pad2`` 0.154 / 0.136 (r = 0.9955 with the reference,
+``fp32_b8_pad2`` 0.290 / 0.268, ``bf16_b8_pad2`` 0.154 / 0.136, later 0.159 / 0.172 (r = 0.9955 with the reference,
 0.99994 with ``fp32_b8_pad2``; 0.811 / 0.928 / 0.900), ``bf16_b32_pad2`` 0.178 / 0.169 before the
 shapes were padded. bfloat16 is what the report reads on such a CPU (``precision="auto"``).
 
