@@ -39,7 +39,7 @@ def transcriber(folder):
     import torch
 
     torch.set_num_threads(2)
-    return WhisperTranscriber(folder)
+    return WhisperTranscriber(folder, precision="float32")  # the same words on every machine; bfloat16: its own test
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +164,25 @@ def test_the_encoder_keeps_fused_attention_when_generate_turns_the_decoder_eager
         for module in model.model.encoder.modules():
             if getattr(module, "config", None) is model.config:
                 module.config = own
+
+
+def test_the_encoder_in_bfloat16_hands_the_decoder_float32_and_hears_the_same_words(folder, transcriber, sentence):
+    import torch
+
+    audio = np.concatenate([np.zeros(SR // 2, np.float32), sentence, np.zeros(SR // 2, np.float32)])
+    window = [(0.0, audio.size / SR)]
+    half = WhisperTranscriber(folder, precision="bfloat16")
+    assert half.encoder_precision == "bfloat16" and half.provenance.endswith("encoder in bfloat16")
+    assert transcriber.encoder_precision == "float32" and next(transcriber.model.model.encoder.parameters()).dtype == torch.float32
+    assert next(half.model.model.encoder.parameters()).dtype == torch.bfloat16
+    assert next(half.model.model.decoder.parameters()).dtype == torch.float32
+    features = half.processor.feature_extractor([audio], sampling_rate=SR, return_tensors="pt").input_features
+    with torch.inference_mode():
+        states = half.model.model.encoder(features).last_hidden_state
+    assert states.dtype == torch.float32
+    exact, rounded = transcriber.transcribe_windows(audio, window), half.transcribe_windows(audio, window)
+    assert [w.text for w in rounded] == [w.text for w in exact] and exact
+    assert max(abs(a.start - b.start) for a, b in zip(exact, rounded)) < 0.1
 
 
 def test_transcribe_dialogue_uses_each_channels_segments(transcriber, sentence):

@@ -17,7 +17,7 @@ def test_the_cue_precision_is_float32_bfloat16_or_what_the_cpu_multiplies_native
 
     from turneval.whisper_completion import WhisperCompletion
 
-    # the caller's precision, else $TURNEVAL_CUE_PRECISION, else "auto"
+    # the caller's precision, else $TURNEVAL_WHISPER_PRECISION, else "auto"
     assert inspect.signature(WhisperCompletion).parameters["precision"].default is None
     with pytest.raises(ValueError, match="precision must be"):
         cue_dtype("fp16", cpu)

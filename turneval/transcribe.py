@@ -222,6 +222,43 @@ def _keep_encoder_on_sdpa(model: Any) -> None:
             module.config = own
 
 
+def _encoder_in_precision(model: Any, precision: str | None, device: str) -> str:
+    """Run Whisper's encoder in ``precision`` (:func:`turneval.whisper_completion.cue_dtype`: where
+    the CPU multiplies bfloat16 natively, bfloat16 by default) and hand its states to the decoder
+    in float32; the name of the precision.
+
+    On the 6 Harper Valley dev calls (both channels, 26 windows, alternating in one process):
+    bfloat16 26.2-27.7 against float32 40.7 CPU s on an AMX CPU, WER 13.9 against 13.8 % (verbatim
+    19.7 % both), 2 of 12 channels' words different (benchmarks/experiments/transcribe_real_calls.py)."""
+    import torch
+
+    from turneval.whisper_completion import cue_dtype
+
+    dtype = cue_dtype(precision, torch.device(device))
+    encoder = model.model.encoder
+    if dtype != torch.float32:
+        encoder.to(dtype)
+        encoder.register_forward_pre_hook(_features_in(dtype), with_kwargs=True)
+        encoder.register_forward_hook(_states_in_float32, with_kwargs=True)
+    return str(dtype).removeprefix("torch.")
+
+
+def _features_in(dtype: Any) -> Any:
+    def cast(module: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        if args:
+            args = (args[0].to(dtype), *args[1:])
+        if kwargs.get("input_features") is not None:
+            kwargs["input_features"] = kwargs["input_features"].to(dtype)
+        return args, kwargs
+
+    return cast
+
+
+def _states_in_float32(module: Any, args: tuple, kwargs: dict, output: Any) -> Any:
+    output.last_hidden_state = output.last_hidden_state.float()
+    return output
+
+
 class WhisperTranscriber:
     """Whisper with word timestamps through the transformers ASR pipeline, offline.
 
@@ -233,9 +270,14 @@ class WhisperTranscriber:
             ``~/.cache/turneval``).
         batch_size: windows decoded together.
         num_beams: 1 (greedy, default) or a beam width.
+        precision: the encoder's (``"auto"``, ``"bfloat16"``, ``"float32"``; None:
+            ``$TURNEVAL_WHISPER_PRECISION``, else ``"auto"``: bfloat16 where the CPU multiplies it
+            natively). :attr:`encoder_precision` (and the provenance, which the report writes)
+            says which was used.
     """
 
-    def __init__(self, source: str | os.PathLike | None = None, device: str = "cpu", cache: str | os.PathLike | None = None, batch_size: int = 1, num_beams: int = 1) -> None:
+    def __init__(self, source: str | os.PathLike | None = None, device: str = "cpu", cache: str | os.PathLike | None = None, batch_size: int = 1, num_beams: int = 1,
+                 precision: str | None = None) -> None:
         from transformers import pipeline
 
         from turneval.modeling.whisper_asr import load_whisper_asr
@@ -261,6 +303,8 @@ class WhisperTranscriber:
         # 360 MiB of the report's peak. The encoder is told not to return them.
         model.model.encoder.register_forward_pre_hook(_without_attention_maps, with_kwargs=True)
         _keep_encoder_on_sdpa(model)
+        self.encoder_precision = _encoder_in_precision(model, precision, device)
+        self.provenance = f"{self.provenance}; encoder in {self.encoder_precision}"
         self.pipeline = pipeline(
             "automatic-speech-recognition", model=model, tokenizer=processor.tokenizer,
             feature_extractor=processor.feature_extractor, device=device,

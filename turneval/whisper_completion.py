@@ -36,7 +36,7 @@ default: AVX512-BF16 or AMX; float32 elsewhere), with its lengths padded to shar
 (:data:`SHAPE_BUCKET`): half the float32 cost on an AMX CPU, r = 0.99994 with float32 on the
 real dev pauses, largest difference 0.17, none of their 248 (a)/(d) decisions moved across the
 threshold, the left-out ROC-AUCs within 0.001. A report's figures can therefore differ between
-CPUs by that much; ``$TURNEVAL_CUE_PRECISION=float32`` (:data:`PRECISION_ENV_VAR`) reads float32
+CPUs by that much; ``$TURNEVAL_WHISPER_PRECISION=float32`` (:data:`PRECISION_ENV_VAR`) reads float32
 on every machine, and report.json says which was read (``judge.cue_precision``). The decoding
 steps, the cross-attention's reading of the encoder's states among them, stay float32 either
 way: the whole decoder in bfloat16 makes a clip's cue depend on its batch by up to 0.4. It reads
@@ -86,9 +86,10 @@ reading on the 248 real dev pauses (a criterion fixed before they were measured)
 (largest difference 1.6), 0.40 CPU s a pause against 0.58; 5 gives r = 0.961. Left out, the rule
 over log silence and this cue ranks AMI / Harper Valley / SpokenWOZ at 0.811 / 0.927 / 0.899
 (exact: 0.823 / 0.929 / 0.908)."""
-PRECISION_ENV_VAR = "TURNEVAL_CUE_PRECISION"
-"""Names the precision of the cue's encoder (``float32``, ``bfloat16``, ``auto``) where the caller
-does not: ``float32`` makes a report's figures the same on every machine."""
+PRECISION_ENV_VAR = "TURNEVAL_WHISPER_PRECISION"
+"""Names the precision of Whisper's encoder, in the cue and in ``--transcribe``
+(``turneval.transcribe``), where the caller does not: ``float32``, ``bfloat16`` or ``auto`` (the
+default); ``float32`` makes a report's figures the same on every machine."""
 SILENT_TAIL_S = 0.1
 """Zeros after the clip from which its features are made: more than the STFT's half window
 (12.5 ms) and a whole frame of silence past it."""
@@ -115,12 +116,14 @@ def completion_logit(log_probs: np.ndarray, end_ids: Sequence[int], continue_ids
     return float(math.log(p[list(end_ids)].sum() + EPS) - math.log(p[list(continue_ids)].sum() + EPS))
 
 
-def cue_dtype(precision: str, device: Any) -> Any:
-    """The torch dtype the cue is read in: ``precision`` (``"auto"``, ``"bfloat16"``, ``"float32"``)
-    on ``device`` (a ``torch.device``). ``"auto"`` takes bfloat16 only where it is native (a CPU
+def cue_dtype(precision: str | None, device: Any) -> Any:
+    """The torch dtype Whisper's encoder runs in (the cue's and ``--transcribe``'s): ``precision``
+    (``"auto"``, ``"bfloat16"``, ``"float32"``; None: ``$TURNEVAL_WHISPER_PRECISION``, else
+    ``"auto"``) on ``device`` (a ``torch.device``). ``"auto"`` takes bfloat16 only where it is native (a CPU
     with AVX512-BF16 or AMX, or a GPU that supports it): emulated, it is slower than float32."""
     import torch
 
+    precision = precision or os.environ.get(PRECISION_ENV_VAR) or "auto"
     if precision not in ("auto", "bfloat16", "float32"):
         raise ValueError(f"precision must be 'auto', 'bfloat16' or 'float32', not {precision!r}")
     if precision != "auto":
@@ -166,7 +169,7 @@ class WhisperCompletion:
             machine shared).
         precision: the encoder's, ``"auto"`` (bfloat16 where the processor multiplies it
             natively, else float32), ``"bfloat16"`` or ``"float32"`` (the same cue on every
-            machine, to float rounding); None: ``$TURNEVAL_CUE_PRECISION``, else ``"auto"``. A lent
+            machine, to float rounding); None: ``$TURNEVAL_WHISPER_PRECISION``, else ``"auto"``. A lent
             model in another precision is copied, so the cue is the same with or without the
             transcriber. The precision read is :attr:`precision`.
         padding_group: :data:`PADDING_GROUP` (the report's) reads the padding after the clip as
@@ -183,7 +186,7 @@ class WhisperCompletion:
             raise ValueError(f"padding_group must be a whole number >= 1 (1: the 30 s window exactly), not {padding_group!r}")
         self.padding_group = int(padding_group)
         self.device = torch.device(device)
-        self.dtype = cue_dtype(precision or os.environ.get(PRECISION_ENV_VAR) or "auto", self.device)
+        self.dtype = cue_dtype(precision, self.device)
         self.precision = str(self.dtype).removeprefix("torch.")
         lent = model is not None and processor is not None
         if not lent:
@@ -194,7 +197,8 @@ class WhisperCompletion:
         # the encoder in self.dtype; the decoding steps stay float32, where a row's scores do not
         # depend on the rows beside it
         encoder = model.model.encoder
-        self.encoder = (copy.deepcopy(encoder) if lent and self.dtype != torch.float32 else encoder).to(self.dtype)
+        # a lent encoder in another precision (the transcriber's) is copied, never changed
+        self.encoder = (copy.deepcopy(encoder) if lent and encoder.conv1.weight.dtype != self.dtype else encoder).to(self.dtype)
         self.cross_weights = [_CrossWeights.of(layer.encoder_attn) for layer in model.model.decoder.layers]
         tokenizer = processor.tokenizer
         token_ids = tokenizer.get_vocab()  # 0.05 s a call
