@@ -7,12 +7,12 @@ import pytest
 def test_the_cue_precision_is_float32_bfloat16_or_what_the_cpu_multiplies_natively():
     import torch
 
-    from turneval.whisper_completion import cue_dtype
+    from turneval.whisper_completion import encoder_dtype
 
     cpu = torch.device("cpu")
-    assert cue_dtype("float32", cpu) == torch.float32
-    assert cue_dtype("bfloat16", cpu) == torch.bfloat16
-    assert cue_dtype("auto", cpu) in (torch.float32, torch.bfloat16)
+    assert encoder_dtype("float32", cpu) == torch.float32
+    assert encoder_dtype("bfloat16", cpu) == torch.bfloat16
+    assert encoder_dtype("auto", cpu) in (torch.float32, torch.bfloat16)
     import inspect
 
     from turneval.whisper_completion import WhisperCompletion
@@ -20,7 +20,7 @@ def test_the_cue_precision_is_float32_bfloat16_or_what_the_cpu_multiplies_native
     # the caller's precision, else $TURNEVAL_WHISPER_PRECISION, else "auto"
     assert inspect.signature(WhisperCompletion).parameters["precision"].default is None
     with pytest.raises(ValueError, match="precision must be"):
-        cue_dtype("fp16", cpu)
+        encoder_dtype("fp16", cpu)
 
 
 def test_the_environment_names_the_precision_where_the_caller_does_not(monkeypatch):

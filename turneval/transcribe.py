@@ -223,7 +223,7 @@ def _keep_encoder_on_sdpa(model: Any) -> None:
 
 
 def _encoder_in_precision(model: Any, precision: str | None, device: str) -> str:
-    """Run Whisper's encoder in ``precision`` (:func:`turneval.whisper_completion.cue_dtype`: where
+    """Run Whisper's encoder in ``precision`` (:func:`turneval.whisper_completion.encoder_dtype`: where
     the CPU multiplies bfloat16 natively, bfloat16 by default) and hand its states to the decoder
     in float32; the name of the precision.
 
@@ -232,15 +232,15 @@ def _encoder_in_precision(model: Any, precision: str | None, device: str) -> str
     19.7 % both), 2 of 12 channels' words different (benchmarks/experiments/transcribe_real_calls.py)."""
     import torch
 
-    from turneval.whisper_completion import cue_dtype
+    from turneval.whisper_completion import encoder_dtype, precision_name
 
-    dtype = cue_dtype(precision, torch.device(device))
+    dtype = encoder_dtype(precision, torch.device(device))
     encoder = model.model.encoder
     if dtype != torch.float32:
         encoder.to(dtype)
         encoder.register_forward_pre_hook(_features_in(dtype), with_kwargs=True)
         encoder.register_forward_hook(_states_in_float32, with_kwargs=True)
-    return str(dtype).removeprefix("torch.")
+    return precision_name(dtype)
 
 
 def _features_in(dtype: Any) -> Any:

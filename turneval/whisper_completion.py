@@ -116,7 +116,7 @@ def completion_logit(log_probs: np.ndarray, end_ids: Sequence[int], continue_ids
     return float(math.log(p[list(end_ids)].sum() + EPS) - math.log(p[list(continue_ids)].sum() + EPS))
 
 
-def cue_dtype(precision: str | None, device: Any) -> Any:
+def encoder_dtype(precision: str | None, device: Any) -> Any:
     """The torch dtype Whisper's encoder runs in (the cue's and ``--transcribe``'s): ``precision``
     (``"auto"``, ``"bfloat16"``, ``"float32"``; None: ``$TURNEVAL_WHISPER_PRECISION``, else
     ``"auto"``) on ``device`` (a ``torch.device``). ``"auto"`` takes bfloat16 only where it is native (a CPU
@@ -131,6 +131,11 @@ def cue_dtype(precision: str | None, device: Any) -> Any:
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float32
     return torch.bfloat16 if device.type == "cpu" and _cpu_has_native_bfloat16() else torch.float32
+
+
+def precision_name(dtype: Any) -> str:
+    """``"float32"`` or ``"bfloat16"``: how report.json names the precision of a torch ``dtype``."""
+    return str(dtype).removeprefix("torch.")
 
 
 def _cpu_has_native_bfloat16() -> bool:
@@ -186,8 +191,8 @@ class WhisperCompletion:
             raise ValueError(f"padding_group must be a whole number >= 1 (1: the 30 s window exactly), not {padding_group!r}")
         self.padding_group = int(padding_group)
         self.device = torch.device(device)
-        self.dtype = cue_dtype(precision, self.device)
-        self.precision = str(self.dtype).removeprefix("torch.")
+        self.dtype = encoder_dtype(precision, self.device)
+        self.precision = precision_name(self.dtype)
         lent = model is not None and processor is not None
         if not lent:
             from turneval.modeling.whisper_asr import load_whisper_asr
@@ -349,7 +354,7 @@ def merged_padding_states(encoder: Any, features: Any, n_samples: int, group: in
     h = (_convolved_positions(encoder, features, exact, keep) + positions.index_select(0, keep))[None]
     bias = torch.log(counts)
     n = h.shape[1]
-    padded = -(-n // SHAPE_BUCKET) * SHAPE_BUCKET  # rows no attention reads: their keys count 0 (log 0 = -inf)
+    padded = _round_up(n, SHAPE_BUCKET)  # rows no attention reads: their keys count 0 (log 0 = -inf)
     h = torch.cat([h, h.new_zeros(1, padded - n, h.shape[2])], dim=1)
     mask = torch.cat([bias, bias.new_full((padded - n,), float("-inf"))]).to(h.dtype)[None, None, None, :]
     first = encoder.layers[0].self_attn
@@ -373,6 +378,10 @@ SHAPE_BUCKET = 32
 dropped at the end), and the clip's convolved frames to twice that: in bfloat16 every matrix
 product and convolution is a oneDNN kernel compiled and kept for its shape, and the ~200
 lengths of a call's clips kept 180 MB of them (the cue the same to float rounding)."""
+def _round_up(n: int, step: int) -> int:
+    return -(-n // step) * step
+
+
 PADDING_BLOCK_FRAMES = 8
 """The last mel frames of the window, convolved on their own: their positions give the padding's
 one value and the window's last position (which also sees the convolution's zero border)."""
@@ -398,7 +407,7 @@ def _convolved_positions(encoder: Any, features: Any, exact: int, keep: Any) -> 
         return convolved(features).index_select(0, keep)  # every position kept, or padding too short to share
     # a position p reads mel frames 2p - 2 ... 2p + 2: the clip's positions need the first 2 * exact + 1
     # (more frames, to a length shared by many clips, leave them as they are: see SHAPE_BUCKET)
-    frames = min(features.shape[-1], -(-(2 * exact + 2) // (2 * SHAPE_BUCKET)) * 2 * SHAPE_BUCKET)
+    frames = min(features.shape[-1], _round_up(2 * exact + 2, 2 * SHAPE_BUCKET))
     clip_part = convolved(features[..., :frames])[:exact]
     padding, last = convolved(features[..., -PADDING_BLOCK_FRAMES:])[2:4]
     past = keep[exact:]
@@ -520,4 +529,4 @@ class _DecoderState:
         return out.reshape(-1, self.width)
 
 
-__all__ = ["CONTINUE_MARKS", "END_MARKS", "PADDING_GROUP", "PRECISION_ENV_VAR", "WhisperCompletion", "completion_logit", "cue_dtype", "heard_clips", "merged_padding_states"]
+__all__ = ["CONTINUE_MARKS", "END_MARKS", "PADDING_GROUP", "PRECISION_ENV_VAR", "WhisperCompletion", "completion_logit", "encoder_dtype", "heard_clips", "merged_padding_states", "precision_name"]
