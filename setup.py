@@ -68,6 +68,7 @@ setup(
         "numpy>=2",
         "scipy",
         "scikit-learn",
+        "threadpoolctl",  # smart-turn's mel features on one BLAS thread (turneval/smart_turn.py)
         "tqdm",
         "jiwer",
         "silero-vad",

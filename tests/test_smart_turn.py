@@ -157,6 +157,31 @@ def test_smart_turn_model_gives_a_probability():
 
 
 @needs_pipecat
+def test_features_run_on_one_blas_thread_with_the_same_values(monkeypatch):
+    # OpenBLAS's idle threads spin after the mel product: a second thread doubled the stage's CPU
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> int:
+        return max(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
+
+    model = smart_turn.SmartTurnV3()
+    audio = (0.05 * np.random.default_rng(1).standard_normal(3 * 16000)).astype(np.float32)
+    before = blas_threads()
+    real, seen, features = smart_turn.log_mel_features, [], []
+
+    def spy(segment: np.ndarray) -> np.ndarray:
+        seen.append(blas_threads())
+        return real(segment)
+
+    monkeypatch.setattr(smart_turn, "log_mel_features", spy)
+    p = model.probability(audio)
+    assert seen == [1] and blas_threads() == before
+    features = real(smart_turn.pipecat_segment(audio))[None]  # with every BLAS thread
+    (expected,) = model.session.run(None, {"input_features": features})[:1]
+    assert p == float(np.asarray(expected).reshape(-1)[0])
+
+
+@needs_pipecat
 def test_report_with_smart_turn_labels_its_agreement(tmp_path):
     from turneval.cli import main
 
