@@ -20,7 +20,15 @@ from turneval.modeling.configuration_future_activity_predictor import FutureActi
 from turneval.modeling.configuration_turn_taking_judge import TurnTakingJudgeConfig
 from turneval.modeling.modeling_future_activity_predictor import FutureActivityPredictorModel
 from turneval.modeling.modeling_turn_taking_judge import TurnTakingJudge
-from turneval.reporting import Report, format_summary, judge_probabilities, report, report_schema, save_report
+from turneval.reporting import (
+    Report,
+    format_summary,
+    judge_precision,
+    judge_probabilities,
+    report,
+    report_schema,
+    save_report,
+)
 
 
 TINY_WHISPER = {"d_model": 64, "encoder_layers": 2, "encoder_attention_heads": 4, "encoder_ffn_dim": 128, "max_source_positions": 1500}
@@ -145,9 +153,27 @@ def test_reading_a_conversation_returns_its_facts_and_changes_no_dialogue(conver
 def test_streamed_judge_equals_whole_file_scoring(checkpoints, conversation):
     judge = TurnTakingJudge.from_pretrained(str(checkpoints["judge"])).eval()
     audio = conversation["dialogue"].audio[:, : 9 * SAMPLE_RATE]
-    streamed = judge_probabilities(judge, audio)
+    streamed = judge_probabilities(judge, audio, precision="float32")
     whole = judge.score(audio.mean(axis=0)).probabilities
     np.testing.assert_allclose(streamed, whole, atol=1e-5)
+
+
+def test_judge_in_bfloat16_streams_close_to_float32_and_leaves_the_judge_as_it_was(checkpoints, conversation, monkeypatch):
+    from turneval.whisper_completion import PRECISION_ENV_VAR, encoder_dtype
+
+    judge = TurnTakingJudge.from_pretrained(str(checkpoints["judge"])).eval()
+    audio = conversation["dialogue"].audio[:, : 12 * SAMPLE_RATE]
+    exact = judge_probabilities(judge, audio, precision="float32")
+    low = judge_probabilities(judge, audio, precision="bfloat16")  # a copy's encoder in bfloat16, its head in float32
+    assert judge.encoder.conv1.weight.dtype == torch.float32  # the judge itself is not lowered
+    assert not np.array_equal(low, exact) and np.abs(low - exact).max() < 0.1
+    assert np.corrcoef(low.ravel(), exact.ravel())[0, 1] > 0.999
+    np.testing.assert_allclose(low.sum(axis=1), 1.0, atol=1e-5)  # distributions, from a float32 softmax
+    assert judge_precision(judge, "bfloat16") == "bfloat16" and judge_precision(judge, "float32") == "float32"
+    monkeypatch.setenv(PRECISION_ENV_VAR, "float32")  # one setting for every Whisper encoder of the report
+    assert judge_precision(judge) == "float32"
+    monkeypatch.delenv(PRECISION_ENV_VAR)
+    assert judge_precision(judge) == str(encoder_dtype("auto", judge.device)).removeprefix("torch.")
 
 
 def test_two_mono_files_equal_the_stereo_file(conversation, tmp_path):
@@ -273,7 +299,7 @@ def test_transformers_pipeline_task(checkpoints, conversation):
 
     judge = pipeline("turn-taking-judgement", model=str(checkpoints["judge"]))
     rows = judge(str(conversation["wav"]))
-    expected = judge_probabilities(judge.model, load_stereo(conversation["wav"]))  # the file holds 16-bit samples
+    expected = judge_probabilities(judge.model, load_stereo(conversation["wav"]), precision="float32")  # the file holds 16-bit samples
     assert len(rows) == len(expected)
     assert rows[0]["chunk"] == 1 and rows[0]["time"] == pytest.approx(0.04)
     np.testing.assert_allclose([list(r["scores"].values()) for r in rows], expected, atol=1e-4)

@@ -191,6 +191,7 @@ def test_report_with_smart_turn_labels_its_agreement(tmp_path):
     te = data["turn_end_judge"]
     assert te["name"] == "smart-turn v3.2" and te["n_instances"] > 0 and set(te["metrics"]) <= {"a", "d"}
     assert te["judge_same_instances"] is not None
+    assert data["judge"]["precision"] in ("float32", "bfloat16")  # the judge's encoder, streamed over the call
     assert data["judge"]["cue_precision"] in ("float32", "bfloat16")  # Whisper's cue, read at every (a)/(d) decision
     keys = {row["key"] for row in data["summary"]}
     assert "turn_end_judge.a.T" in keys and "agreement.a.T" in keys

@@ -788,9 +788,9 @@ class _IncrementalWindow:
         enc = model.encoder
         d_model = enc.conv1.weight.shape[0]
         n_mels = enc.conv1.weight.shape[1]
-        device = enc.conv1.weight.device
-        self.mel_tail = torch.zeros(1, n_mels, 2, device=device)
-        self.conv1_tail = torch.zeros(1, d_model, 1, device=device)
+        device, dtype = enc.conv1.weight.device, enc.conv1.weight.dtype
+        self.mel_tail = torch.zeros(1, n_mels, 2, device=device, dtype=dtype)
+        self.conv1_tail = torch.zeros(1, d_model, 1, device=device, dtype=dtype)
         self.keys: list[torch.Tensor | None] = [None] * len(enc.layers)
         self.values: list[torch.Tensor | None] = [None] * len(enc.layers)
 
@@ -814,8 +814,8 @@ class _IncrementalWindow:
             frame_max = torch.maximum(frame_max, self.running_max)
         self.running_max = frame_max[:, -1:]
         log_spec = torch.maximum(log_spec, frame_max.unsqueeze(1) - config.log_mel_dynamic_range)
-        mel = ((log_spec + 4.0) / 4.0).to(model.classifier.weight.dtype)
         enc = model.encoder
+        mel = ((log_spec + 4.0) / 4.0).to(enc.conv1.weight.dtype)
         mel_in = torch.cat([self.mel_tail, mel], dim=-1)
         self.mel_tail = mel_in[..., -2:]
         x1 = F.gelu(F.conv1d(mel_in, enc.conv1.weight, enc.conv1.bias))
@@ -834,11 +834,13 @@ class _IncrementalWindow:
             hidden = self._layer(i, layer, hidden, mask)
             states.append(hidden)
         states[-1] = enc.layer_norm(hidden)
+        # an encoder in a lower precision than the head hands its states up in the head's
+        head_dtype = model.classifier.weight.dtype
         if config.use_weighted_layer_sum:
-            weights = torch.softmax(model.layer_weights, dim=0).to(hidden.dtype)
-            pooled = torch.einsum("l,lbtd->btd", weights, torch.stack(states))
+            weights = torch.softmax(model.layer_weights, dim=0).to(head_dtype)
+            pooled = torch.einsum("l,lbtd->btd", weights, torch.stack(states).to(head_dtype))
         else:
-            pooled = states[-1]
+            pooled = states[-1].to(head_dtype)
         frames_per_chunk = spc // ENCODER_FRAME_SAMPLES
         pooled = pooled[:, frames_per_chunk - 1 :: frames_per_chunk]
         self.n_chunks = n_chunks

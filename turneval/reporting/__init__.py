@@ -49,6 +49,7 @@ from .build import (
 from .inference import (
     check_device,
     judge_interruption_probabilities,
+    judge_precision,
     judge_probabilities,
     load_judge_model,
     load_predictor_model,
@@ -105,6 +106,7 @@ __all__ = [
     "format_number",
     "format_summary",
     "judge_interruption_probabilities",
+    "judge_precision",
     "judge_probabilities",
     "load_conversation",
     "InputFacts",

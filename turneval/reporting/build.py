@@ -48,6 +48,7 @@ from .headline import headline_figures, response_gaps
 from .inference import (
     check_device,
     judge_interruption_probabilities,
+    judge_precision,
     judge_probabilities,
     load_judge_model,
     load_predictor_model,
@@ -220,7 +221,8 @@ def _judge_stage(view: ConversationView, models: LoadedModels, options: ReportOp
     out.judge_thresholds = getattr(judge_model.config, "agreement_thresholds", None)
     if dialogue.audio is None:
         raise ReportError(f"dialogue {dialogue.id!r} has no audio for the judge")
-    probs = judge_probabilities(judge_model, dialogue.audio, options.progress)
+    precision = judge_precision(judge_model)
+    probs = judge_probabilities(judge_model, dialogue.audio, options.progress, precision=precision)
     pauses = decide_pauses(judge_model, view, whisper=models.whisper_completion)
     if pauses.unread:
         why = ", ".join(f"{reason}: {list(pauses.unread.values()).count(reason)}" for reason in sorted(set(pauses.unread.values())))
@@ -236,6 +238,7 @@ def _judge_stage(view: ConversationView, models: LoadedModels, options: ReportOp
         context_mode=judge_model.config.context_mode,
         turn_end_head=getattr(judge_model.config, "turn_end_head", None),
         pause_rule=pause_rule_name(judge_model, models.whisper_completion),
+        precision=precision,
         cue_precision=getattr(models.whisper_completion, "precision", None),
         interruption_head=None if judge_model.config.interruption_head is None else judge_model.config.interruption_head.to_dict(),
         label_names=list(judge_model.config.label_names),

@@ -326,14 +326,16 @@ class TurnEndJudgeSection(Section):
 @dataclass
 class JudgeSection(Section):
     """The judge's class probabilities per 40 ms chunk (row t: the label of chunk t + 1 from the
-    audio up to the end of chunk t), its checkpoint and the rules it decides by; ``cue_precision``:
-    the precision Whisper's turn-completion cue was read in (``float32`` or ``bfloat16``; None
+    audio up to the end of chunk t), its checkpoint and the rules it decides by; ``precision``:
+    the precision its encoder computed these probabilities in, ``cue_precision``: the precision
+    Whisper's turn-completion cue was read in (each ``float32`` or ``bfloat16``; the cue's None
     without the cue)."""
 
     checkpoint: str | None
     context_mode: str
     turn_end_head: Any
     pause_rule: str | None
+    precision: str
     cue_precision: str | None
     interruption_head: dict[str, Any] | None
     label_names: list[str]
