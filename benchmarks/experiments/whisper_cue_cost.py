@@ -46,6 +46,11 @@ padded to shared shapes and the ended rows leaving the decoding together, altern
 ``fp32_b8_pad2`` 0.290 / 0.268, ``bf16_b8_pad2`` 0.154 / 0.136, later 0.159 / 0.172 (r = 0.9955 with the reference,
 0.99994 with ``fp32_b8_pad2``; 0.811 / 0.928 / 0.900), ``bf16_b32_pad2`` 0.178 / 0.169 before the
 shapes were padded. bfloat16 is what the report reads on such a CPU (``precision="auto"``).
+Later that day, with a variant since removed, the vocabulary matrix (the token embeddings and the
+output projection, tied) in bfloat16 as well: 0.160 / 0.154 against 0.156 / 0.144 CPU s a pause
+for the encoder alone in bfloat16, alternating (no saving, though the product alone takes 5.5-6.8
+against 12.9-15.3 ms for 8 rows), r = 0.997 with it, largest difference 2.4 (greedy tokens
+change), 4 of the 248 decisions across the threshold: not kept.
 
 Sharing encoder work between overlapping clips is not a variant: Whisper's encoder attends over
 its whole window, so two clips that overlap in time share no exact encoder state; the script
