@@ -167,7 +167,7 @@ def test_features_run_on_one_blas_thread_with_the_same_values(monkeypatch):
     model = smart_turn.SmartTurnV3()
     audio = (0.05 * np.random.default_rng(1).standard_normal(3 * 16000)).astype(np.float32)
     before = blas_threads()
-    real, seen, features = smart_turn.log_mel_features, [], []
+    real, seen = smart_turn.log_mel_features, []
 
     def spy(segment: np.ndarray) -> np.ndarray:
         seen.append(blas_threads())

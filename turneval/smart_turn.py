@@ -105,24 +105,6 @@ def log_mel_features(audio_8s: np.ndarray) -> np.ndarray:
     return ((log_spec + 4.0) / 4.0).astype(np.float32)
 
 
-class _BlasThreads:
-    """numpy's BLAS held to one thread while the features' mel projection runs.
-
-    That product ([201, 80] by 800 frames) is large enough for OpenBLAS to split across every
-    core, and its idle threads then spin for a while after each call: on 2 cores the smart-turn
-    stage of a report cost twice its wall time in CPU (8.2 CPU s for 4.1 s wall on a 5-minute
-    call). One thread gives the same values (OpenBLAS splits the output, not the sums).
-    """
-
-    def __init__(self) -> None:
-        from threadpoolctl import ThreadpoolController
-
-        self._controller = ThreadpoolController()  # finds the loaded BLAS libraries once
-
-    def one(self) -> Any:
-        return self._controller.limit(limits=1, user_api="blas")
-
-
 class SmartTurnV3:
     """smart-turn v3.2 through onnxruntime: ``probability(user_audio)`` of a complete turn."""
 
@@ -138,11 +120,16 @@ class SmartTurnV3:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.path = Path(path) if path is not None else model_path()
         self.session = ort.InferenceSession(str(self.path), sess_options=options, providers=["CPUExecutionProvider"])
-        self._blas = _BlasThreads()
+        from threadpoolctl import ThreadpoolController
+
+        self._blas = ThreadpoolController()  # finds the loaded BLAS libraries once
 
     def probability(self, user_audio: np.ndarray) -> float:
         """P(turn complete) from the user's 16 kHz audio since the turn started (any length)."""
-        with self._blas.one():
+        # the mel product is large enough for OpenBLAS to split over every core, and its idle
+        # threads then spin through the ONNX run: on 2 cores the smart-turn stage of a report cost
+        # twice its wall time in CPU. One thread gives the same values (it splits the output, not the sums).
+        with self._blas.limit(limits=1, user_api="blas"):
             features = log_mel_features(pipecat_segment(user_audio))[None]
         (probs,) = self.session.run(None, {"input_features": features})[:1]
         return float(np.asarray(probs).reshape(-1)[0])

@@ -47,12 +47,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the
 PRECISIONS = ("float32", "bfloat16")
 
 
-def judged_labels(judge: Any, dialogue: Any, view: Any, probs: Any) -> dict[tuple[str, int], str]:
-    """``{(metric, chunk): the judge's label}`` of every agreement instance, as the report judges (e) and (b)/(c)."""
+def judged_labels(judge: Any, dialogue: Any, view: Any, probs: Any, floor_taken: dict[int, float]) -> dict[tuple[str, int], str]:
+    """``{(metric, chunk): the judge's label}`` of every agreement instance, as the report judges (e)
+    (``floor_taken``: its interruption head's) and (b)/(c)."""
     from turneval.metrics.agreement import conversation_agreement
-    from turneval.reporting import judge_interruption_probabilities
 
-    floor_taken = judge_interruption_probabilities(judge, dialogue, view.labels)
     agreement = conversation_agreement(dialogue, probs, view.labels, getattr(judge.config, "agreement_thresholds", None),
                                        None, floor_taken, instances=view.instances)
     return {(inst["metric"], inst["chunk"]): inst["judge_label"] for inst in agreement["instances"]}
@@ -68,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     from _real_calls import real_recordings
 
     from turneval.dataset_scripts.conversation_view import conversation_view
-    from turneval.reporting import judge_probabilities, load_judge_model
+    from turneval.reporting import judge_interruption_probabilities, judge_probabilities, load_judge_model
 
     torch.set_num_threads(1)
     judge, name = load_judge_model(None)
@@ -94,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         for system in (0, 1):  # each party in turn as the system, as the judge's validation
             as_system = replace(dialogue, system_speaker=system)
             view = conversation_view(as_system)
-            labels = {p: judged_labels(judge, as_system, view, probs[p]) for p in PRECISIONS}
+            floor_taken = judge_interruption_probabilities(judge, as_system, view.labels)  # reads no chunk probabilities
+            labels = {p: judged_labels(judge, as_system, view, probs[p], floor_taken) for p in PRECISIONS}
             for key, label in labels["float32"].items():
                 row["n"][key[0]] += 1
                 row["flips"][key[0]] += label != labels["bfloat16"].get(key)
