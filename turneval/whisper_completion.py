@@ -12,7 +12,7 @@ together, the way a listener does: "seven one five" in a dictated number ends in
 "how can I help you today" in a question mark.
 
 Every report reads it at every (a)/(d) decision. What it costs, one lever at a time
-(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.14-0.17 CPU s
+(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.14-0.20 CPU s
 a pause as it ships on a CPU that multiplies bfloat16 natively (2026-11-29, float32 0.27-0.29 beside
 it), 0.40 on 2026-11-28, 0.58 then with the 30 s window read exactly, 0.69 with transformers'
 ``generate``.
