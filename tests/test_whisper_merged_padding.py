@@ -9,13 +9,16 @@ import pytest
 
 from turneval.whisper_completion import (
     CONTINUE_MARKS,
+    DENSE_ROWS,
     END_MARKS,
     PADDING_MARGIN_POSITIONS,
+    SHAPE_BUCKET,
     WhisperCompletion,
     _convolved_positions,
     _DecoderState,
     _mark_ids,
     _stack_merged,
+    merged_length,
     merged_padding_states,
 )
 
@@ -56,12 +59,19 @@ def test_groups_keep_the_clip_and_count_the_padding(exact_reader, clip):
     exact = math.ceil(len(clip) / 320) + PADDING_MARGIN_POSITIONS
     with torch.inference_mode():
         states, bias = merged_padding_states(exact_reader.encoder, features, len(clip), 2)
-    assert states.shape[0] == exact + math.ceil((1500 - exact) / 2)
+    assert states.shape[0] == exact + math.ceil((1500 - exact) / 2) == merged_length(len(clip), 2)
+    assert merged_length(len(clip) + 16000, 2) > states.shape[0]  # a longer clip, more positions: the longest bounds a batch
     assert float(bias[:exact].abs().max()) == 0.0
     # every position of the window is counted once: the counts add up to 1,500
     assert float(torch.exp(bias).sum()) == pytest.approx(1500.0)
     stacked, stacked_bias = _stack_merged([(states, bias), (states[:10], bias[:10])])
-    assert stacked.shape == (2, states.shape[0], states.shape[1]) and torch.isinf(stacked_bias[1, 10:]).all()
+    # the batch's length is rounded up to a shape shared by many batches; absent positions count 0
+    assert stacked.shape == (2, math.ceil(states.shape[0] / SHAPE_BUCKET) * SHAPE_BUCKET, states.shape[1])
+    assert torch.equal(stacked[0, : states.shape[0]], states)
+    assert torch.isinf(stacked_bias[1, 10:]).all() and torch.isinf(stacked_bias[0, states.shape[0] :]).all()
+    assert _stack_merged([(states, bias)], 1024)[0].shape[1] == 1024  # the report's: the longest a clip can have
+    with pytest.raises(ValueError, match="shorter than"):
+        _stack_merged([(states, bias)], 10)
 
 
 def test_the_report_reads_pairs_close_to_the_exact_window(exact_reader, clip):
@@ -139,5 +149,27 @@ def test_the_decoder_reads_the_encoder_query_side_as_keys_and_values_would(exact
         reference = torch.einsum("rhp,rhpd->rhd", weights, values).reshape(2, -1)
     assert torch.allclose(made, reference, atol=1e-4)
     state.keep([1])
+    kept = torch.cat([q[1:], torch.zeros_like(q[:1])])  # the query keeps its dense rows, the one decoding first
     with torch.inference_mode():
-        assert torch.allclose(state._cross_attend(q[1:], exact_reader.cross_weights[1]), reference[1:], atol=1e-4)
+        assert torch.allclose(state._cross_attend(kept, exact_reader.cross_weights[1])[:1], reference[1:], atol=1e-4)
+
+
+def test_a_decoding_row_does_not_depend_on_the_rows_beside_it(exact_reader):
+    """Every float32 product of a step runs on DENSE_ROWS rows and the states are read in
+    bfloat16 row by row: a row's buffers are the same bit for bit beside other rows, fewer rows,
+    or longer ones (absent positions), so a clip's cue does not depend on its batch."""
+    generator = torch.Generator().manual_seed(1)
+    encoded = torch.randn(4, 64, 384, generator=generator).bfloat16()
+    longer = torch.cat([encoded[:1], torch.randn(1, 64, 384, generator=generator).bfloat16()], dim=1)
+    bias = torch.zeros(4, 64)
+    longer_bias = torch.cat([bias[:1], torch.full((1, 64), float("-inf"))], dim=1)  # the same row, absent positions after it
+    states = [_DecoderState(exact_reader.model, e, 6, exact_reader.cross_weights, b, dense_rows=DENSE_ROWS)
+              for e, b in ((encoded, bias), (encoded[[0, 3]], bias[[0, 3]]), (longer, longer_bias))]
+    with torch.inference_mode():
+        for position, token in enumerate([50257, 50362, 383, 3797]):
+            for state in states:
+                state.step(torch.full((state.rows,), token), position, logits=False)
+    for layer in range(len(states[0].keys)):
+        for other in states[1:]:
+            assert torch.equal(other.keys[layer][0], states[0].keys[layer][0])
+            assert torch.equal(other.values[layer][0], states[0].values[layer][0])

@@ -37,9 +37,15 @@ default: AVX512-BF16 or AMX; float32 elsewhere), with its lengths padded to shar
 real dev pauses, largest difference 0.17, none of their 248 (a)/(d) decisions moved across the
 threshold, the left-out ROC-AUCs within 0.001. A report's figures can therefore differ between
 CPUs by that much; ``$TURNEVAL_WHISPER_PRECISION=float32`` (:data:`PRECISION_ENV_VAR`) reads float32
-on every machine, and report.json says which was read (``judge.cue_precision``). The decoding
-steps, the cross-attention's reading of the encoder's states among them, stay float32 either
-way: the whole decoder in bfloat16 makes a clip's cue depend on its batch by up to 0.4. It reads
+on every machine, and report.json says which was read (``judge.cue_precision``). The
+cross-attention reads the encoder's states in their precision (its two products with them; half
+the bytes each step reads) and every other part of a decoding step stays float32, its matrix
+products on :data:`DENSE_ROWS` rows whatever the batch: a row's float32 values then do not depend
+on the rows beside it, so rounding them to bfloat16 cannot make a clip's cue depend on its batch
+(3e-3 without the fixed rows; 3e-5 with them, from the vocabulary projection). On the 248 real dev
+pauses: r = 0.99997 with the float32 reading of the states, largest difference 0.24, no decision
+across the threshold, the left-out ROC-AUCs the same. The whole decoder in bfloat16 makes a
+clip's cue depend on its batch by up to 0.4. It reads
 on one torch thread (a second costs more CPU than it saves). What was measured and not kept:
 int8 Linear layers (the cue moves, r = 0.95-0.98 with float32, and with the decoder quantized too
 it depends on the batch), Whisper's encoder cut to a 10 or 15 s window (r = 0.87, 0.93: the
@@ -206,6 +212,11 @@ class WhisperCompletion:
         # a lent encoder in another precision (the transcriber's) is copied, never changed
         self.encoder = (copy.deepcopy(encoder) if lent and encoder.conv1.weight.dtype != self.dtype else encoder).to(self.dtype)
         self.cross_weights = [_CrossWeights.of(layer.encoder_attn) for layer in model.model.decoder.layers]
+        # every batch's merged states padded to the longest a clip can have: the cross-attention's
+        # bfloat16 products then take a handful of shapes, each a oneDNN kernel kept in memory
+        # (padded to each batch's own longest, their ~100 shapes kept 35 MiB)
+        positions = model.model.encoder.embed_positions.weight.shape[0]
+        self.merged_length = _round_up(merged_length(int(MAX_CLIP_S * SAMPLE_RATE), self.padding_group, positions), SHAPE_BUCKET)
         tokenizer = processor.tokenizer
         token_ids = tokenizer.get_vocab()  # 0.05 s a call
         self.end_ids, self.continue_ids = _mark_ids(tokenizer, token_ids, END_MARKS), _mark_ids(tokenizer, token_ids, CONTINUE_MARKS)
@@ -256,7 +267,7 @@ class WhisperCompletion:
             encoded, key_bias = torch.cat([self.encoder(self._features(clip)).last_hidden_state for clip in clips]), None
         else:
             encoded, key_bias = _stack_merged([merged_padding_states(self.encoder, self._features(clip), len(clip), self.padding_group)
-                                               for clip in clips])
+                                               for clip in clips], self.merged_length)
         tokens, marks = self._greedy(encoded, key_bias)
         out = np.full(len(clips), np.nan)
         for row in range(len(clips)):
@@ -292,7 +303,7 @@ class WhisperCompletion:
         import torch
 
         n = encoded.shape[0]
-        state = _DecoderState(self.model, encoded, MAX_TOKENS, self.cross_weights, key_bias)
+        state = _DecoderState(self.model, encoded, MAX_TOKENS, self.cross_weights, key_bias, dense_rows=_round_up(n, DENSE_ROWS))
         tokens: list[list[int]] = [[] for _ in range(n)]
         marks: list[list[np.ndarray]] = [[] for _ in range(n)]
         rows = list(range(n))  # the original row of each row still decoding
@@ -325,6 +336,15 @@ class WhisperCompletion:
         return tokens, marks
 
 
+DENSE_ROWS = 8
+"""Each decoding step's float32 matrix products run on a multiple of this many rows, whatever
+number of clips decode together: a product's kernel, and so its rounding, depends on its row
+count, and the cross-attention's bfloat16 reading of the encoder's states magnified that to 3e-3
+of a clip's cue between batches. At a fixed row count a row's values do not depend on its
+neighbours or its place (checked bit for bit), so a clip's cue is the same in any batch of up to
+this many clips."""
+
+
 PADDING_MARGIN_POSITIONS = 2
 """Encoder positions past the clip's end kept one by one: Whisper's two convolutions (kernel 3,
 the second with stride 2) mix the clip's last mel frames into them."""
@@ -348,7 +368,7 @@ def merged_padding_states(encoder: Any, features: Any, n_samples: int, group: in
 
     positions = encoder.embed_positions.weight
     total = positions.shape[0]
-    exact = min(total, math.ceil(n_samples / (2 * 160)) + PADDING_MARGIN_POSITIONS)  # 10 ms mel frames, 2 a position
+    exact = _exact_positions(n_samples, total)
     starts = list(range(exact, total, group))
     keep = torch.tensor(list(range(exact)) + [min(a + group // 2, total - 1) for a in starts], device=positions.device)
     counts = torch.tensor([1.0] * exact + [float(min(group, total - a)) for a in starts], device=positions.device, dtype=positions.dtype)
@@ -417,12 +437,30 @@ def _convolved_positions(encoder: Any, features: Any, exact: int, keep: Any) -> 
     return torch.cat([clip_part, rows])  # keep begins with the clip's positions 0 ... exact - 1
 
 
-def _stack_merged(parts: Sequence[tuple[Any, Any]]) -> tuple[Any, Any]:
-    """Clips' merged states ``[positions_i, width]`` and log counts, padded to one batch: absent
-    positions get a log count of -inf (no attention)."""
+def merged_length(n_samples: int, group: int, total: int = 1500) -> int:
+    """How many positions :func:`merged_padding_states` gives a clip of ``n_samples`` (16 kHz)
+    in a window of ``total`` positions read in groups of ``group``; it grows with the clip."""
+    exact = _exact_positions(n_samples, total)
+    return exact + math.ceil((total - exact) / group)
+
+
+def _exact_positions(n_samples: int, total: int) -> int:
+    """The encoder positions of a clip of ``n_samples`` kept one by one: its own and
+    :data:`PADDING_MARGIN_POSITIONS` after it."""
+    return min(total, math.ceil(n_samples / (2 * 160)) + PADDING_MARGIN_POSITIONS)  # 10 ms mel frames, 2 a position
+
+
+def _stack_merged(parts: Sequence[tuple[Any, Any]], length: int | None = None) -> tuple[Any, Any]:
+    """Clips' merged states ``[positions_i, width]`` and log counts, padded to one batch of
+    ``length`` positions (default: the longest, rounded up to :data:`SHAPE_BUCKET`): absent
+    positions get a log count of -inf (no attention), and a row's values do not depend on the
+    length."""
     import torch
 
     longest = max(states.shape[0] for states, _ in parts)
+    if length is not None and length < longest:
+        raise ValueError(f"length {length} is shorter than a clip's {longest} positions")
+    longest = length or _round_up(longest, SHAPE_BUCKET)
     width = parts[0][0].shape[1]
     states = torch.zeros(len(parts), longest, width, dtype=parts[0][0].dtype, device=parts[0][0].device)
     bias = torch.full((len(parts), longest), float("-inf"), device=parts[0][0].device)
@@ -463,7 +501,8 @@ class _DecoderState:
     and 12 MB of keys and values; two products with E a step cost its ~12 steps a fifth of that,
     and hold only E (1.3 MB). The same values to float rounding (2e-5 of the cue on 64 dev clips)."""
 
-    def __init__(self, model: Any, encoded: Any, max_tokens: int, cross_weights: Sequence[_CrossWeights], key_bias: Any = None) -> None:
+    def __init__(self, model: Any, encoded: Any, max_tokens: int, cross_weights: Sequence[_CrossWeights], key_bias: Any = None,
+                 dense_rows: int | None = None) -> None:
         import torch
 
         decoder = model.model.decoder
@@ -471,13 +510,30 @@ class _DecoderState:
         first = decoder.layers[0].self_attn
         self.heads, self.head_dim = first.num_heads, first.head_dim
         n, self.width = encoded.shape[0], encoded.shape[-1]
+        self.dense_rows = max(n, int(dense_rows or n))
         self.cross_weights = cross_weights
-        self.states = encoded.float()  # [rows, positions, width], float32 like every step
+        # the encoder's states in its own precision: bfloat16 halves what every step reads of them,
+        # and a bfloat16 product of a row does not depend on the rows beside it
+        self.states = encoded  # [rows, positions, width]
         self.states_t = self.states.transpose(1, 2).contiguous()  # [rows, width, positions]: a strided view would be copied at every step
         shape = (n, self.heads, max_tokens, self.head_dim)
         self.keys = [torch.zeros(shape, device=encoded.device) for _ in decoder.layers]
         self.values = [torch.zeros(shape, device=encoded.device) for _ in decoder.layers]
         self.key_bias = None if key_bias is None else key_bias.float()[:, None, :]  # [rows, 1, positions]
+
+    @property
+    def rows(self) -> int:
+        """The rows still decoding."""
+        return self.keys[0].shape[0]
+
+    def _dense(self, h: Any) -> Any:
+        """``h`` (``[rows, ...]``) padded with zero rows to :attr:`dense_rows`: every float32 matrix
+        product of a step runs on that many rows, so a row's values do not depend on how many rows
+        decode beside it (a product's kernel, and its rounding, depends on the row count; a
+        bfloat16 reading of the states magnified that to 3e-3 of the cue)."""
+        if h.shape[0] == self.dense_rows:
+            return h
+        return _with_zero_rows(h, self.dense_rows)
 
     def keep(self, rows: Sequence[int]) -> None:
         """Only these rows go on decoding."""
@@ -496,20 +552,22 @@ class _DecoderState:
         with ``logits=False`` only the buffers are filled (a prompt token: its vocabulary
         projection, 80 MB of weights read, would go unread) and None is returned."""
 
-        d = self.decoder
-        h = d.embed_tokens(ids) + d.embed_positions.weight[position]
+        d, n = self.decoder, ids.shape[0]
+        h = self._dense(d.embed_tokens(ids) + d.embed_positions.weight[position])  # [dense_rows, width]
         for i, layer in enumerate(d.layers):
             a = layer.self_attn
             x = layer.self_attn_layer_norm(h)
-            self.keys[i][:, :, position] = a.k_proj(x).view(-1, self.heads, self.head_dim)
-            self.values[i][:, :, position] = a.v_proj(x).view(-1, self.heads, self.head_dim)
-            q = (a.q_proj(x) * a.scaling).view(-1, self.heads, 1, self.head_dim)
-            h = h + a.out_proj(self._attend(q, self.keys[i][:, :, : position + 1].transpose(-1, -2), self.values[i][:, :, : position + 1]))
+            self.keys[i][:, :, position] = a.k_proj(x)[:n].view(-1, self.heads, self.head_dim)
+            self.values[i][:, :, position] = a.v_proj(x)[:n].view(-1, self.heads, self.head_dim)
+            q = (a.q_proj(x) * a.scaling)[:n].view(-1, self.heads, 1, self.head_dim)
+            h = h + a.out_proj(self._dense(self._attend(q, self.keys[i][:, :, : position + 1].transpose(-1, -2), self.values[i][:, :, : position + 1])))
             c = layer.encoder_attn
             q = (c.q_proj(layer.encoder_attn_layer_norm(h)) * c.scaling).view(-1, self.heads, self.head_dim)
             h = h + c.out_proj(self._cross_attend(q, self.cross_weights[i]))
             h = h + layer.fc2(layer.activation_fn(layer.fc1(layer.final_layer_norm(h))))
-        return self.head(d.layer_norm(h)) if logits else None
+        # the vocabulary projection on the rows decoding only: it feeds no bfloat16 rounding, and
+        # its float32 rounding moves a cue by 1e-5 at most
+        return self.head(d.layer_norm(h[:n])) if logits else None
 
     def _attend(self, q: Any, keys_t: Any, v: Any) -> Any:
         """Attention of one query a row over ``keys_t`` (``[rows, heads, head_dim, time]``) and ``v``."""
@@ -518,16 +576,31 @@ class _DecoderState:
         return (torch.softmax(q @ keys_t, dim=-1) @ v).reshape(-1, self.width)
 
     def _cross_attend(self, q: Any, weights: _CrossWeights) -> Any:
-        """Cross-attention of one query a row (``[rows, heads, head_dim]``) over the encoder's
-        states, query-side (see the class), each position's log count added to its scores."""
+        """Cross-attention of one query a row (``[dense_rows, heads, head_dim]``) over the encoder's
+        states, query-side (see the class), each position's log count added to its scores.
+
+        The two products with the states run in their precision (bfloat16 where the encoder ran
+        in it: half the bytes read, r = 0.99997 with float32 on the 248 real dev pauses), the
+        softmax and everything else in float32. The rows past those decoding read nothing (their
+        output is the value bias alone, and nothing reads it)."""
         import torch
 
-        scores = torch.bmm(torch.einsum("rhd,hdw->rhw", q, weights.keys), self.states_t)  # [rows, heads, positions]
+        n, low = self.rows, self.states.dtype
+        key_side = torch.einsum("rhd,hdw->rhw", q, weights.keys)[:n]  # on dense_rows rows, like every float32 product
+        scores = torch.bmm(key_side.to(low), self.states_t).float()  # [rows, heads, positions]
         attention = torch.softmax(scores if self.key_bias is None else scores + self.key_bias, dim=-1)
-        out = torch.einsum("rhw,hwd->rhd", torch.bmm(attention, self.states), weights.values)
+        read = self._dense(torch.bmm(attention.to(low), self.states).float())
+        out = torch.einsum("rhw,hwd->rhd", read, weights.values)
         if weights.value_bias is not None:
             out = out + weights.value_bias
         return out.reshape(-1, self.width)
+
+
+def _with_zero_rows(t: Any, rows: int) -> Any:
+    """``t`` (``[n, ...]``) with zero rows appended up to ``rows``."""
+    import torch
+
+    return torch.cat([t, t.new_zeros((rows - t.shape[0], *t.shape[1:]))])
 
 
 __all__ = ["CONTINUE_MARKS", "END_MARKS", "PADDING_GROUP", "PRECISION_ENV_VAR", "WhisperCompletion", "completion_logit", "encoder_dtype", "heard_clips", "merged_padding_states", "precision_name"]

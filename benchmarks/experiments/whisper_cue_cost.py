@@ -190,16 +190,19 @@ def quantized_copy(model: Any, per_channel: bool = True) -> Any:
 
 
 def variant_reader(name: str) -> Callable[[Sequence[np.ndarray]], np.ndarray]:
-    """``reference``, or ``{fp32|bf16|int8|int8pt|int8enc}_b{batch}[_window{s}|_pad{G}]`` (see the module docstring)."""
+    """``reference``, or ``{fp32|bf16|int8|int8pt|int8enc}_b{batch}[_window{s}|_pad{G}][_clip{s}]`` (see the module docstring)."""
     from turneval.whisper_completion import WhisperCompletion
 
     if name == "reference":
         return generate_reader()
+    name, _, clip_s = name.partition("_clip")
     precision, _, rest = name.partition("_b")
     rest, _, group = rest.partition("_pad")
     batch, _, window = rest.partition("_window")
     reader = WhisperCompletion(batch_size=int(batch), precision="bfloat16" if precision == "bf16" else "float32",
                                padding_group=int(group or 1))
+    if clip_s:
+        return clip_cut_reader(reader, float(clip_s))
     if precision == "int8enc":
         reader.encoder = quantized_copy(reader.encoder)
     elif precision not in ("fp32", "bf16"):
@@ -208,6 +211,17 @@ def variant_reader(name: str) -> Callable[[Sequence[np.ndarray]], np.ndarray]:
     if window:
         cut_encoder(reader, float(window))
     return reader.logits
+
+
+def clip_cut_reader(reader: Any, seconds: float) -> Callable[[Sequence[np.ndarray]], np.ndarray]:
+    """``reader.logits`` hearing only the last ``seconds`` of each clip instead of
+    :data:`~turneval.whisper_completion.MAX_CLIP_S` (its batches' states padded to that clip's
+    longest, as the report pads them to 8 s)."""
+    from turneval.whisper_completion import SAMPLE_RATE, SHAPE_BUCKET, _round_up, merged_length
+
+    samples = int(seconds * SAMPLE_RATE)
+    reader.merged_length = _round_up(merged_length(samples, reader.padding_group), SHAPE_BUCKET)
+    return lambda clips: reader.logits([np.asarray(c)[-samples:] for c in clips])
 
 
 def corpus_aucs(table: dict[str, np.ndarray], cue: np.ndarray) -> dict[str, tuple[float, float]]:
@@ -263,6 +277,10 @@ def main(argv: list[str] | None = None) -> int:
             values = reader(clips)
             cost = (time.process_time() - start) / len(clips)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        unread = int(np.sum(~np.isfinite(values)))
+        if unread:  # Whisper heard no word: the rule reads 0 there, as in a report without a fallback
+            print(f"    {unread} clips without a word read")
+            values = np.where(np.isfinite(values), values, 0.0)
         aucs = corpus_aucs(table, values)
         print(f"{name}: {cost:.3f} CPU s a pause; peak RSS so far {peak_mb:.0f} MB; against the reference: "
               f"r = {np.corrcoef(values, reference)[0, 1]:.4f}, max |diff| {np.max(np.abs(values - reference)):.3f}")
