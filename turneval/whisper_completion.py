@@ -12,9 +12,9 @@ together, the way a listener does: "seven one five" in a dictated number ends in
 "how can I help you today" in a question mark.
 
 Every report reads it at every (a)/(d) decision. What it costs, one lever at a time
-(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.14-0.20 CPU s
-a pause as it ships on a CPU that multiplies bfloat16 natively (2026-11-29, float32 0.27-0.29 beside
-it), 0.40 on 2026-11-28, 0.58 then with the 30 s window read exactly, 0.69 with transformers'
+(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.13-0.21 CPU s
+a pause as it ships on a CPU that multiplies bfloat16 natively (19 runs on 2026-11-29, median 0.153;
+float32 0.27-0.29 beside it), 0.40 on 2026-11-28, 0.58 then with the 30 s window read exactly, 0.69 with transformers'
 ``generate``.
 Whisper hears the clip at the start of its 30 s window and padding after it; the report reads that
 padding in pairs of positions, each pair one position that every attention counts twice
