@@ -361,8 +361,6 @@ def merged_padding_states(encoder: Any, features: Any, n_samples: int, group: in
     differ only by their positional embedding, which moves little from one position to the next;
     the decoder reads the clip's own positions, where the shortcut changes only what the padding
     adds to their attention."""
-    import math
-
     import torch
     from torch.nn.functional import scaled_dot_product_attention
 
