@@ -249,6 +249,31 @@ def test_leave_one_corpus_out_keeps_the_cue_weak_where_a_corpus_does_not_carry_i
     assert set(loo["gains"][loo["c"]]) == {"cued", "plain"}
 
 
+def test_leave_one_call_out_never_reads_the_calls_own_answers():
+    """Each call's probabilities come from the rule fitted without it: turning its answers over
+    moves no probability of its own, and the channel pairs of one meeting ("m/a", "m/b") leave
+    together."""
+    from sklearn.metrics import roc_auc_score
+
+    from turneval.training.fit_pause_decision import join_tables, leave_one_call_out
+
+    rng = np.random.default_rng(3)
+    table = join_tables([_corpus_table(rng, 90, 1.5, "one"), _corpus_table(rng, 90, 1.5, "two")])
+    table["recording"] = np.where(table["recording"] == "two1", "m/a", np.where(table["recording"] == "two2", "m/b", table["recording"]))
+    features = ["turn_complete_logit", "log_silence_s"]
+    p = leave_one_call_out(table, features, 1.0)
+    assert p.shape == (180,) and ((p > 0) & (p < 1)).all()
+    assert roc_auc_score(table["shift"], p) > 0.85
+    for call in (table["recording"] == "one0", np.char.startswith(table["recording"].astype(str), "m/")):
+        flipped = {**table, "shift": np.where(call, ~table["shift"], table["shift"])}
+        q = leave_one_call_out(flipped, features, 1.0)
+        np.testing.assert_allclose(q[call], p[call], atol=1e-9)
+        assert not np.allclose(q[~call], p[~call], atol=1e-3)  # the other calls' rules did read it
+    pair, other = table["recording"] == "m/a", table["recording"] == "m/b"
+    flipped = {**table, "shift": np.where(pair, ~table["shift"], table["shift"])}
+    np.testing.assert_allclose(leave_one_call_out(flipped, features, 1.0)[other], p[other], atol=1e-9)  # "m/b" left with "m/a"
+
+
 def test_leave_one_out_needs_two_groups():
     from turneval.training.fit_pause_decision import leave_one_corpus_out
 

@@ -14,7 +14,13 @@ report's VAD, no transcript. Skips with one NaN figure without them.
    beside the silence's length and smart-turn v3.2 200 ms after the IPU end, with the paired
    differences (95 % intervals resampling recordings). The shipped rule, fitted on all three,
    is shown as well, labelled in-sample.
-2. **End of turn as eot-bench counts it**, per corpus: the pauses where the speaker went on
+2. **Leave one call out**: the shipped design refitted without one call at a time decides that
+   call, so that one rule, as a report ships it, decides every call: its ROC-AUC pooled over the
+   telephone corpora and over all (the pooled figure of 1 mixes three rules whose intercepts
+   differ), and the (a)/(d) agreement per corpus and direction at the judge's installed
+   threshold. New calls of corpora it was fitted on, which is what held-back calls of SpokenWOZ
+   and Harper Valley are; 1 answers for a corpus never seen.
+3. **End of turn as eot-bench counts it**, per corpus: the pauses where the speaker went on
    (holds) and the turn ends (shifts). A detector asked at 300 ms and at 600 ms of silence cuts
    the speaker off when it says "done" at a hold that is still silent then (false cut-off rate,
    over all holds), and ends a turn in time when it says so at a turn end (turn ends called,
@@ -181,6 +187,39 @@ def whisper_at_stop(reader: Any, judge: Any, view: Any, readings: Sequence[Any])
     return reader.logits(clips) if clips else np.zeros(0)
 
 
+def call_left_out_figures(judge: Any, table: dict[str, np.ndarray], features: Sequence[str], c: float) -> list[dict]:
+    """The shipped design with one call left out of its fit at a time
+    (``training/fit_pause_decision.py``'s ``leave_one_call_out``): its ROC-AUC pooled over the
+    telephone corpora and over all (one rule, as a report ships it, on calls it was not fitted
+    on), beside the silence's length, and the (a)/(d) agreement per corpus and direction at the
+    judge's installed threshold."""
+    from turneval.modeling.modeling_turn_taking_judge import log_silence
+    from turneval.training.fit_pause_decision import auc_summary, leave_one_call_out
+
+    p = leave_one_call_out(table, features, c)
+    silence = log_silence(table["silence_elapsed_s"])
+    corpus, shift = np.asarray(table["corpus"]).astype(str), table["shift"].astype(bool)
+    out = []
+    for where, rows in (("telephone corpora pooled", corpus != "ami"), ("every corpus pooled", np.ones(len(corpus), dtype=bool))):
+        if len(set(corpus[rows].tolist())) < 2:
+            continue
+        rule, sil = auc_summary(table, p, rows), auc_summary(table, silence, rows)
+        out.append(figure(f"pause decisions ROC-AUC, {where}: judge, its call left out of the fit", rule["roc_auc"], "", headline=True,
+                          note=f"{rule['decisions']} decisions, {rule['shifts']} shifts; 95 % CI {rule['ci95']} resampling recordings; "
+                               f"C={c:g}; AMI's channel pairs leave with their meeting"))
+        out.append(figure(f"pause decisions ROC-AUC, {where}: silence length", sil["roc_auc"], "", note=f"95 % CI {sil['ci95']}"))
+    # the report's (a)/(d) score is p_T - p_C = 2 P(shift) - 1 against the judge's threshold for (a)
+    threshold = (1.0 + float(judge.config.agreement_thresholds["a"])) / 2.0
+    for name in sorted(set(corpus.tolist())):
+        rows = corpus == name
+        says_shift = p[rows] > threshold
+        for direction, real, agrees in (("speaks up", shift[rows], says_shift), ("lets continue", ~shift[rows], ~says_shift)):
+            out.append(figure(f"{CORPUS_TITLES.get(name, name)} (a)/(d) agreement, {direction}: judge, its call left out",
+                              float(np.mean(agrees[real])) if real.any() else float("nan"), "",
+                              note=f"{int(real.sum())} decisions; P(shift) > {threshold:.2f}, the judge's installed threshold"))
+    return out
+
+
 def run_on(quick: bool, root: str | None = None) -> list[dict]:
     from dataclasses import replace
 
@@ -243,6 +282,7 @@ def run_on(quick: bool, root: str | None = None) -> list[dict]:
         ins = auc_summary(table, shipped_scores, rows)
         out.append(figure(f"{where} pause decisions ROC-AUC: shipped rule, in sample", ins["roc_auc"], "",
                           note="the shipped rule was fitted on all corpora including this one: in sample, not a transfer figure"))
+    out += call_left_out_figures(judge, table, features, loo["c"])
     # the end-of-turn view, with each corpus's rule fitted without it
     for corpus, ds in dialogues.items():
         rows = table["corpus"] == corpus
