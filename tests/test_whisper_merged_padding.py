@@ -59,8 +59,8 @@ def test_groups_keep_the_clip_and_count_the_padding(exact_reader, clip):
     exact = math.ceil(len(clip) / 320) + PADDING_MARGIN_POSITIONS
     with torch.inference_mode():
         states, bias = merged_padding_states(exact_reader.encoder, features, len(clip), 2)
-    assert states.shape[0] == exact + math.ceil((1500 - exact) / 2) == merged_length(len(clip), 2)
-    assert merged_length(len(clip) + 16000, 2) > states.shape[0]  # a longer clip, more positions: the longest bounds a batch
+    assert states.shape[0] == exact + math.ceil((1500 - exact) / 2) == merged_length(len(clip), 2, exact_reader.window_positions)
+    assert merged_length(len(clip) + 16000, 2, 1500) > states.shape[0]  # a longer clip, more positions: the longest bounds a batch
     assert float(bias[:exact].abs().max()) == 0.0
     # every position of the window is counted once: the counts add up to 1,500
     assert float(torch.exp(bias).sum()) == pytest.approx(1500.0)

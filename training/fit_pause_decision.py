@@ -212,13 +212,7 @@ def leave_one_call_out(table: dict[str, np.ndarray], features: Sequence[str], c:
     do. A call is the recording's name up to its first ``/`` (the channel pairs of one AMI
     meeting leave together: they share its speakers)."""
     calls = np.array([str(r).split("/")[0] for r in table["recording"]])
-    design = _design(table, features)
-    p = np.zeros(len(calls))
-    for call in sorted(set(calls.tolist())):
-        test = calls == call
-        rule = fit_rule({k: np.asarray(v)[~test] for k, v in table.items()}, features, c)
-        p[test] = 1.0 / (1.0 + np.exp(-(design[test] @ np.asarray(rule["weight"]) + rule["bias"])))
-    return p
+    return held_out_probabilities({**table, "call": calls}, features, c, group_by="call", weigh_by="corpus")
 
 
 def fit(table: dict[str, np.ndarray], features: Sequence[str], c_grid: Sequence[float] = DEFAULT_C) -> dict[str, Any]:
@@ -298,13 +292,15 @@ def fallback_rule(table: dict[str, np.ndarray], c_grid: Sequence[float], source:
     return rule_record(table, FALLBACK_FEATURES, c_grid, source + "; where Whisper's cue cannot be read")[0]
 
 
-def held_out_probabilities(table: dict[str, np.ndarray], features: Sequence[str], c: float, group_by: str = "corpus") -> np.ndarray:
+def held_out_probabilities(table: dict[str, np.ndarray], features: Sequence[str], c: float, group_by: str = "corpus",
+                           weigh_by: str | None = None) -> np.ndarray:
     """P(shift) at each decision from the rule fitted (and calibrated) without its group (corpus,
-    or recording when there is one corpus)."""
+    or recording when there is one corpus); the fit weighs the groups of ``weigh_by`` alike
+    (default ``group_by``)."""
     corpus = np.asarray(table[group_by]).astype(str)
     p = np.zeros(len(corpus))
     for held in sorted(set(corpus)):
-        rule = fit_rule({k: v[corpus != held] for k, v in table.items()}, features, c, group_by=group_by)
+        rule = fit_rule({k: np.asarray(v)[corpus != held] for k, v in table.items()}, features, c, group_by=weigh_by or group_by)
         rows = corpus == held
         p[rows] = 1.0 / (1.0 + np.exp(-(_design(table, features)[rows] @ np.asarray(rule["weight"]) + rule["bias"])))
     return p

@@ -215,8 +215,8 @@ class WhisperCompletion:
         # every batch's merged states padded to the longest a clip can have: the cross-attention's
         # bfloat16 products then take a handful of shapes, each a oneDNN kernel kept in memory
         # (padded to each batch's own longest, their ~100 shapes kept 35 MiB)
-        positions = model.model.encoder.embed_positions.weight.shape[0]
-        self.merged_length = _round_up(merged_length(int(MAX_CLIP_S * SAMPLE_RATE), self.padding_group, positions), SHAPE_BUCKET)
+        self.window_positions = model.model.encoder.embed_positions.weight.shape[0]  # 1,500: 30 s
+        self.merged_length = _round_up(merged_length(int(MAX_CLIP_S * SAMPLE_RATE), self.padding_group, self.window_positions), SHAPE_BUCKET)
         tokenizer = processor.tokenizer
         token_ids = tokenizer.get_vocab()  # 0.05 s a call
         self.end_ids, self.continue_ids = _mark_ids(tokenizer, token_ids, END_MARKS), _mark_ids(tokenizer, token_ids, CONTINUE_MARKS)
@@ -435,7 +435,7 @@ def _convolved_positions(encoder: Any, features: Any, exact: int, keep: Any) -> 
     return torch.cat([clip_part, rows])  # keep begins with the clip's positions 0 ... exact - 1
 
 
-def merged_length(n_samples: int, group: int, total: int = 1500) -> int:
+def merged_length(n_samples: int, group: int, total: int) -> int:
     """How many positions :func:`merged_padding_states` gives a clip of ``n_samples`` (16 kHz)
     in a window of ``total`` positions read in groups of ``group``; it grows with the clip."""
     exact = _exact_positions(n_samples, total)

@@ -227,7 +227,7 @@ def clip_cut_reader(reader: Any, seconds: float) -> Callable[[Sequence[np.ndarra
     from turneval.whisper_completion import SAMPLE_RATE, SHAPE_BUCKET, _round_up, merged_length
 
     samples = int(seconds * SAMPLE_RATE)
-    reader.merged_length = _round_up(merged_length(samples, reader.padding_group), SHAPE_BUCKET)
+    reader.merged_length = _round_up(merged_length(samples, reader.padding_group, reader.window_positions), SHAPE_BUCKET)
     return lambda clips: reader.logits([np.asarray(c)[-samples:] for c in clips])
 
 

@@ -193,6 +193,7 @@ def call_left_out_figures(judge: Any, table: dict[str, np.ndarray], features: Se
     telephone corpora and over all (one rule, as a report ships it, on calls it was not fitted
     on), beside the silence's length, and the (a)/(d) agreement per corpus and direction at the
     judge's installed threshold."""
+    from turneval.metrics.agreement import pause_decision_threshold
     from turneval.modeling.modeling_turn_taking_judge import log_silence
     from turneval.training.fit_pause_decision import auc_summary, leave_one_call_out
 
@@ -208,8 +209,7 @@ def call_left_out_figures(judge: Any, table: dict[str, np.ndarray], features: Se
                           note=f"{rule['decisions']} decisions, {rule['shifts']} shifts; 95 % CI {rule['ci95']} resampling recordings; "
                                f"C={c:g}; AMI's channel pairs leave with their meeting"))
         out.append(figure(f"pause decisions ROC-AUC, {where}: silence length", sil["roc_auc"], "", note=f"95 % CI {sil['ci95']}"))
-    # the report's (a)/(d) score is p_T - p_C = 2 P(shift) - 1 against the judge's threshold for (a)
-    threshold = (1.0 + float(judge.config.agreement_thresholds["a"])) / 2.0
+    threshold = pause_decision_threshold(judge.config.agreement_thresholds)
     for name in sorted(set(corpus.tolist())):
         rows = corpus == name
         says_shift = p[rows] > threshold
