@@ -497,8 +497,8 @@ def test_the_call_tempo_feature_without_its_numbers_is_an_error_that_says_what_t
         pause_decision_features(judge, conversation_view(dialogue), list(readings.values()), names=["turn_complete_p", "log_silence_vs_call"])
 
 
-def test_the_agreement_threshold_is_chosen_on_held_out_probabilities():
-    from turneval.training.fit_pause_decision import agreement_threshold
+def test_the_threshold_criterion_takes_the_threshold_whose_worst_direction_is_best():
+    from turneval.training.fit_pause_decision import best_threshold
 
     rng = np.random.default_rng(3)
     corpus = np.repeat(["x", "y", "z"], 40)
@@ -506,11 +506,46 @@ def test_the_agreement_threshold_is_chosen_on_held_out_probabilities():
     # each corpus ranks its shifts first, around its own level: only P in (0.45, 0.55) splits all three
     level = {"x": 0.4, "y": 0.5, "z": 0.6}
     p = np.array([level[c] + (0.15 if s else -0.15) + rng.normal(0, 0.005) for c, s in zip(corpus, shift)])
-    out = agreement_threshold({"shift": shift, "corpus": corpus}, p)
+    assert 0.45 <= best_threshold(p, shift, corpus, ["x", "y", "z"]) < 0.55
+    # x and y alone agree on 0.35-0.55, where z's holds (0.45) may fall either side
+    assert 0.35 <= best_threshold(p, shift, corpus, ["x", "y"]) < 0.55
+
+
+def test_the_agreement_threshold_is_chosen_with_each_call_left_out():
+    """The installed threshold is the criterion's on the one rule's call-left-out probabilities,
+    and each call's own verdicts never read its answers: turning them over moves none of them."""
+    from turneval.training.fit_pause_decision import (
+        agreement_threshold,
+        best_threshold,
+        call_left_out_decisions,
+        join_tables,
+        leave_one_call_out,
+    )
+
+    rng = np.random.default_rng(5)
+    table = join_tables([_corpus_table(rng, 90, 1.5, "one"), _corpus_table(rng, 90, 1.0, "two")])
+    features = ["turn_complete_logit", "log_silence_s"]
+    out = agreement_threshold(table, features, 1.0)
+    p = leave_one_call_out(table, features, 1.0)
     chosen = out["installed"]
-    assert 0.45 <= chosen["p_threshold"] < 0.55 and chosen["threshold"] == pytest.approx(2 * chosen["p_threshold"] - 1, abs=0.01)
-    assert all(chosen[k]["speaks_up"] == 1.0 and chosen[k]["lets_continue"] == 1.0 for k in level)
-    # left out, z gets a threshold x and y agree on (0.35-0.55), which its holds (0.45) may exceed
-    z = out["held_out_corpus"]["z"]
-    assert 0.35 <= z["p_threshold"] < 0.55 and z["speaks_up_n"] == 20 and z["lets_continue_n"] == 20
-    assert z["lets_continue"] == (1.0 if z["p_threshold"] >= 0.46 else 0.0)
+    assert chosen["p_threshold"] == best_threshold(p, table["shift"].astype(bool), table["corpus"], ["one", "two"])
+    assert chosen["threshold"] == pytest.approx(2 * chosen["p_threshold"] - 1, abs=0.01)
+    assert set(out["held_out_call"]) == set(out["held_out_corpus"]) == {"one", "two"}
+    for entry in out["held_out_call"].values():
+        assert entry["speaks_up_n"] + entry["lets_continue_n"] == 90 and entry["speaks_up"] > 0.5 and entry["lets_continue"] > 0.5
+    says, thresholds = call_left_out_decisions(table, features, 1.0)
+    call = table["recording"] == "one0"
+    flipped = {**table, "shift": np.where(call, ~table["shift"], table["shift"])}
+    says_flipped, thresholds_flipped = call_left_out_decisions(flipped, features, 1.0)
+    np.testing.assert_array_equal(says_flipped[call], says[call])
+    assert thresholds_flipped["one0"] == thresholds["one0"]
+    assert not np.array_equal(says_flipped[~call], says[~call]) or thresholds_flipped != thresholds  # the others did read it
+
+
+def test_too_few_calls_to_leave_one_out_install_no_threshold():
+    from turneval.training.fit_pause_decision import agreement_threshold
+
+    table = _corpus_table(np.random.default_rng(2), 60, 1.0, "only")
+    two_calls = {k: v[np.isin(table["recording"], ["only0", "only1"])] for k, v in table.items()}
+    out = agreement_threshold(two_calls, ["turn_complete_logit", "log_silence_s"], 1.0, group_by="recording")
+    assert "installed" not in out and out["held_out_call"] == {} and set(out["held_out_corpus"]) == {"only0", "only1"}

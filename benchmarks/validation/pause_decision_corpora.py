@@ -191,15 +191,16 @@ def call_left_out_figures(judge: Any, table: dict[str, np.ndarray], features: Se
     """The shipped design with one call left out of its fit at a time
     (``training/fit_pause_decision.py``'s ``leave_one_call_out``): its ROC-AUC pooled over the
     telephone corpora and over all (one rule, as a report ships it, on calls it was not fitted
-    on), beside the silence's length, and the (a)/(d) agreement per corpus and direction at the
-    judge's installed threshold."""
+    on), beside the silence's length, and the (a)/(d) agreement per corpus and direction, each
+    call decided at the threshold chosen without it (``agreement_threshold``'s ``held_out_call``),
+    beside the judge's installed threshold."""
     from turneval.metrics.agreement import pause_decision_threshold
     from turneval.modeling.modeling_turn_taking_judge import log_silence
-    from turneval.training.fit_pause_decision import auc_summary, leave_one_call_out
+    from turneval.training.fit_pause_decision import agreement_threshold, auc_summary, leave_one_call_out
 
     p = leave_one_call_out(table, features, c)
     silence = log_silence(table["silence_elapsed_s"])
-    corpus, shift = np.asarray(table["corpus"]).astype(str), table["shift"].astype(bool)
+    corpus = np.asarray(table["corpus"]).astype(str)
     out = []
     for where, rows in (("telephone corpora pooled", corpus != "ami"), ("every corpus pooled", np.ones(len(corpus), dtype=bool))):
         if len(set(corpus[rows].tolist())) < 2:
@@ -209,14 +210,17 @@ def call_left_out_figures(judge: Any, table: dict[str, np.ndarray], features: Se
                           note=f"{rule['decisions']} decisions, {rule['shifts']} shifts; 95 % CI {rule['ci95']} resampling recordings; "
                                f"C={c:g}; AMI's channel pairs leave with their meeting"))
         out.append(figure(f"pause decisions ROC-AUC, {where}: silence length", sil["roc_auc"], "", note=f"95 % CI {sil['ci95']}"))
-    threshold = pause_decision_threshold(judge.config.agreement_thresholds)
-    for name in sorted(set(corpus.tolist())):
-        rows = corpus == name
-        says_shift = p[rows] > threshold
-        for direction, real, agrees in (("speaks up", shift[rows], says_shift), ("lets continue", ~shift[rows], ~says_shift)):
-            out.append(figure(f"{CORPUS_TITLES.get(name, name)} (a)/(d) agreement, {direction}: judge, its call left out",
-                              float(np.mean(agrees[real])) if real.any() else float("nan"), "",
-                              note=f"{int(real.sum())} decisions; P(shift) > {threshold:.2f}, the judge's installed threshold"))
+    installed = pause_decision_threshold(judge.config.agreement_thresholds)
+    chosen = agreement_threshold(table, features, c)
+    for name, entry in chosen.get("held_out_call", {}).items():
+        low, high = entry["p_thresholds"]
+        for direction in ("speaks_up", "lets_continue"):
+            value = entry[direction]
+            out.append(figure(f"{CORPUS_TITLES.get(name, name)} (a)/(d) agreement, {direction.replace('_', ' ')}: judge, its call left out",
+                              float("nan") if value is None else value, "",
+                              note=f"{entry[direction + '_n']} decisions; each call at the P(shift) threshold chosen without it "
+                                   f"({low:.2f}-{high:.2f}); installed: {installed:.2f}, chosen on every call "
+                                   f"({chosen.get('installed', {}).get('p_threshold', float('nan')):.2f} here)"))
     return out
 
 
