@@ -12,6 +12,7 @@ from turneval.whisper_completion import (
     DENSE_ROWS,
     END_MARKS,
     PADDING_MARGIN_POSITIONS,
+    PADDING_ONE_BY_ONE,
     SHAPE_BUCKET,
     WhisperCompletion,
     _convolved_positions,
@@ -57,11 +58,13 @@ def test_groups_of_one_are_the_encoder_itself(exact_reader, clip):
 def test_groups_keep_the_clip_and_count_the_padding(exact_reader, clip):
     features = _features(exact_reader, clip)
     exact = math.ceil(len(clip) / 320) + PADDING_MARGIN_POSITIONS
+    near = exact + PADDING_ONE_BY_ONE  # the padding next to the speech, one by one
     with torch.inference_mode():
-        states, bias = merged_padding_states(exact_reader.encoder, features, len(clip), 2)
-    assert states.shape[0] == exact + math.ceil((1500 - exact) / 2) == merged_length(len(clip), 2, exact_reader.window_positions)
-    assert merged_length(len(clip) + 16000, 2, 1500) > states.shape[0]  # a longer clip, more positions: the longest bounds a batch
-    assert float(bias[:exact].abs().max()) == 0.0
+        states, bias = merged_padding_states(exact_reader.encoder, features, len(clip), 4)
+    assert states.shape[0] == near + math.ceil((1500 - near) / 4) == merged_length(len(clip), 4, exact_reader.window_positions)
+    assert merged_length(len(clip) + 16000, 4, 1500) > states.shape[0]  # a longer clip, more positions: the longest bounds a batch
+    assert merged_length(len(clip), 1, 1500) == 1500
+    assert float(bias[:near].abs().max()) == 0.0 and float(bias[near]) == pytest.approx(math.log(4))
     # every position of the window is counted once: the counts add up to 1,500
     assert float(torch.exp(bias).sum()) == pytest.approx(1500.0)
     stacked, stacked_bias = _stack_merged([(states, bias), (states[:10], bias[:10])])
@@ -74,9 +77,9 @@ def test_groups_keep_the_clip_and_count_the_padding(exact_reader, clip):
         _stack_merged([(states, bias)], 10)
 
 
-def test_the_report_reads_pairs_close_to_the_exact_window(exact_reader, clip):
+def test_the_report_reads_groups_close_to_the_exact_window(exact_reader, clip):
     paired = WhisperCompletion(model=exact_reader.model, processor=exact_reader.processor)
-    assert paired.padding_group == 2
+    assert paired.padding_group == 4
     values = paired.logits([clip, clip[: 16000 * 2]])
     exact = exact_reader.logits([clip, clip[: 16000 * 2]])
     assert np.isfinite(values).all() and np.max(np.abs(values - exact)) < 2.0
@@ -99,9 +102,9 @@ def test_lengths_padded_to_a_shared_shape_leave_the_states_as_they_are(exact_rea
     for part in (clip, clip[:16000], clip[:4001]):
         features = _features(exact_reader, part)
         with torch.inference_mode():
-            bucketed, bias = merged_padding_states(exact_reader.encoder, features, len(part), 2)
+            bucketed, bias = merged_padding_states(exact_reader.encoder, features, len(part), 4)
             monkeypatch.setattr(completion, "SHAPE_BUCKET", 1)
-            exact, exact_bias = merged_padding_states(exact_reader.encoder, features, len(part), 2)
+            exact, exact_bias = merged_padding_states(exact_reader.encoder, features, len(part), 4)
             monkeypatch.undo()
         assert bucketed.shape == exact.shape and torch.equal(bias, exact_bias)
         assert torch.allclose(bucketed, exact, atol=5e-4)  # float rounding (states reach 12)

@@ -12,14 +12,16 @@ together, the way a listener does: "seven one five" in a dictated number ends in
 "how can I help you today" in a question mark.
 
 Every report reads it at every (a)/(d) decision. What it costs, one lever at a time
-(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.13-0.21 CPU s
-a pause as it ships on a CPU that multiplies bfloat16 natively (19 runs on 2026-11-29, median 0.153;
-float32 0.27-0.29 beside it), 0.40 on 2026-11-28, 0.58 then with the 30 s window read exactly, 0.69 with transformers'
-``generate``.
-Whisper hears the clip at the start of its 30 s window and padding after it; the report reads that
-padding in pairs of positions, each pair one position that every attention counts twice
-(:func:`merged_padding_states`, :data:`PADDING_GROUP`): r = 0.9957 with the exact reading on the
-real dev pauses. Only the clip's own part of the window is turned into log-mel frames and
+(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.12-0.16 CPU s
+a pause as it ships on a CPU that multiplies bfloat16 natively (5 runs on 2026-11-29, median 0.146,
+alternating with the padding read in pairs: 0.15-0.19, median 0.172; in pairs 0.13-0.21 over 19 runs
+earlier that day, median 0.153; float32 0.27-0.29), 0.40 on 2026-11-28, 0.58 then with the 30 s
+window read exactly, 0.69 with transformers' ``generate``.
+Whisper hears the clip at the start of its 30 s window and padding after it; the report reads the
+padding's first 2 s position by position and the rest in groups of 4 positions, each group one
+position that every attention counts 4 times (:func:`merged_padding_states`, :data:`PADDING_GROUP`,
+:data:`PADDING_ONE_BY_ONE`): r = 0.9975 with the exact reading on the real dev pauses (in pairs
+everywhere, as shipped until 2026-11-29: 0.9957, and 15 % more CPU). Only the clip's own part of the window is turned into log-mel frames and
 convolved (the padding's frames are one value, convolved once), and the vocabulary projection's
 weight lies transposed in memory (:func:`~turneval.modeling.whisper_asr.store_vocabulary_projection_transposed`):
 the same cue to 4e-5, 6 % less CPU (0.41 before, measured beside it). The decoder reads the
@@ -86,13 +88,18 @@ MAX_CLIP_S = 8.0
 """The last seconds of a clip Whisper hears, in its 30 s window: the 248 real dev pauses rank as
 well as with 25 s (held out +0.098 / +0.089 / +0.181 over the silence against +0.087 / +0.088 /
 +0.177, AMI / Harper Valley / SpokenWOZ) for 0.59 CPU s a pause in float32 instead of 0.68."""
-PADDING_GROUP = 2
-"""The padding after the clip is read in groups of this many positions (1: the 30 s window
-exactly). Of 2, 5, 10, 25 and 50, the largest whose cue stays within r >= 0.99 of the exact
-reading on the 248 real dev pauses (a criterion fixed before they were measured): 2, r = 0.9957
-(largest difference 1.6), 0.40 CPU s a pause against 0.58; 5 gives r = 0.961. Left out, the rule
-over log silence and this cue ranks AMI / Harper Valley / SpokenWOZ at 0.811 / 0.927 / 0.899
-(exact: 0.823 / 0.929 / 0.908)."""
+PADDING_GROUP = 4
+"""The padding after the clip, past its first :data:`PADDING_ONE_BY_ONE` positions, is read in
+groups of this many positions (1: the 30 s window exactly). The criterion, fixed before any was
+measured: the cheapest reading whose cue stays within r >= 0.99 of the exact reading on the 248
+real dev pauses. Every group alike, 2 was the largest that held it (r = 0.9957, largest
+difference 1.6; 0.40 CPU s a pause against 0.58 then; 5: r = 0.961). The padding next to the
+speech matters most: with its first 100 positions one by one, groups of 4 give r = 0.9975
+(groups of 2 after them 0.9978; 50 one by one 0.9914; groups of 5, 6 or 8 0.989, 0.989, 0.984),
+768 positions instead of 960, 0.151-0.167 against 0.175-0.215 CPU s a pause for pairs
+everywhere, 4 runs alternating on 2026-11-29 (a slow hour)."""
+PADDING_ONE_BY_ONE = 100
+"""The encoder positions after the clip (2 s) read one by one before the padding's groups start."""
 PRECISION_ENV_VAR = "TURNEVAL_WHISPER_PRECISION"
 """Names the precision of Whisper's encoder, in the cue and in ``--transcribe``
 (``turneval.transcribe``), where the caller does not: ``float32``, ``bfloat16`` or ``auto`` (the
@@ -352,10 +359,11 @@ the second with stride 2) mix the clip's last mel frames into them."""
 
 def merged_padding_states(encoder: Any, features: Any, n_samples: int, group: int) -> tuple[Any, Any]:
     """Whisper's encoder over one clip's 30 s window (``features``: ``[1, mel, 3000]``) with the
-    padding after the clip read in groups of ``group`` positions: each group is one position (its
-    middle, as the convolutions and the positional table give it) that every attention counts
-    ``group`` times (``log(group)`` added to its scores). Returns the states ``[positions, width]``
-    and each position's log count ``[positions]``; ``group`` 1 gives the encoder's own states.
+    padding after the clip read in groups of ``group`` positions, past the first
+    :data:`PADDING_ONE_BY_ONE` (:func:`_padding_groups`): each group is one position (its middle,
+    as the convolutions and the positional table give it) that every attention counts ``group``
+    times (``log(group)`` added to its scores). Returns the states ``[positions, width]`` and each
+    position's log count ``[positions]``; ``group`` 1 gives the encoder's own states.
 
     Why it holds: past the clip the log-mel frames are one constant, so the padding positions
     differ only by their positional embedding, which moves little from one position to the next;
@@ -367,9 +375,9 @@ def merged_padding_states(encoder: Any, features: Any, n_samples: int, group: in
     positions = encoder.embed_positions.weight
     total = positions.shape[0]
     exact = _exact_positions(n_samples, total)
-    starts = list(range(exact, total, group))
-    keep = torch.tensor(list(range(exact)) + [min(a + group // 2, total - 1) for a in starts], device=positions.device)
-    counts = torch.tensor([1.0] * exact + [float(min(group, total - a)) for a in starts], device=positions.device, dtype=positions.dtype)
+    groups = _padding_groups(exact, total, group)
+    keep = torch.tensor(list(range(exact)) + [min(a + size // 2, total - 1) for a, size in groups], device=positions.device)
+    counts = torch.tensor([1.0] * exact + [float(size) for _, size in groups], device=positions.device, dtype=positions.dtype)
     h = (_convolved_positions(encoder, features, exact, keep) + positions.index_select(0, keep))[None]
     bias = torch.log(counts)
     n = h.shape[1]
@@ -439,7 +447,15 @@ def merged_length(n_samples: int, group: int, total: int) -> int:
     """How many positions :func:`merged_padding_states` gives a clip of ``n_samples`` (16 kHz)
     in a window of ``total`` positions read in groups of ``group``; it grows with the clip."""
     exact = _exact_positions(n_samples, total)
-    return exact + math.ceil((total - exact) / group)
+    return exact + len(_padding_groups(exact, total, group))
+
+
+def _padding_groups(exact: int, total: int, group: int) -> list[tuple[int, int]]:
+    """``(first position, size)`` of each group of the padding after the clip's ``exact``
+    positions: the first :data:`PADDING_ONE_BY_ONE` one by one, the rest in groups of ``group``
+    (the last group what is left)."""
+    near = min(total, exact + (PADDING_ONE_BY_ONE if group > 1 else 0))
+    return [(a, 1) for a in range(exact, near)] + [(a, min(group, total - a)) for a in range(near, total, group)]
 
 
 def _exact_positions(n_samples: int, total: int) -> int:

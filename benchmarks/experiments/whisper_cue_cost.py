@@ -28,7 +28,9 @@ Variants (``--variants``; ``reference`` always runs first, or is read from the c
   positions a second; the clip's last 8 s at its start, zeros after, as in 30 s);
 * ``..._clip{s}``: only the last ``s`` seconds of each clip heard (the report hears 8);
 * ``fp32_b8_pad2`` / ``5`` / ``10`` / ``25`` / ``50``: merged padding (``WhisperCompletion(padding_group=G)``):
-  the 30 s window with its padding read as groups of G positions, one a group counted G times.
+  the 30 s window with its padding read as groups of G positions, one a group counted G times;
+  since 2026-11-29 past the padding's first 100 positions, read one by one (``PADDING_ONE_BY_ONE``;
+  the figures below before that date are for groups from the clip's end on).
 
 Measured 2026-11-27 (shared 2-core machine under load from other jobs, 1 torch thread; CPU s a
 pause; against the reference r and largest difference; left out, the rule over log silence + the
@@ -58,6 +60,14 @@ every float32 product of a decoding step on 8 rows (a clip's cue the same in any
 ``bf16_b8_pad2`` 0.151 / 0.162, left out 0.811 / 0.927 / 0.899; 17 pairs alternating with the code
 before, lower in 11, median -0.008. ``_clip4`` / ``_clip6`` (the last 4 or 6 s of each clip heard
 instead of 8): 0.121 / 0.169, left out 0.672 / 0.874 / 0.889 and 0.785 / 0.928 / 0.888: AMI falls.
+
+Later on 2026-11-29, the padding next to the speech one by one (a scratch schedule of group sizes,
+then ``PADDING_ONE_BY_ONE``): r with the reference, by the criterion fixed for G (r >= 0.99):
+100 one by one then groups of 4, 0.9975 (768 positions); then 2 for 100 and 4 after, 0.9978 (800);
+50 then 4, 0.9914; 25, then 2 for 50, then 4, 0.9917; 100 then 5, 6 or 8: 0.9894, 0.9892, 0.9842;
+200 then 8, 0.9867; groups of 2 for 200 then 4 (none one by one), 0.9946. ``bf16_b8_pad4`` (100 then
+4, shipped): 0.148 / 0.154 against 0.206 / 0.192 for 100 then pairs, and 0.123-0.157 against the
+pairs-everywhere code's 0.145-0.190 (5 runs alternating, a slow hour; medians 0.146 / 0.172).
 
 Sharing encoder work between overlapping clips is not a variant: Whisper's encoder attends over
 its whole window, so two clips that overlap in time share no exact encoder state; the script
