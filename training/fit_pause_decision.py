@@ -216,11 +216,6 @@ def leave_one_call_out(table: dict[str, np.ndarray], features: Sequence[str], c:
     return held_out_probabilities({**table, "call": _calls(table)}, features, c, group_by="call", weigh_by="corpus")
 
 
-def _corpora(table: dict[str, np.ndarray]) -> np.ndarray:
-    """Each decision's corpus ("dev" where the table names none)."""
-    return np.asarray(table["corpus"] if "corpus" in table else np.full(len(table["shift"]), "dev")).astype(str)
-
-
 def _calls(table: dict[str, np.ndarray]) -> np.ndarray:
     """Each decision's call: its recording's name up to the first ``/`` (one AMI meeting's channel pairs are one call)."""
     return np.array([str(r).split("/")[0] for r in table["recording"]])
@@ -347,8 +342,7 @@ def call_left_out_decisions(table: dict[str, np.ndarray], features: Sequence[str
     computed when not given), its threshold chosen by :func:`best_threshold` on the other calls'
     probabilities, each from the rule fitted without that call and without this one. Returns the
     verdicts and each call's threshold."""
-    shift, calls = table["shift"].astype(bool), _calls(table)
-    corpus = _corpora(table)
+    shift, calls, corpus = table["shift"].astype(bool), _calls(table), np.asarray(table["corpus"]).astype(str)
     names = sorted(set(corpus))
     p_call = leave_one_call_out(table, features, c) if p_call is None else p_call
     says_shift, chosen = np.zeros(len(shift), dtype=bool), {}
@@ -360,7 +354,8 @@ def call_left_out_decisions(table: dict[str, np.ndarray], features: Sequence[str
     return says_shift, chosen
 
 
-def agreement_threshold(table: dict[str, np.ndarray], features: Sequence[str], c: float, group_by: str = "corpus") -> dict[str, Any]:
+def agreement_threshold(table: dict[str, np.ndarray], features: Sequence[str], c: float, group_by: str = "corpus",
+                        p_call: np.ndarray | None = None) -> dict[str, Any]:
     """The (a)/(d) threshold on P(shift), chosen on held-out probabilities by the criterion of
     :func:`best_threshold`, with the agreement it gives where it was not chosen.
 
@@ -374,9 +369,9 @@ def agreement_threshold(table: dict[str, np.ndarray], features: Sequence[str], c
     threshold chosen on them all misfits the one rule that ships (P > 0.29 there, against 0.42:
     Harper Valley lets continue 60 % with each call left out, docs/validation.md).
     ``group_by``: "recording" when the table has one corpus. With fewer than three calls there is
-    nothing to choose on with a call left out: no ``installed`` and no ``held_out_call``."""
-    shift = table["shift"].astype(bool)
-    corpus = _corpora(table)
+    nothing to choose on with a call left out: no ``installed`` and no ``held_out_call``.
+    ``p_call``: :func:`leave_one_call_out`'s probabilities, when the caller has them already."""
+    shift, corpus = table["shift"].astype(bool), np.asarray(table["corpus"]).astype(str)
     groups = np.asarray(table[group_by]).astype(str)
     names = sorted(set(corpus))
     out: dict[str, Any] = {"criterion": f"the P(shift) threshold whose worst direction (corpora and directions of >= {MIN_DIRECTION} decisions) is best",
@@ -389,7 +384,7 @@ def agreement_threshold(table: dict[str, np.ndarray], features: Sequence[str], c
     calls = _calls(table)
     if len(set(calls)) < 3:  # each call left out, the threshold needs probabilities of two others
         return out
-    p_call = leave_one_call_out(table, features, c)
+    p_call = leave_one_call_out(table, features, c) if p_call is None else p_call
     says_shift, chosen = call_left_out_decisions(table, features, c, p_call)
     for name in names:
         rows = corpus == name

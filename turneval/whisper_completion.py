@@ -96,8 +96,8 @@ real dev pauses. Every group alike, 2 was the largest that held it (r = 0.9957, 
 difference 1.6; 0.40 CPU s a pause against 0.58 then; 5: r = 0.961). The padding next to the
 speech matters most: with its first 100 positions one by one, groups of 4 give r = 0.9975
 (groups of 2 after them 0.9978; 50 one by one 0.9914; groups of 5, 6 or 8 0.989, 0.989, 0.984),
-768 positions instead of 960, 0.151-0.167 against 0.175-0.215 CPU s a pause for pairs
-everywhere, 4 runs alternating on 2026-11-29 (a slow hour)."""
+768 positions instead of 960, 0.123-0.157 against 0.145-0.190 CPU s a pause for pairs
+everywhere (5 runs alternating on 2026-11-29, a slow hour; medians 0.146 / 0.172)."""
 PADDING_ONE_BY_ONE = 100
 """The encoder positions after the clip (2 s) read one by one before the padding's groups start."""
 PRECISION_ENV_VAR = "TURNEVAL_WHISPER_PRECISION"

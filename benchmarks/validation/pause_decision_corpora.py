@@ -211,7 +211,7 @@ def call_left_out_figures(judge: Any, table: dict[str, np.ndarray], features: Se
                                f"C={c:g}; AMI's channel pairs leave with their meeting"))
         out.append(figure(f"pause decisions ROC-AUC, {where}: silence length", sil["roc_auc"], "", note=f"95 % CI {sil['ci95']}"))
     installed = pause_decision_threshold(judge.config.agreement_thresholds)
-    chosen = agreement_threshold(table, features, c)
+    chosen = agreement_threshold(table, features, c, p_call=p)
     for name, entry in chosen.get("held_out_call", {}).items():
         low, high = entry["p_thresholds"]
         for direction in ("speaks_up", "lets_continue"):
