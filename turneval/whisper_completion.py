@@ -31,7 +31,7 @@ encoder's states query-side, without projecting their keys and values (:class:`_
 The greedy decoding is a plain loop over the decoder's own self-attention buffers (the
 cue read at each step instead of keeping every step's scores), which gives ``generate``'s values to
 1e-5; a call's clips are decoded 8 rows at a time, and a row that ends takes the next clip at once
-(:meth:`WhisperCompletion._decode`: batches that each ran as long as their longest clip took 1.5
+(:meth:`WhisperCompletion._decode`: batches that each ran as long as their longest clip took 1.35
 times the steps); each clip goes through the encoder alone and each row attends over its own
 positions the same way whatever the other rows' (masked, over the whole buffer), so its cue never
 depends on the clips beside it (to 3e-5). In bfloat16 the encoder's attention is three products
