@@ -377,9 +377,10 @@ def agreement_threshold(table: dict[str, np.ndarray], features: Sequence[str], c
     out: dict[str, Any] = {"criterion": f"the P(shift) threshold whose worst direction (corpora and directions of >= {MIN_DIRECTION} decisions) is best",
                            "held_out_corpus": {}, "held_out_call": {}}
     p_group = held_out_probabilities(table, features, c, group_by)
-    for held in sorted(set(groups)):
+    group_names = sorted(set(groups))
+    for held in group_names:
         rows = groups == held
-        th = best_threshold(p_group, shift, groups, [k for k in sorted(set(groups)) if k != held])
+        th = best_threshold(p_group, shift, groups, [k for k in group_names if k != held])
         out["held_out_corpus"][held] = {"p_threshold": th, **_agreement_of(p_group[rows] > th, shift[rows])}
     calls = _calls(table)
     if len(set(calls)) < 3:  # each call left out, the threshold needs probabilities of two others

@@ -444,15 +444,15 @@ def _encoder_attention(query: Any, key: Any, value: Any, mask: Any, length: int 
     whisper_cue_cost.py, 2026-11-29, an AVX512-BF16 CPU). float32 keeps the fused kernel (its
     three products are 2.5 times slower)."""
     import torch
-    from torch.nn.functional import scaled_dot_product_attention
+    from torch.nn.functional import pad, scaled_dot_product_attention
 
     if query.dtype != torch.bfloat16:
         return scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=1.0)
     batch, heads, n, head_dim = query.shape
     length = max(n, length or n)
     flat = (batch * heads, n, head_dim)
-    query, key, value = (_with_zero_rows(t.reshape(flat).transpose(0, 1), length).transpose(0, 1) for t in (query, key, value))
-    mask = torch.cat([mask.reshape(-1), mask.new_full((length - n,), float("-inf"))]).reshape(1, 1, -1).expand(1, length, -1)
+    query, key, value = (pad(t.reshape(flat), (0, 0, 0, length - n)) for t in (query, key, value))  # zero positions after the clip's
+    mask = pad(mask.reshape(1, 1, -1), (0, length - n), value=float("-inf")).expand(1, length, -1)
     out = torch.empty(batch * heads, length, head_dim, dtype=query.dtype, device=query.device)
     for h in range(batch * heads):
         scores = torch.baddbmm(mask, query[h : h + 1], key[h : h + 1].transpose(1, 2))
@@ -556,7 +556,7 @@ class _DecoderState:
     and 12 MB of keys and values; two products with E a step cost its ~12 steps a fifth of that,
     and hold only E (1.3 MB). The same values to float rounding (2e-5 of the cue on 64 dev clips)."""
 
-    def __init__(self, model: Any, encoded: Any, max_tokens: int, cross_weights: Sequence[_CrossWeights], key_bias: Any = None,
+    def __init__(self, model: Any, encoded: Any, max_tokens: int, cross_weights: Sequence[_CrossWeights], key_bias: Any,
                  dense_rows: int | None = None) -> None:
         import torch
 
@@ -574,7 +574,7 @@ class _DecoderState:
         shape = (n, self.heads, max_tokens, self.head_dim)
         self.keys = [torch.zeros(shape, device=encoded.device) for _ in decoder.layers]
         self.values = [torch.zeros(shape, device=encoded.device) for _ in decoder.layers]
-        self.key_bias = None if key_bias is None else key_bias.float()[:, None, :]  # [rows, 1, positions]
+        self.key_bias = key_bias.float()[:, None, :]  # [rows, 1, positions]: each position's log count (-inf: absent)
 
     @property
     def rows(self) -> int:
@@ -599,8 +599,7 @@ class _DecoderState:
         self.states_t = self.states_t.index_select(0, index)
         self.keys = [k.index_select(0, index) for k in self.keys]
         self.values = [v.index_select(0, index) for v in self.values]
-        if self.key_bias is not None:
-            self.key_bias = self.key_bias.index_select(0, index)
+        self.key_bias = self.key_bias.index_select(0, index)
 
     @classmethod
     def empty(cls, model: Any, rows: int, positions: int, max_tokens: int, cross_weights: Sequence[_CrossWeights], dtype: Any,
@@ -640,9 +639,8 @@ class _DecoderState:
         positions = torch.as_tensor(position, device=ids.device).expand(n)
         # every row attends over the whole buffer, its later positions masked: the sums over the
         # positions then run the same way for a row whatever the positions of the rows beside it
-        upto = self.keys[0].shape[2]
-        later = torch.arange(upto, device=ids.device)[None, :] > positions[:, None]
-        self_bias = torch.zeros(n, 1, 1, upto, device=ids.device).masked_fill(later[:, None, None, :], float("-inf"))
+        later = torch.arange(self.keys[0].shape[2], device=ids.device)[None, :] > positions[:, None]
+        self_bias = torch.zeros(later.shape, device=ids.device).masked_fill(later, float("-inf"))[:, None, None, :]
         rows = torch.arange(n, device=ids.device)
         h = self._dense(d.embed_tokens(ids) + d.embed_positions.weight[positions])  # [dense_rows, width]
         for i, layer in enumerate(d.layers):
@@ -651,7 +649,7 @@ class _DecoderState:
             self.keys[i][rows, :, positions] = a.k_proj(x)[:n].view(-1, self.heads, self.head_dim)
             self.values[i][rows, :, positions] = a.v_proj(x)[:n].view(-1, self.heads, self.head_dim)
             q = (a.q_proj(x) * a.scaling)[:n].view(-1, self.heads, 1, self.head_dim)
-            attended = self._attend(q, self.keys[i][:, :, :upto].transpose(-1, -2), self.values[i][:, :, :upto], self_bias)
+            attended = self._attend(q, self.keys[i].transpose(-1, -2), self.values[i], self_bias)
             h = h + a.out_proj(self._dense(attended))
             c = layer.encoder_attn
             q = (c.q_proj(layer.encoder_attn_layer_norm(h)) * c.scaling).view(-1, self.heads, self.head_dim)
@@ -661,13 +659,12 @@ class _DecoderState:
         # its float32 rounding moves a cue by 1e-5 at most
         return self.head(d.layer_norm(h[:n])) if logits else None
 
-    def _attend(self, q: Any, keys_t: Any, v: Any, bias: Any = None) -> Any:
+    def _attend(self, q: Any, keys_t: Any, v: Any, bias: Any) -> Any:
         """Attention of one query a row over ``keys_t`` (``[rows, heads, head_dim, time]``) and ``v``,
-        ``bias`` (``[rows, 1, 1, time]``, or None) added to the scores."""
+        ``bias`` (``[rows, 1, 1, time]``) added to the scores."""
         import torch
 
-        scores = q @ keys_t
-        return (torch.softmax(scores if bias is None else scores + bias, dim=-1) @ v).reshape(-1, self.width)
+        return (torch.softmax(q @ keys_t + bias, dim=-1) @ v).reshape(-1, self.width)
 
     def _cross_attend(self, q: Any, weights: _CrossWeights) -> Any:
         """Cross-attention of one query a row (``[dense_rows, heads, head_dim]``) over the encoder's
@@ -682,7 +679,7 @@ class _DecoderState:
         n, low = self.rows, self.states.dtype
         key_side = torch.einsum("rhd,hdw->rhw", q, weights.keys)[:n]  # on dense_rows rows, like every float32 product
         scores = torch.bmm(key_side.to(low), self.states_t).float()  # [rows, heads, positions]
-        attention = torch.softmax(scores if self.key_bias is None else scores + self.key_bias, dim=-1)
+        attention = torch.softmax(scores + self.key_bias, dim=-1)
         read = self._dense(torch.bmm(attention.to(low), self.states).float())
         out = torch.einsum("rhw,hwd->rhd", read, weights.values)
         if weights.value_bias is not None:
