@@ -105,3 +105,26 @@ def test_a_signal_that_lands_in_a_finalizer_still_stops_the_command(sig):
     assert done.returncode == 128 + sig, done.stderr
     assert "ran on" not in done.stdout and "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
     assert time.monotonic() - started < 4
+
+
+INTERRUPT_IN_EVALUATED_STRING = """
+import sys
+from turneval.interrupts import exit_code, handling_signals
+
+try:
+    with handling_signals():  # the signal lands while a library runs code it wrote as a string
+        exec("import os, signal, time; os.kill(os.getpid(), signal.SIGINT); time.sleep(5)")
+except KeyboardInterrupt as err:
+    sys.exit(exit_code(err))
+"""
+
+
+def test_an_interrupt_out_of_an_evaluated_string_still_exits_130(tmp_path):
+    """CPython marks an interrupt out of exec("...") as unhandled even when it is caught, and a
+    program run with -m (as `turneval` is) then dies by SIGINT at exit: returncode -2, in one CI
+    run. The CLI's block clears the mark."""
+    (tmp_path / "interrupted_in_a_string.py").write_text(INTERRUPT_IN_EVALUATED_STRING)
+    done = subprocess.run([sys.executable, "-m", "interrupted_in_a_string"], env=ENV, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr
