@@ -111,11 +111,11 @@ def handling_signals() -> Iterator[None]:
         yield
     finally:
         _handling = False
-        _forget_interrupt_in_evaluated_string()
         sys.unraisablehook = lost.hook_before
         lost.close()
         for sig, handler in before.items():
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        _forget_interrupt_in_evaluated_string()  # last: a signal landing in it leaves the rest restored
 
 
 def _forget_interrupt_in_evaluated_string() -> None:
