@@ -1,4 +1,5 @@
-"""Whisper's cue with the padding after the clip read in groups (turneval.whisper_completion.merged_padding_states)."""
+"""Whisper's cue with the padding after the clip read in groups (turneval.whisper_merged_encoder) and its
+decoding a clip a row (turneval.whisper_decoder_state)."""
 from __future__ import annotations
 
 import math
@@ -7,17 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from turneval.whisper_completion import (
-    CONTINUE_MARKS,
-    DENSE_ROWS,
-    END_MARKS,
+from turneval.whisper_completion import CONTINUE_MARKS, END_MARKS, WhisperCompletion, _mark_ids
+from turneval.whisper_decoder_state import DENSE_ROWS, DecoderState
+from turneval.whisper_merged_encoder import (
     PADDING_MARGIN_POSITIONS,
     PADDING_ONE_BY_ONE,
-    WhisperCompletion,
-    _convolved_positions,
-    _DecoderState,
-    _encoder_attention,
-    _mark_ids,
+    convolved_positions,
+    encoder_attention,
     merged_length,
     merged_padding_states,
 )
@@ -68,7 +65,7 @@ def test_groups_keep_the_clip_and_count_the_padding(exact_reader, clip):
     assert float(torch.exp(bias).sum()) == pytest.approx(1500.0)
     # a decoding row takes a clip's states: the positions after them are absent (count 0), and a
     # row's earlier clip leaves nothing behind
-    state = _DecoderState.empty(exact_reader.model, 2, 1024, 6, exact_reader.cross_weights, states.dtype, "cpu")
+    state = DecoderState.empty(exact_reader.model, 2, 1024, 6, exact_reader.cross_weights, states.dtype, "cpu")
     assert state.dense_rows == DENSE_ROWS and state.states.shape == (2, 1024, states.shape[1])
     state.keys[0][1] += 1.0
     state.load(1, states[:10], bias[:10])
@@ -102,13 +99,13 @@ def test_a_row_that_ends_takes_the_next_clip_and_each_cue_is_the_clips_alone(exa
     assert np.isfinite(alone).all()
     np.testing.assert_allclose(together, alone, atol=1e-4)
     steps = []
-    step = _DecoderState.step
+    step = DecoderState.step
 
     def counted(self, ids, position, logits=True):
         steps.append(position)
         return step(self, ids, position, logits)
 
-    monkeypatch.setattr(_DecoderState, "step", counted)
+    monkeypatch.setattr(DecoderState, "step", counted)
     reader.logits(clips)
     assert any(len(set(p.tolist())) > 1 for p in steps)  # rows did decode at different positions
 
@@ -121,13 +118,13 @@ def test_features_made_from_the_clip_alone_are_the_whole_windows(exact_reader, c
 
 
 def test_lengths_padded_to_a_shared_shape_leave_the_states_as_they_are(exact_reader, clip, monkeypatch):
-    import turneval.whisper_completion as completion
+    import turneval.whisper_merged_encoder as merged_encoder
 
     for part in (clip, clip[:16000], clip[:4001]):
         features = _features(exact_reader, part)
         with torch.inference_mode():
             bucketed, bias = merged_padding_states(exact_reader.encoder, features, len(part), 4)
-            monkeypatch.setattr(completion, "SHAPE_BUCKET", 1)
+            monkeypatch.setattr(merged_encoder, "SHAPE_BUCKET", 1)
             exact, exact_bias = merged_padding_states(exact_reader.encoder, features, len(part), 4)
             monkeypatch.undo()
         assert bucketed.shape == exact.shape and torch.equal(bias, exact_bias)
@@ -143,7 +140,7 @@ def test_the_padding_is_convolved_once(exact_reader, clip):
     keep = torch.tensor(list(range(exact)) + [exact, exact + 1, 700, 1498, 1499])
     with torch.inference_mode():
         whole = gelu(encoder.conv2(gelu(encoder.conv1(features)))).permute(0, 2, 1)[0]
-        made = _convolved_positions(encoder, features, exact, keep)
+        made = convolved_positions(encoder, features, exact, keep)
     assert made.shape == (len(keep), whole.shape[1])
     assert torch.allclose(made, whole.index_select(0, keep), atol=1e-4)
     # the window's last position sees the convolution's border: it is not the padding's value
@@ -162,13 +159,13 @@ def test_the_bfloat16_encoder_attention_is_the_fused_kernels_to_its_rounding():
     mask[90:] = float("-inf")
     mask = mask[None, None, None, :]
     reference = scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1.0)
-    assert torch.equal(_encoder_attention(q, k, v, mask), reference)  # float32: the fused kernel itself
-    made = _encoder_attention(q.bfloat16(), k.bfloat16(), v.bfloat16(), mask.bfloat16())
+    assert torch.equal(encoder_attention(q, k, v, mask), reference)  # float32: the fused kernel itself
+    made = encoder_attention(q.bfloat16(), k.bfloat16(), v.bfloat16(), mask.bfloat16())
     assert made.dtype == torch.bfloat16 and made.shape == reference.shape
     assert torch.allclose(made.float(), reference, atol=0.03)
     v_absent = v.clone()
     v_absent[..., 90:, :] = 1e4  # what the absent positions hold never reaches the output
-    assert torch.equal(_encoder_attention(q.bfloat16(), k.bfloat16(), v_absent.bfloat16(), mask.bfloat16()), made)
+    assert torch.equal(encoder_attention(q.bfloat16(), k.bfloat16(), v_absent.bfloat16(), mask.bfloat16()), made)
 
 
 def test_the_marks_are_found_without_decoding_the_whole_vocabulary(exact_reader):
@@ -186,7 +183,7 @@ def test_the_decoder_reads_the_encoder_query_side_as_keys_and_values_would(exact
     bias = torch.zeros(2, 40)
     bias[1, 30:] = float("-inf")  # the second row is shorter: its last positions are absent
     bias[0, 20:] = math.log(2.0)  # merged padding: counted twice
-    state = _DecoderState(exact_reader.model, encoded, 8, exact_reader.cross_weights, bias)
+    state = DecoderState(exact_reader.model, encoded, 8, exact_reader.cross_weights, bias)
     layer = exact_reader.model.model.decoder.layers[1].encoder_attn
     q = torch.randn(2, layer.num_heads, layer.head_dim, generator=generator)
     with torch.inference_mode():
@@ -211,7 +208,7 @@ def test_a_decoding_row_does_not_depend_on_the_rows_beside_it(exact_reader):
     longer = torch.cat([encoded[:1], torch.randn(1, 64, 384, generator=generator).bfloat16()], dim=1)
     bias = torch.zeros(4, 64)
     longer_bias = torch.cat([bias[:1], torch.full((1, 64), float("-inf"))], dim=1)  # the same row, absent positions after it
-    states = [_DecoderState(exact_reader.model, e, 6, exact_reader.cross_weights, b, dense_rows=DENSE_ROWS)
+    states = [DecoderState(exact_reader.model, e, 6, exact_reader.cross_weights, b, dense_rows=DENSE_ROWS)
               for e, b in ((encoded, bias), (encoded[[0, 3]], bias[[0, 3]]), (longer, longer_bias))]
     with torch.inference_mode():
         for position, token in enumerate([50257, 50362, 383, 3797]):

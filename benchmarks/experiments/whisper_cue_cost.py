@@ -250,10 +250,11 @@ def clip_cut_reader(reader: Any, seconds: float) -> Callable[[Sequence[np.ndarra
     """``reader.logits`` hearing only the last ``seconds`` of each clip instead of
     :data:`~turneval.whisper_completion.MAX_CLIP_S` (its batches' states padded to that clip's
     longest, as the report pads them to 8 s)."""
-    from turneval.whisper_completion import SAMPLE_RATE, SHAPE_BUCKET, _round_up, merged_length
+    from turneval.whisper_completion import SAMPLE_RATE
+    from turneval.whisper_merged_encoder import SHAPE_BUCKET, merged_length, round_up
 
     samples = int(seconds * SAMPLE_RATE)
-    reader.merged_length = _round_up(merged_length(samples, reader.padding_group, reader.window_positions), SHAPE_BUCKET)
+    reader.merged_length = round_up(merged_length(samples, reader.padding_group, reader.window_positions), SHAPE_BUCKET)
     return lambda clips: reader.logits([np.asarray(c)[-samples:] for c in clips])
 
 
