@@ -85,9 +85,11 @@ class DecoderState:
         product of a step runs on that many rows, so a row's values do not depend on how many rows
         decode beside it (a product's kernel, and its rounding, depends on the row count; a
         bfloat16 reading of the states magnified that to 3e-3 of the cue)."""
+        import torch
+
         if h.shape[0] == self.dense_rows:
             return h
-        return with_zero_rows(h, self.dense_rows)
+        return torch.cat([h, h.new_zeros((self.dense_rows - h.shape[0], *h.shape[1:]))])
 
     def keep(self, rows: Sequence[int]) -> None:
         """Only these rows go on decoding."""
@@ -186,11 +188,4 @@ class DecoderState:
         return out.reshape(-1, self.width)
 
 
-def with_zero_rows(t: Any, rows: int) -> Any:
-    """``t`` (``[n, ...]``) with zero rows appended up to ``rows``."""
-    import torch
-
-    return torch.cat([t, t.new_zeros((rows - t.shape[0], *t.shape[1:]))])
-
-
-__all__ = ["CrossWeights", "DENSE_ROWS", "DecoderState", "with_zero_rows"]
+__all__ = ["CrossWeights", "DENSE_ROWS", "DecoderState"]
